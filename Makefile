@@ -1,0 +1,60 @@
+# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint and the whole suite.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+GPU    ?= 0
+
+.PHONY: venv demo serve test lint format worker worker-cpu worker-gpu bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+# The embedded default: SQLite and in-process tasks, whatever the shell has set.
+demo: venv
+	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py seed_demo --if-empty
+	@echo ""
+	@echo "  Smart Cart demo shop: http://$(HOST):$(PORT)/"
+	@echo "  Demo logins (demo only, never in production):"
+	@echo "    shopper: demo / demo-shopper-pass      admin: admin / demo-admin-pass  (http://$(HOST):$(PORT)/admin/)"
+	@echo ""
+	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: venv
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# Real workers need REDIS_URL (and normally DATABASE_URL) in the environment.
+worker: worker-cpu
+
+worker-cpu: venv
+	$(BIN)/celery -A storefront worker -Q cpu --prefetch-multiplier=1 -n cpu@%h --loglevel=INFO
+
+# One solo worker per GPU: CUDA does not survive fork. Start one per card: make worker-gpu GPU=1
+worker-gpu: venv
+	CUDA_VISIBLE_DEVICES=$(GPU) $(BIN)/celery -A storefront worker -Q gpu --pool=solo \
+		--concurrency=1 --prefetch-multiplier=1 -n gpu$(GPU)@%h --loglevel=INFO
+
+bench: venv
+	$(BIN)/python -m gpu_engine bench
+
+clean:
+	rm -rf $(VENV) staticfiles db.sqlite3 .pytest_cache

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class StorefrontConfig(AppConfig):
+    name = "storefront"
+    verbose_name = "Marketplace"

@@ -1,0 +1,6 @@
+from django.conf import settings
+from django.http import HttpRequest
+
+
+def shop(request: HttpRequest) -> dict:
+    return {"SHOP_CURRENCY": settings.SHOP_CURRENCY}

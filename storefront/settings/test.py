@@ -1,0 +1,20 @@
+"""Test settings: the base settings with a throwaway key and fast hashing.
+
+``DATABASE_URL`` / ``REDIS_URL`` still choose PostgreSQL / Redis when set; unit tests run
+tasks in-process, and the integration tests start a real worker themselves.
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
+os.environ.setdefault("DEBUG", "0")
+
+from storefront.settings import *  # noqa: E402,F403
+
+ALLOWED_HOSTS = ["*"]
+SECURE_SSL_REDIRECT = False
+SECURE_HSTS_SECONDS = 0
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CELERY_TASK_ALWAYS_EAGER = True
+STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"optimize": "1000/min"}  # noqa: F405

@@ -10,13 +10,13 @@ import os
 if os.environ.get("SMARTCART_REAL_GPU") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
-import pytest  # noqa: E402
+import pytest
 
 
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("SMARTCART_REAL_GPU") == "1":
         return
-    skip_gpu = pytest.mark.skip(reason="needs a real GPU: run with SMARTCART_REAL_GPU=1 on the device")
+    skip_gpu = pytest.mark.skip(reason="needs a real GPU (SMARTCART_REAL_GPU=1 on the device)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)

@@ -1,0 +1,41 @@
+"""Run-time GPU detection. Nothing here touches CUDA at import time."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+
+def simulator_enabled() -> bool:
+    """True when numba runs CUDA kernels in its Python simulator (CI)."""
+    import numba
+
+    return bool(numba.config.ENABLE_CUDASIM) or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+
+
+@functools.cache
+def gpu_available() -> bool:
+    """True only for a real CUDA GPU: the simulator's ``cuda.is_available()`` says True too."""
+    if simulator_enabled():
+        return False
+    try:
+        from numba import cuda
+
+        return bool(cuda.is_available())
+    except Exception:  # a broken driver or toolkit means no GPU, not a crashed worker
+        return False
+
+
+def cuda_target_available() -> bool:
+    """A real GPU or the simulator: somewhere CUDA kernels can run."""
+    return simulator_enabled() or gpu_available()
+
+
+def gpu_name() -> str:
+    """The current device's name, ``"cuda-simulator"`` in the simulator."""
+    if simulator_enabled():
+        return "cuda-simulator"
+    from numba import cuda
+
+    name = cuda.get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)

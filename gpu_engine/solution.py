@@ -1,0 +1,75 @@
+"""What every solver returns: one :class:`Solution` type, JSON-safe through ``to_dict``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MerchantCost:
+    """One merchant's shipment under an assignment (all money in integer cents)."""
+
+    merchant: str
+    lines: tuple[str, ...]
+    units: int
+    subtotal: int
+    discount: int
+    shipping: int
+    cost: int
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["lines"] = list(self.lines)
+        return data
+
+
+@dataclass
+class Solution:
+    """A solver's answer.
+
+    ``optimal`` is True only when the solver proved the total minimal; otherwise ``gap`` is the
+    proven relative gap to a lower bound when one is known. ``complexity`` is the number of
+    assignments (exact int). ``estimates`` holds the estimated full-search seconds on CPU and GPU
+    from measured rates; ``plan`` says why this algorithm was chosen (the planner fills it).
+    """
+
+    total: int
+    assignment: dict[str, str]
+    breakdown: list[MerchantCost]
+    optimal: bool
+    algorithm: str
+    device: str
+    elapsed_ms: float
+    complexity: int
+    estimates: dict[str, float] = field(default_factory=dict)
+    plan: dict[str, Any] | None = None
+    gap: float | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total": int(self.total),
+            "assignment": dict(self.assignment),
+            "breakdown": [c.to_dict() for c in self.breakdown],
+            "optimal": bool(self.optimal),
+            "algorithm": self.algorithm,
+            "device": self.device,
+            "elapsed_ms": float(self.elapsed_ms),
+            "complexity": int(self.complexity),
+            "estimates": {k: float(v) for k, v in self.estimates.items()},
+            "plan": self.plan,
+            "gap": None if self.gap is None else float(self.gap),
+            "stats": _json_safe(self.stats),
+        }
+
+
+def _json_safe(value: Any) -> Any:
+    # NumPy scalars sneak into solver stats; JSON wants Python ints and floats.
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    return value

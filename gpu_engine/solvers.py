@@ -1,0 +1,32 @@
+"""The registry of exact solvers and the ``solve`` entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpu_engine.cpu_full import solve_cpu_full
+from gpu_engine.problem import CartProblem, ProblemError
+from gpu_engine.solution import Solution
+
+SOLVERS: dict[str, Callable[..., Solution]] = {
+    "cpu-full": solve_cpu_full,
+}
+
+
+def solve(
+    problem: CartProblem,
+    *,
+    algorithm: str = "auto",
+    budget_ms: float | None = None,
+    seed: int = 0,
+) -> Solution:
+    """Cheapest assignment for ``problem``. ``algorithm="auto"`` lets the dispatcher choose;
+    ``budget_ms`` time-boxes solvers that can stop early (their answer is then flagged not
+    optimal); ``seed`` is for randomised solvers (the exact ones ignore it)."""
+    del seed
+    from gpu_engine.dispatch import choose_algorithm
+
+    name = choose_algorithm(problem, budget_ms=budget_ms) if algorithm == "auto" else algorithm
+    if name not in SOLVERS:
+        raise ProblemError("algorithm", algorithm, f"must be one of auto, {', '.join(SOLVERS)}")
+    return SOLVERS[name](problem, budget_ms=budget_ms)

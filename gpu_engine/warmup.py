@@ -1,0 +1,47 @@
+"""Compile (or load from numba's cache) every kernel before the first shopper needs it."""
+
+from __future__ import annotations
+
+import time
+
+from gpu_engine.problem import CartProblem
+
+_TINY = {
+    "items": [{"id": "a", "quantity": 2}, {"id": "b", "quantity": 1}, {"id": "c", "quantity": 3}],
+    "merchants": [
+        {
+            "id": "m1",
+            "shipping": {"base_fee": 499, "per_extra_unit": 100, "free_over": 5000},
+            "discount": {"min_units": 3, "basis_points": 500},
+        },
+        {"id": "m2", "shipping": {"base_fee": 0, "per_extra_unit": 0, "free_over": None}},
+    ],
+    "offers": [
+        {"item": item, "merchant": merchant, "price": price, "stock": None}
+        for item, merchant, price in (
+            ("a", "m1", 1999),
+            ("a", "m2", 2100),
+            ("b", "m1", 500),
+            ("b", "m2", 450),
+            ("c", "m1", 999),
+            ("c", "m2", 1200),
+        )
+    ],
+}
+
+
+def warmup() -> dict[str, float]:
+    """Run every registered solver once on a tiny cart; GPU solvers only on a real GPU.
+    Returns seconds per solver (the first call of a fresh process pays compilation)."""
+    from gpu_engine.device import gpu_available
+    from gpu_engine.solvers import SOLVERS
+
+    problem = CartProblem.from_dict(_TINY)
+    timings: dict[str, float] = {}
+    for name, solver in SOLVERS.items():
+        if name.startswith("gpu") and not gpu_available():
+            continue
+        t0 = time.perf_counter()
+        solver(problem)
+        timings[name] = time.perf_counter() - t0
+    return timings

@@ -1,0 +1,50 @@
+import json
+import subprocess
+import sys
+
+import gpu_engine
+
+
+def test_gpu_engine_never_imports_django_or_touches_cuda():
+    code = (
+        "import sys, json, gpu_engine\n"
+        "from gpu_engine.warmup import _TINY\n"
+        "gpu_engine.solve(gpu_engine.CartProblem.from_dict(_TINY))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'django')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_public_api():
+    for name in [
+        "CartProblem",
+        "ProblemError",
+        "Solution",
+        "MerchantCost",
+        "price_assignment",
+        "solve",
+        "warmup",
+        "gpu_available",
+    ]:
+        assert hasattr(gpu_engine, name)
+
+
+def test_gpu_available_is_false_in_the_simulator():
+    assert gpu_engine.gpu_available() is False
+
+
+def test_solution_to_dict_is_json_safe():
+    solution = gpu_engine.solve(gpu_engine.CartProblem.from_dict(_tiny()))
+    data = json.loads(json.dumps(solution.to_dict()))
+    assert data["total"] == solution.total
+    assert data["complexity"] == solution.complexity
+    assert {"cpu_full_search_s", "gpu_full_search_s"} <= set(data["estimates"])
+
+
+def _tiny():
+    from gpu_engine.warmup import _TINY
+
+    return _TINY

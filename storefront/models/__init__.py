@@ -1,0 +1,19 @@
+from storefront.models.carts import MAX_CART_LINES, MAX_LINE_QUANTITY, Cart, CartLine
+from storefront.models.catalog import Category, Offer, Product
+from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
+from storefront.models.merchants import MAX_BASIS_POINTS, Merchant, ShippingZone
+
+__all__ = [
+    "MAX_BASIS_POINTS",
+    "MAX_CART_LINES",
+    "MAX_LINE_QUANTITY",
+    "MAX_MONEY_CENTS",
+    "Cart",
+    "CartLine",
+    "Category",
+    "Merchant",
+    "MoneyField",
+    "Offer",
+    "Product",
+    "ShippingZone",
+]

@@ -1,0 +1,104 @@
+from django.db import models
+from django.db.models import Q
+
+from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
+from storefront.models.merchants import Merchant
+from storefront.money import format_money
+from storefront.validators import gtin_normalize, validate_gtin
+
+
+class Category(models.Model):
+    name = models.CharField(max_length=120, unique=True)
+    slug = models.SlugField(max_length=120, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "categories"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Product(models.Model):
+    gtin = models.CharField(
+        "GTIN",
+        max_length=14,
+        unique=True,
+        validators=[validate_gtin],
+        help_text="8, 12, 13 or 14 digits including the check digit.",
+    )
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=220, unique=True)
+    category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="products")
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        indexes = [models.Index(fields=["name"], name="product_name_idx")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean_fields(self, exclude=None) -> None:
+        # People paste GTINs from labels with spaces and dashes; store the digits only.
+        self.gtin = gtin_normalize(self.gtin or "")
+        super().clean_fields(exclude=exclude)
+
+
+class Offer(models.Model):
+    """A merchant's price and stock for a product. ``stock`` null means unlimited."""
+
+    product = models.ForeignKey(Product, on_delete=models.CASCADE, related_name="offers")
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="offers")
+    merchant_sku = models.CharField("merchant SKU", max_length=64)
+    unit_price = MoneyField(help_text="Price of one unit, in cents.")
+    stock = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Units available. Empty: unlimited."
+    )
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["unit_price", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["merchant", "merchant_sku"],
+                name="offer_unique_sku_per_merchant",
+                violation_error_message="This merchant already uses this SKU.",
+            ),
+            # Inactive offers are history (a feed may switch SKUs); only one may sell.
+            models.UniqueConstraint(
+                fields=["product", "merchant"],
+                condition=Q(active=True),
+                name="offer_one_active_per_product_merchant",
+                violation_error_message="This merchant already has an active offer for "
+                "this product.",
+            ),
+            models.CheckConstraint(
+                condition=Q(unit_price__gte=0, unit_price__lte=MAX_MONEY_CENTS),
+                name="offer_unit_price_range",
+                violation_error_message="The unit price cannot be negative or absurdly large.",
+            ),
+            models.CheckConstraint(
+                condition=Q(stock__isnull=True) | Q(stock__gte=0),
+                name="offer_stock_non_negative",
+                violation_error_message="Stock cannot be negative.",
+            ),
+        ]
+        indexes = [
+            # The cheapest active offer of a product is read on every catalog page.
+            models.Index(
+                fields=["product", "active", "unit_price"], name="offer_product_price_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        # Admin autocomplete shows this; OfferAdmin selects product and merchant with it.
+        return f"{self.product.name} · {self.merchant.name} · {format_money(self.unit_price)}"
+
+    def can_supply(self, quantity: int) -> bool:
+        """Whether this offer is eligible for a line of ``quantity`` (the contract's rule)."""
+        return self.stock is None or self.stock >= quantity

@@ -1,15 +1,34 @@
-"""One merchant's share of a cart, priced exactly as ``shared/spec/cart-pricing.md`` says.
+"""The storefront's door to the one pricing routine of ``gpu_engine``.
 
-Pure integer arithmetic, no database. The storefront uses it to show the cart as it is;
-the solvers in ``gpu_engine`` implement the same formula for their search, and the
-tests hold both to the contract's examples.
+``shared/spec/cart-pricing.md`` is written once, in ``gpu_engine.pricing`` (the njit function
+every solver uses). The storefront never re-implements it: to price a cart as it stands, it
+states the cart as a spec problem with exactly one offer per line (the line's current offer)
+and asks ``gpu_engine.price_assignment`` for the per-merchant breakdown. What this module
+adds is only for people: ``goods`` and how much more would unlock free shipping.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpu_engine import CartProblem, price_assignment
 from storefront.shipping import Discount, ShippingRule
 
-BASIS_POINTS_DENOMINATOR = 10_000
+
+@dataclass(frozen=True, slots=True)
+class PricedLine:
+    line_id: int
+    quantity: int
+    unit_price: int
+
+
+@dataclass(frozen=True, slots=True)
+class Shipment:
+    """The lines one merchant ships, with that merchant's terms for the destination."""
+
+    merchant_id: int
+    shipping: ShippingRule
+    discount: Discount | None
+    lines: tuple[PricedLine, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,33 +44,72 @@ class MerchantCost:
     missing_for_free_shipping: int | None
 
 
-def merchant_cost(
-    *, subtotal: int, units: int, shipping: ShippingRule, discount: Discount | None
-) -> MerchantCost:
-    """Prices the lines one merchant ships: ``subtotal`` is sum(quantity * price), ``units``
-    sum(quantity). A merchant that ships nothing (``units == 0``) costs 0."""
-    if subtotal < 0 or units < 0:
-        raise ValueError(f"subtotal and units must be non-negative, got {subtotal}, {units}")
-    if units == 0:
-        return MerchantCost(0, 0, 0, 0, 0, 0, None if shipping.free_over is None else 0)
-    reduction = 0
-    if discount is not None and units >= discount.min_units:
-        reduction = subtotal * discount.basis_points // BASIS_POINTS_DENOMINATOR
-    goods = subtotal - reduction
-    free = shipping.free_over is not None and goods >= shipping.free_over
-    fee = 0 if free else shipping.base_fee + shipping.per_extra_unit * (units - 1)
-    if shipping.free_over is None:
-        missing = None
-    elif fee == 0:
-        missing = 0
-    else:
-        missing = shipping.free_over - goods
-    return MerchantCost(
-        subtotal=subtotal,
-        units=units,
-        discount=reduction,
-        goods=goods,
-        shipping=fee,
-        cost=goods + fee,
-        missing_for_free_shipping=missing,
-    )
+def missing_for_free_shipping(*, goods: int, shipping: int, free_over: int | None) -> int | None:
+    if free_over is None:
+        return None
+    if shipping == 0:
+        return 0
+    return max(free_over - goods, 0)
+
+
+def shipments_problem(shipments: Sequence[Shipment]) -> dict:
+    """The spec problem whose only assignment is the given one (one offer per line)."""
+    return {
+        "items": [
+            {"id": str(line.line_id), "quantity": line.quantity}
+            for shipment in shipments
+            for line in shipment.lines
+        ],
+        "merchants": [
+            {
+                "id": str(shipment.merchant_id),
+                "shipping": shipment.shipping.as_spec(),
+                "discount": shipment.discount.as_spec() if shipment.discount else None,
+            }
+            for shipment in shipments
+        ],
+        # Stock is the caller's check (it flags unavailable lines); here every line is priced.
+        "offers": [
+            {
+                "item": str(line.line_id),
+                "merchant": str(shipment.merchant_id),
+                "price": line.unit_price,
+                "stock": None,
+            }
+            for shipment in shipments
+            for line in shipment.lines
+        ],
+    }
+
+
+def shipments_price(shipments: Sequence[Shipment]) -> dict[int, MerchantCost]:
+    """``{merchant_id: MerchantCost}`` priced by ``gpu_engine.price_assignment``.
+
+    Merchants with no lines are left out (they cost 0); an empty input gives ``{}``.
+    """
+    shipments = [shipment for shipment in shipments if shipment.lines]
+    if not shipments:
+        return {}
+    problem = CartProblem.from_dict(shipments_problem(shipments))
+    assignment = {
+        str(line.line_id): str(shipment.merchant_id)
+        for shipment in shipments
+        for line in shipment.lines
+    }
+    rules = {shipment.merchant_id: shipment.shipping for shipment in shipments}
+    costs = {}
+    for breakdown in price_assignment(problem, assignment):
+        merchant_id = int(breakdown.merchant)
+        goods = breakdown.subtotal - breakdown.discount
+        costs[merchant_id] = MerchantCost(
+            subtotal=breakdown.subtotal,
+            units=breakdown.units,
+            discount=breakdown.discount,
+            goods=goods,
+            shipping=breakdown.shipping,
+            cost=breakdown.cost,
+            missing_for_free_shipping=missing_for_free_shipping(
+                goods=goods, shipping=breakdown.shipping, free_over=rules[merchant_id].free_over
+            ),
+        )
+    return costs

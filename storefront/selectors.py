@@ -1,0 +1,473 @@
+"""Reads of the marketplace: catalog, offers, shipping rules and carts.
+
+Every selector runs a bounded number of queries whatever the size of its result (no N+1);
+the tests pin the counts.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+
+from storefront.errors import NotFound, ValidationFailed
+from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
+from storefront.pricing import MerchantCost, PricedLine, Shipment, shipments_price
+from storefront.shipping import (
+    Discount,
+    ShippingRule,
+    postal_prefix_candidates,
+    shipping_rule_resolve,
+)
+from storefront.validators import gtin_normalize
+
+# Products nobody sells go last in both price orders.
+PRODUCT_ORDERINGS = {
+    "name": ("name", "id"),
+    "price": (F("best_price").asc(nulls_last=True), "name", "id"),
+    "-price": (F("best_price").desc(nulls_last=True), "name", "id"),
+    "newest": ("-created_at", "-id"),
+}
+
+
+# --- catalog ------------------------------------------------------------------------------
+
+
+def offer_buyable_q(prefix: str = "") -> Q:
+    """Offers a shopper can buy now: active, from an active merchant, not sold out."""
+    return Q(**{f"{prefix}active": True, f"{prefix}merchant__active": True}) & (
+        Q(**{f"{prefix}stock__isnull": True}) | Q(**{f"{prefix}stock__gt": 0})
+    )
+
+
+def _with_best_offer(products: QuerySet[Product]) -> QuerySet[Product]:
+    """Annotates the cheapest buyable offer (ties: lowest merchant id) and the offer count.
+
+    Correlated subqueries keep it one query; with the (product, active, unit_price) index
+    they stay cheap on a paginated page.
+    """
+    buyable = Offer.objects.filter(offer_buyable_q(), product=OuterRef("pk"))
+    cheapest = buyable.order_by("unit_price", "merchant_id", "id")
+    count = buyable.order_by().values("product").annotate(n=Count("id")).values("n")
+    return products.annotate(
+        best_price=Subquery(cheapest.values("unit_price")[:1]),
+        best_offer_id=Subquery(cheapest.values("id")[:1]),
+        best_merchant_id=Subquery(cheapest.values("merchant_id")[:1]),
+        best_merchant_name=Subquery(cheapest.values("merchant__name")[:1]),
+        offer_count=Subquery(count[:1]),
+    )
+
+
+def _search_q(query: str) -> Q:
+    """Every word must appear in the name; a word of digits may also be the start of a GTIN."""
+    condition = Q()
+    for term in query.split():
+        term_q = Q(name__icontains=term)
+        digits = gtin_normalize(term)
+        if digits.isdigit():
+            term_q |= Q(gtin__startswith=digits)
+        condition &= term_q
+    return condition
+
+
+def product_list(
+    *,
+    query: str = "",
+    category: str | int | None = None,
+    merchant_id: int | None = None,
+    available_only: bool = False,
+    ordering: str = "name",
+) -> QuerySet[Product]:
+    """Products matching a search (name words or GTIN), optionally in a category (slug or id)
+    or sold by a merchant, each annotated with ``best_price``, ``best_offer_id``,
+    ``best_merchant_id``, ``best_merchant_name`` (None when nothing is buyable) and
+    ``offer_count``. ``ordering``: ``name``, ``price``, ``-price`` or ``newest``."""
+    if ordering not in PRODUCT_ORDERINGS:
+        raise ValidationFailed(
+            f"Unknown ordering {ordering!r}; use one of {', '.join(PRODUCT_ORDERINGS)}.",
+            field="ordering",
+        )
+    products = Product.objects.select_related("category")
+    query = (query or "").strip()
+    if query:
+        products = products.filter(_search_q(query))
+    if category not in (None, ""):
+        if isinstance(category, int) or str(category).isdigit():
+            products = products.filter(category_id=int(category))
+        else:
+            products = products.filter(category__slug=category)
+    if merchant_id is not None:
+        sold_by = Offer.objects.filter(product=OuterRef("pk"), merchant_id=merchant_id, active=True)
+        products = products.filter(Exists(sold_by))
+    products = _with_best_offer(products)
+    if available_only:
+        products = products.filter(best_price__isnull=False)
+    return products.order_by(*PRODUCT_ORDERINGS[ordering])
+
+
+def product_get(*, product_id: int | None = None, slug: str | None = None) -> Product:
+    """One product with its category and best-offer annotations; ``NotFound`` otherwise."""
+    if (product_id is None) == (slug is None):
+        raise ValueError("Pass exactly one of product_id and slug.")
+    lookup = {"pk": product_id} if product_id is not None else {"slug": slug}
+    try:
+        return _with_best_offer(Product.objects.select_related("category")).get(**lookup)
+    except (Product.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such product.", code="product_not_found", field="product") from None
+
+
+def product_offer_list(
+    *, product: Product | int, include_inactive: bool = False
+) -> QuerySet[Offer]:
+    """A product's offers with their merchants, cheapest first (ties: lowest merchant id).
+
+    By default only active offers of active merchants; sold-out offers stay in the list
+    (``stock == 0``) so shoppers see them.
+    """
+    product_id = product.pk if isinstance(product, Product) else product
+    offers = Offer.objects.filter(product_id=product_id).select_related("merchant")
+    if not include_inactive:
+        offers = offers.filter(active=True, merchant__active=True)
+    return offers.order_by("unit_price", "merchant_id", "id")
+
+
+def offer_get(*, offer_id: int, buyable_only: bool = False) -> Offer:
+    """One offer with its product and merchant; ``NotFound`` otherwise."""
+    offers = Offer.objects.select_related("product", "merchant")
+    if buyable_only:
+        offers = offers.filter(active=True, merchant__active=True)
+    try:
+        return offers.get(pk=offer_id)
+    except (Offer.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such offer.", code="offer_not_found", field="offer") from None
+
+
+def category_list() -> QuerySet[Category]:
+    """Categories by name, each with ``product_count``."""
+    return Category.objects.annotate(product_count=Count("products")).order_by("name")
+
+
+def merchant_list(*, active_only: bool = True) -> QuerySet[Merchant]:
+    """Merchants by name, each with ``offer_count`` (active offers) and ``zone_count``."""
+    merchants = Merchant.objects.all()
+    if active_only:
+        merchants = merchants.filter(active=True)
+    return merchants.annotate(
+        offer_count=Count("offers", filter=Q(offers__active=True), distinct=True),
+        zone_count=Count("zones", distinct=True),
+    ).order_by("name", "id")
+
+
+def merchant_get(*, merchant_id: int | None = None, slug: str | None = None) -> Merchant:
+    if (merchant_id is None) == (slug is None):
+        raise ValueError("Pass exactly one of merchant_id and slug.")
+    lookup = {"pk": merchant_id} if merchant_id is not None else {"slug": slug}
+    try:
+        return Merchant.objects.get(**lookup)
+    except (Merchant.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such merchant.", code="merchant_not_found", field="merchant") from None
+
+
+# --- shipping -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MerchantTerms:
+    """What the pricing contract needs of one merchant for one destination."""
+
+    merchant_id: int
+    name: str
+    active: bool
+    shipping: ShippingRule
+    discount: Discount | None
+
+
+def merchant_terms_for_destination(
+    *, merchant_ids: Iterable[int], postal_code: str | None
+) -> dict[int, MerchantTerms]:
+    """Shipping rule (longest matching zone, else defaults) and discount of many merchants.
+
+    Two queries whatever the number of merchants: the merchants, then only the zones whose
+    prefix matches the destination (an ``IN`` over its at most 11 prefixes). Unknown ids are
+    left out of the result.
+    """
+    ids = set(merchant_ids)
+    if not ids:
+        return {}
+    merchants = Merchant.objects.filter(pk__in=ids).only(
+        "id",
+        "name",
+        "active",
+        "base_fee",
+        "per_extra_unit",
+        "free_over",
+        "discount_min_units",
+        "discount_basis_points",
+    )
+    zones_by_merchant: dict[int, list[ShippingRule]] = defaultdict(list)
+    matching_zones = ShippingZone.objects.filter(
+        merchant_id__in=ids, postal_prefix__in=postal_prefix_candidates(postal_code)
+    ).only("merchant_id", "postal_prefix", "base_fee", "per_extra_unit", "free_over")
+    for zone in matching_zones:
+        zones_by_merchant[zone.merchant_id].append(zone.shipping_rule())
+    return {
+        merchant.pk: MerchantTerms(
+            merchant_id=merchant.pk,
+            name=merchant.name,
+            active=merchant.active,
+            shipping=shipping_rule_resolve(
+                default=merchant.default_shipping_rule(),
+                zones=zones_by_merchant.get(merchant.pk, ()),
+                postal_code=postal_code,
+            ),
+            discount=merchant.discount,
+        )
+        for merchant in merchants
+    }
+
+
+def shipping_rules_for_destination(
+    *, merchant_ids: Iterable[int], postal_code: str | None
+) -> dict[int, ShippingRule]:
+    """``{merchant_id: ShippingRule}`` for one destination, in two queries (see above)."""
+    terms = merchant_terms_for_destination(merchant_ids=merchant_ids, postal_code=postal_code)
+    return {merchant_id: term.shipping for merchant_id, term in terms.items()}
+
+
+def shipping_rule_for_destination(*, merchant: Merchant, postal_code: str | None) -> ShippingRule:
+    """One merchant's rule for a destination (one query, for the zones)."""
+    zones = ShippingZone.objects.filter(
+        merchant=merchant, postal_prefix__in=postal_prefix_candidates(postal_code)
+    )
+    return shipping_rule_resolve(
+        default=merchant.default_shipping_rule(),
+        zones=[zone.shipping_rule() for zone in zones],
+        postal_code=postal_code,
+    )
+
+
+# --- carts --------------------------------------------------------------------------------
+
+
+def cart_line_list(*, cart: Cart) -> QuerySet[CartLine]:
+    """A cart's lines in the order they were added, with offer, merchant, product, category."""
+    return (
+        CartLine.objects.filter(cart_id=cart.pk)
+        .select_related("offer__merchant", "product__category")
+        .order_by("created_at", "id")
+    )
+
+
+def cart_get(
+    *, cart_id: int, owner=None, session_key: str | None = None, with_lines: bool = True
+) -> Cart:
+    """A cart by id, only if it belongs to ``owner`` (a user) or ``session_key``.
+
+    Someone else's cart is ``NotFound``, never "forbidden": its existence is not revealed.
+    ``with_lines`` prefetches the lines as ``cart_line_list`` selects them (two queries).
+    """
+    carts = Cart.objects.all()
+    if owner is not None and getattr(owner, "is_authenticated", False):
+        carts = carts.filter(owner=owner)
+    elif session_key:
+        carts = carts.filter(owner__isnull=True, session_key=session_key)
+    else:
+        raise NotFound("No such cart.", code="cart_not_found", field="cart")
+    if with_lines:
+        lines = CartLine.objects.select_related("offer__merchant", "product__category").order_by(
+            "created_at", "id"
+        )
+        carts = carts.prefetch_related(Prefetch("lines", queryset=lines))
+    try:
+        return carts.get(pk=cart_id)
+    except (Cart.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such cart.", code="cart_not_found", field="cart") from None
+
+
+def cart_find(*, user=None, session_key: str | None = None) -> Cart | None:
+    """The cart of a signed-in user, else of an anonymous session, else ``None`` (no writes)."""
+    if user is not None and getattr(user, "is_authenticated", False):
+        return Cart.objects.filter(owner=user).first()
+    if session_key:
+        return Cart.objects.filter(owner__isnull=True, session_key=session_key).first()
+    return None
+
+
+@dataclass(frozen=True)
+class LinePricing:
+    line_id: int
+    product_id: int
+    offer_id: int
+    merchant_id: int
+    quantity: int
+    unit_price: int
+    unit_price_snapshot: int
+    line_total: int
+    # None when buyable; else "offer_inactive", "merchant_inactive" or "insufficient_stock".
+    problem: str | None
+    line: CartLine = field(repr=False, compare=False)
+
+    @property
+    def available(self) -> bool:
+        return self.problem is None
+
+    @property
+    def price_changed(self) -> bool:
+        return self.unit_price != self.unit_price_snapshot
+
+    @property
+    def price_change(self) -> int:
+        """Current minus snapshot unit price, in cents (negative: it got cheaper)."""
+        return self.unit_price - self.unit_price_snapshot
+
+
+@dataclass(frozen=True)
+class MerchantGroup:
+    merchant_id: int
+    merchant_name: str
+    lines: tuple[LinePricing, ...]
+    shipping_rule: ShippingRule
+    discount_rule: Discount | None
+    cost: MerchantCost
+
+    # Flattened for templates and serializers.
+    @property
+    def subtotal(self) -> int:
+        return self.cost.subtotal
+
+    @property
+    def units(self) -> int:
+        return self.cost.units
+
+    @property
+    def discount(self) -> int:
+        return self.cost.discount
+
+    @property
+    def shipping(self) -> int:
+        return self.cost.shipping
+
+    @property
+    def total(self) -> int:
+        return self.cost.cost
+
+    @property
+    def missing_for_free_shipping(self) -> int | None:
+        return self.cost.missing_for_free_shipping
+
+
+@dataclass(frozen=True)
+class CartPricingSummary:
+    """The cart as it stands, priced by the contract: one group per merchant that ships
+    something, in order of each merchant's first line. Lines that cannot be bought now
+    (``unavailable``) are listed apart and are not in any total."""
+
+    cart_id: int
+    version: int
+    postal_code: str
+    currency: str
+    groups: tuple[MerchantGroup, ...]
+    unavailable: tuple[LinePricing, ...]
+
+    @property
+    def subtotal(self) -> int:
+        return sum(group.subtotal for group in self.groups)
+
+    @property
+    def discount(self) -> int:
+        return sum(group.discount for group in self.groups)
+
+    @property
+    def shipping(self) -> int:
+        return sum(group.shipping for group in self.groups)
+
+    @property
+    def total(self) -> int:
+        return sum(group.total for group in self.groups)
+
+    @property
+    def units(self) -> int:
+        return sum(group.units for group in self.groups)
+
+    @property
+    def line_count(self) -> int:
+        return sum(len(group.lines) for group in self.groups) + len(self.unavailable)
+
+    @property
+    def is_empty(self) -> bool:
+        return self.line_count == 0
+
+    @property
+    def price_changes(self) -> tuple[LinePricing, ...]:
+        lines = [line for group in self.groups for line in group.lines]
+        return tuple(line for line in [*lines, *self.unavailable] if line.price_changed)
+
+
+def _line_problem(line: CartLine) -> str | None:
+    if not line.offer.active:
+        return "offer_inactive"
+    if not line.offer.merchant.active:
+        return "merchant_inactive"
+    if not line.offer.can_supply(line.quantity):
+        return "insufficient_stock"
+    return None
+
+
+def _line_pricing(line: CartLine) -> LinePricing:
+    return LinePricing(
+        line_id=line.pk,
+        product_id=line.product_id,
+        offer_id=line.offer_id,
+        merchant_id=line.offer.merchant_id,
+        quantity=line.quantity,
+        unit_price=line.offer.unit_price,
+        unit_price_snapshot=line.unit_price_snapshot,
+        line_total=line.quantity * line.offer.unit_price,
+        problem=_line_problem(line),
+        line=line,
+    )
+
+
+def cart_pricing_summary(*, cart: Cart) -> CartPricingSummary:
+    """Prices the cart's current lines at their offers' current prices, grouped by merchant,
+    with each merchant's shipping resolved for the cart's destination, through the engine's
+    pricing routine (``storefront.pricing``). Three queries; no writes."""
+    priced = [_line_pricing(line) for line in cart_line_list(cart=cart)]
+    by_merchant: dict[int, list[LinePricing]] = {}
+    for line in priced:
+        if line.available:
+            by_merchant.setdefault(line.merchant_id, []).append(line)
+    terms = merchant_terms_for_destination(merchant_ids=by_merchant, postal_code=cart.postal_code)
+    shipments = [
+        Shipment(
+            merchant_id=merchant_id,
+            shipping=terms[merchant_id].shipping,
+            discount=terms[merchant_id].discount,
+            lines=tuple(
+                PricedLine(line_id=line.line_id, quantity=line.quantity, unit_price=line.unit_price)
+                for line in lines
+            ),
+        )
+        for merchant_id, lines in by_merchant.items()
+    ]
+    costs = shipments_price(shipments)
+    groups = tuple(
+        MerchantGroup(
+            merchant_id=merchant_id,
+            merchant_name=terms[merchant_id].name,
+            lines=tuple(lines),
+            shipping_rule=terms[merchant_id].shipping,
+            discount_rule=terms[merchant_id].discount,
+            cost=costs[merchant_id],
+        )
+        for merchant_id, lines in by_merchant.items()
+    )
+    return CartPricingSummary(
+        cart_id=cart.pk,
+        version=cart.version,
+        postal_code=cart.postal_code,
+        currency=settings.SHOP_CURRENCY,
+        groups=groups,
+        unavailable=tuple(line for line in priced if not line.available),
+    )

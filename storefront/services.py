@@ -1,0 +1,369 @@
+"""Writes to carts. Each service is one transaction: it locks the cart row, checks, writes,
+and bumps ``Cart.version``, so a failure leaves nothing half-written and concurrent edits of
+one cart queue up instead of losing updates.
+
+Errors are ``storefront.errors`` domain errors: ``ValidationFailed`` (bad input, 400),
+``NotFound`` (404), ``Conflict`` (valid input the current state refuses, 409).
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.text import slugify
+
+from storefront.errors import Conflict, NotFound, ValidationFailed, validation_failed_from
+from storefront.models import (
+    MAX_CART_LINES,
+    MAX_LINE_QUANTITY,
+    Cart,
+    CartLine,
+    Category,
+    Merchant,
+    Offer,
+    Product,
+)
+from storefront.validators import gtin_normalize, postal_code_normalize, validate_postal_code
+
+
+def _lock_cart(cart: Cart) -> Cart:
+    try:
+        return Cart.objects.select_for_update().get(pk=cart.pk)
+    except Cart.DoesNotExist:
+        raise NotFound("No such cart.", code="cart_not_found", field="cart") from None
+
+
+def _cart_bump_version(cart: Cart, *, locked: Cart) -> None:
+    """Increments the version in SQL (never a read-modify-write in Python) and copies the
+    new value onto the caller's instance."""
+    Cart.objects.filter(pk=locked.pk).update(version=F("version") + 1, updated_at=timezone.now())
+    locked.refresh_from_db(fields=["version", "updated_at"])
+    cart.version = locked.version
+    cart.updated_at = locked.updated_at
+
+
+def _check_quantity(quantity: object) -> int:
+    if isinstance(quantity, bool) or not isinstance(quantity, int):
+        raise ValidationFailed(
+            f"Quantity must be a whole number, got {quantity!r}.",
+            code="quantity_invalid",
+            field="quantity",
+        )
+    if quantity < 1:
+        raise ValidationFailed(
+            f"Quantity must be at least 1, got {quantity}; remove the line instead.",
+            code="quantity_too_small",
+            field="quantity",
+        )
+    if quantity > MAX_LINE_QUANTITY:
+        raise ValidationFailed(
+            f"Quantity must be at most {MAX_LINE_QUANTITY}, got {quantity}.",
+            code="quantity_too_large",
+            field="quantity",
+        )
+    return quantity
+
+
+def _check_buyable(offer: Offer, quantity: int) -> None:
+    if not offer.active or not offer.merchant.active:
+        raise Conflict("This offer is no longer available.", code="offer_inactive", field="offer")
+    if not offer.can_supply(quantity):
+        raise Conflict(
+            f"Only {offer.stock} in stock at {offer.merchant.name}; you asked for {quantity}.",
+            code="insufficient_stock",
+            field="quantity",
+        )
+
+
+def _fresh_offer(offer: Offer) -> Offer:
+    """Re-reads the offer inside the transaction: price, stock and state may have changed
+    since the caller loaded it."""
+    try:
+        return Offer.objects.select_related("merchant").get(pk=offer.pk)
+    except Offer.DoesNotExist:
+        raise NotFound("No such offer.", code="offer_not_found", field="offer") from None
+
+
+def _line_in_cart(locked: Cart, line_id: int) -> CartLine:
+    try:
+        return (
+            CartLine.objects.select_for_update()
+            .select_related("offer__merchant")
+            .get(pk=line_id, cart_id=locked.pk)
+        )
+    except (CartLine.DoesNotExist, ValueError, TypeError):
+        raise NotFound(
+            "This line is not in your cart.", code="cart_line_not_found", field="line_id"
+        ) from None
+
+
+def cart_get_or_create(*, user=None, session_key: str | None = None) -> Cart:
+    """The signed-in user's cart, else the anonymous session's cart, created when missing.
+
+    Safe under concurrency: two requests racing to create the same cart both get the one
+    that won (the database's unique constraints decide).
+    """
+    if user is not None and getattr(user, "is_authenticated", False):
+        lookup = {"owner": user}
+        defaults = {"session_key": ""}
+    elif session_key:
+        lookup = {"owner": None, "session_key": session_key}
+        defaults = {}
+    else:
+        raise ValidationFailed(
+            "A cart needs a signed-in user or a session.", code="cart_owner_missing", field="user"
+        )
+    try:
+        with transaction.atomic():
+            cart, _ = Cart.objects.get_or_create(**lookup, defaults=defaults)
+    except IntegrityError:
+        cart = Cart.objects.get(**lookup)
+    return cart
+
+
+@transaction.atomic
+def cart_line_add(*, cart: Cart, offer: Offer, quantity: int = 1) -> CartLine:
+    """Adds ``quantity`` units of the offer's product, bought from that offer.
+
+    A line for the same product already in the cart grows by ``quantity``; if it was
+    bought from another offer (another merchant), it moves to this offer and its price
+    snapshot is retaken. Refused when the offer or merchant is inactive, stock is short,
+    the quantity leaves 1..MAX_LINE_QUANTITY or the cart already has MAX_CART_LINES lines.
+    """
+    quantity = _check_quantity(quantity)
+    locked = _lock_cart(cart)
+    offer = _fresh_offer(offer)
+    line = (
+        CartLine.objects.select_for_update()
+        .filter(cart_id=locked.pk, product_id=offer.product_id)
+        .first()
+    )
+    if line is None:
+        if CartLine.objects.filter(cart_id=locked.pk).count() >= MAX_CART_LINES:
+            raise Conflict(
+                f"A cart holds at most {MAX_CART_LINES} different products.",
+                code="cart_full",
+                field="offer",
+            )
+        _check_buyable(offer, quantity)
+        line = CartLine.objects.create(
+            cart_id=locked.pk,
+            product_id=offer.product_id,
+            offer=offer,
+            quantity=quantity,
+            unit_price_snapshot=offer.unit_price,
+        )
+    else:
+        total = _check_quantity(line.quantity + quantity)
+        _check_buyable(offer, total)
+        if line.offer_id != offer.pk:
+            line.offer = offer
+            line.unit_price_snapshot = offer.unit_price
+        line.quantity = total
+        line.save(update_fields=["offer", "unit_price_snapshot", "quantity", "updated_at"])
+    _cart_bump_version(cart, locked=locked)
+    return line
+
+
+@transaction.atomic
+def cart_line_set_quantity(*, cart: Cart, line_id: int, quantity: int) -> CartLine:
+    """Sets a line's quantity (1..MAX_LINE_QUANTITY; use ``cart_line_remove`` for 0).
+
+    Raising the quantity needs the offer to be buyable with enough stock; lowering it is
+    always allowed, so a shopper can fix a line whose stock shrank. Setting the quantity it
+    already has changes nothing and keeps the version.
+    """
+    quantity = _check_quantity(quantity)
+    locked = _lock_cart(cart)
+    line = _line_in_cart(locked, line_id)
+    if quantity == line.quantity:
+        return line
+    if quantity > line.quantity:
+        _check_buyable(line.offer, quantity)
+    line.quantity = quantity
+    line.save(update_fields=["quantity", "updated_at"])
+    _cart_bump_version(cart, locked=locked)
+    return line
+
+
+@transaction.atomic
+def cart_line_set_offer(*, cart: Cart, line_id: int, offer: Offer) -> CartLine:
+    """Buys a line from another offer of the same product, keeping its quantity."""
+    locked = _lock_cart(cart)
+    line = _line_in_cart(locked, line_id)
+    offer = _fresh_offer(offer)
+    if offer.product_id != line.product_id:
+        raise ValidationFailed(
+            "The offer is for another product than the line.",
+            code="offer_product_mismatch",
+            field="offer",
+        )
+    if offer.pk == line.offer_id:
+        return line
+    _check_buyable(offer, line.quantity)
+    line.offer = offer
+    line.unit_price_snapshot = offer.unit_price
+    line.save(update_fields=["offer", "unit_price_snapshot", "updated_at"])
+    _cart_bump_version(cart, locked=locked)
+    return line
+
+
+@transaction.atomic
+def cart_line_remove(*, cart: Cart, line_id: int) -> None:
+    locked = _lock_cart(cart)
+    _line_in_cart(locked, line_id).delete()
+    _cart_bump_version(cart, locked=locked)
+
+
+@transaction.atomic
+def cart_destination_set(*, cart: Cart, postal_code: str | None) -> Cart:
+    """Sets the destination postal code (normalised: ``" sw1a 1aa "`` -> ``"SW1A 1AA"``);
+    empty or ``None`` clears it. The same destination again changes nothing."""
+    normalized = postal_code_normalize(postal_code or "")
+    if normalized:
+        try:
+            validate_postal_code(normalized)
+        except ValidationError as error:
+            raise ValidationFailed(
+                error.messages[0], code="postal_code_invalid", field="postal_code"
+            ) from error
+    locked = _lock_cart(cart)
+    if locked.postal_code != normalized:
+        Cart.objects.filter(pk=locked.pk).update(postal_code=normalized)
+        _cart_bump_version(cart, locked=locked)
+    cart.postal_code = normalized
+    return cart
+
+
+@transaction.atomic
+def cart_merge(*, source: Cart, target: Cart) -> Cart:
+    """Moves an anonymous cart into the signed-in user's cart at login, then deletes it.
+
+    For a product in both carts the source line wins (offer, quantity and snapshot): it is
+    what the shopper chose most recently. The target keeps its destination, or takes the
+    source's when it has none. Lines are moved even past MAX_CART_LINES so nothing the
+    shopper chose is silently dropped; adding more is refused until the cart shrinks.
+    """
+    if source.pk == target.pk:
+        return target
+    # Lock in id order so two merges touching the same carts cannot deadlock.
+    first, second = sorted((source, target), key=lambda cart: cart.pk)
+    locked = {cart.pk: _lock_cart(cart) for cart in (first, second)}
+    locked_source, locked_target = locked[source.pk], locked[target.pk]
+    source_lines = list(CartLine.objects.filter(cart_id=locked_source.pk))
+    if not source_lines and (locked_target.postal_code or not locked_source.postal_code):
+        locked_source.delete()
+        return target
+    CartLine.objects.filter(
+        cart_id=locked_target.pk, product_id__in=[line.product_id for line in source_lines]
+    ).delete()
+    CartLine.objects.filter(cart_id=locked_source.pk).update(
+        cart_id=locked_target.pk, updated_at=timezone.now()
+    )
+    if not locked_target.postal_code and locked_source.postal_code:
+        Cart.objects.filter(pk=locked_target.pk).update(postal_code=locked_source.postal_code)
+        target.postal_code = locked_source.postal_code
+    locked_source.delete()
+    _cart_bump_version(target, locked=locked_target)
+    return target
+
+
+# --- catalog ------------------------------------------------------------------------------
+
+
+def _full_clean_or_fail(instance) -> None:
+    """Model validation (fields, ``clean()``, constraints) as one domain error."""
+    try:
+        instance.full_clean()
+    except ValidationError as error:
+        raise validation_failed_from(error) from error
+
+
+@dataclass(frozen=True, slots=True)
+class OfferInput:
+    merchant: Merchant
+    merchant_sku: str
+    unit_price: int
+    stock: int | None = None
+    active: bool = True
+
+
+def product_slug(*, name: str, gtin: str) -> str:
+    """Readable and unique: the GTIN is unique, so the name part may repeat."""
+    return f"{slugify(name)[:200].strip('-')}-{gtin}"
+
+
+@transaction.atomic
+def product_create(
+    *,
+    gtin: str,
+    name: str,
+    category: Category,
+    description: str = "",
+    offers: Iterable[OfferInput] = (),
+) -> Product:
+    """Creates a product and its first offers together: if any of them is invalid, nothing
+    is written and the error names the field at fault."""
+    product = Product(
+        gtin=gtin_normalize(gtin), name=name.strip(), category=category, description=description
+    )
+    product.slug = product_slug(name=product.name, gtin=product.gtin)
+    _full_clean_or_fail(product)
+    product.save()
+    for offer in offers:
+        offer_create(
+            product=product,
+            merchant=offer.merchant,
+            merchant_sku=offer.merchant_sku,
+            unit_price=offer.unit_price,
+            stock=offer.stock,
+            active=offer.active,
+        )
+    return product
+
+
+@transaction.atomic
+def offer_create(
+    *,
+    product: Product,
+    merchant: Merchant,
+    merchant_sku: str,
+    unit_price: int,
+    stock: int | None = None,
+    active: bool = True,
+) -> Offer:
+    offer = Offer(
+        product=product,
+        merchant=merchant,
+        merchant_sku=merchant_sku.strip(),
+        unit_price=unit_price,
+        stock=stock,
+        active=active,
+    )
+    _full_clean_or_fail(offer)
+    offer.save()
+    return offer
+
+
+_UNSET = object()
+
+
+@transaction.atomic
+def offer_update(
+    *, offer: Offer, unit_price: int = _UNSET, stock: int | None = _UNSET, active: bool = _UNSET
+) -> Offer:
+    """Changes price, stock (``None``: unlimited) or state. Carts keep their snapshots, so
+    shoppers see the change."""
+    changes = {
+        name: value
+        for name, value in (("unit_price", unit_price), ("stock", stock), ("active", active))
+        if value is not _UNSET
+    }
+    for name, value in changes.items():
+        setattr(offer, name, value)
+    _full_clean_or_fail(offer)
+    offer.save(update_fields=[*changes, "updated_at"])
+    return offer

@@ -1,0 +1,155 @@
+"""Improve-cart runs: one request to find the cheapest way to buy a cart, and its answer.
+
+A run is computed for one version of its cart. The cart moving on (a line added, a quantity
+changed, a new destination) makes the run stale: it can still be shown, never applied.
+
+Life cycle: ``queued`` -> ``running`` -> ``done`` or ``failed``. Runs solved inline in the
+request are created ``done``. Applying or dismissing a done run does not change its status;
+``applied_at`` / ``dismissed_at`` record it, so the answer the shopper saw stays intact.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from storefront.models import Cart
+from storefront.models.fields import MoneyField
+
+
+class OptimizationRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Route(models.TextChoices):
+        INLINE = "inline", "Inline (in the request)"
+        CPU = "cpu", "CPU queue"
+        GPU = "gpu", "GPU queue"
+
+    cart = models.ForeignKey(Cart, on_delete=models.CASCADE, related_name="optimization_runs")
+    cart_version = models.PositiveBigIntegerField(
+        help_text="The cart version the answer was computed for."
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="optimization_runs",
+    )
+    route = models.CharField(
+        max_length=10,
+        choices=Route.choices,
+        default=Route.CPU,
+        help_text="Where the job ran: in the request, or on the cpu or gpu Celery queue.",
+    )
+    route_reason = models.CharField(max_length=200, blank=True)
+    budget_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Time budget handed to the solver, in milliseconds."
+    )
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Times a worker started this run (more than 1: a worker was lost)."
+    )
+
+    # The answer.
+    algorithm = models.CharField(max_length=40, blank=True)
+    optimal = models.BooleanField(default=False, help_text="The total is proven minimal.")
+    device = models.CharField(max_length=80, blank=True)
+    current_total = MoneyField(null=True, blank=True, help_text="The cart as it stands, in cents.")
+    suggested_total = MoneyField(null=True, blank=True, help_text="With the suggestion, in cents.")
+    savings = models.BigIntegerField(null=True, blank=True, help_text="In cents; 0: no better.")
+    suggestion = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Per line the current and the suggested offer; per merchant the breakdown.",
+    )
+    plan = models.JSONField(
+        null=True, blank=True, help_text="Why the solver was chosen: features, predictions."
+    )
+    problem_size = models.JSONField(
+        default=dict, blank=True, help_text="Lines, merchants, offers and complexity."
+    )
+    error = models.TextField(blank=True)
+
+    # Timings in milliseconds: reading the cart from the database, waiting in the queue,
+    # the solver itself, and request-to-answer in all.
+    build_ms = models.FloatField(null=True, blank=True)
+    queue_wait_ms = models.FloatField(null=True, blank=True)
+    solve_ms = models.FloatField(null=True, blank=True)
+    elapsed_ms = models.FloatField(null=True, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+    applied_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["cart", "-created_at"], name="optrun_cart_created_idx"),
+            # The reaper looks for runs stuck in running or queued.
+            models.Index(
+                fields=["status", "started_at"],
+                name="optrun_unfinished_idx",
+                condition=Q(status__in=["queued", "running"]),
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(savings__isnull=True) | Q(savings__gte=0),
+                name="optrun_savings_non_negative",
+                violation_error_message="A suggestion never costs more than the cart.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="done")
+                | Q(suggested_total__isnull=False, current_total__isnull=False),
+                name="optrun_done_has_totals",
+                violation_error_message="A finished run has both totals.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Optimization {self.pk} of cart {self.cart_id} v{self.cart_version} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def is_improvement(self) -> bool:
+        return self.status == self.Status.DONE and (self.savings or 0) > 0
+
+    @property
+    def savings_percent(self) -> float | None:
+        """Savings as a percentage of the current total, one decimal (for display only)."""
+        if self.savings is None or not self.current_total:
+            return None
+        return round(100 * self.savings / self.current_total, 1)
+
+    @property
+    def is_stale(self) -> bool:
+        """The cart changed since this run's version (reads ``cart``; select it along)."""
+        return self.cart.version != self.cart_version
+
+    @property
+    def is_applied(self) -> bool:
+        return self.applied_at is not None
+
+    @property
+    def is_dismissed(self) -> bool:
+        return self.dismissed_at is not None
+
+    @property
+    def changed_lines(self) -> list[dict]:
+        return [line for line in self.suggestion.get("lines", []) if line.get("changed")]

@@ -1,0 +1,241 @@
+"""Reads for improve-cart: the engine problem of a cart, its current total, and runs.
+
+``cart_problem_build`` is the bridge between the database and ``gpu_engine``: five queries
+whatever the size of the cart (the tests pin the count).
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from gpu_engine import CartProblem, ProblemError, price_assignment
+from gpu_engine.solution import MerchantCost
+from smartcart.models import OptimizationRun
+from storefront.errors import Conflict, NotFound, ValidationFailed
+from storefront.models import Cart, CartLine, Offer
+from storefront.selectors import MerchantTerms, merchant_terms_for_destination
+
+
+@dataclass(frozen=True, slots=True)
+class LineSnapshot:
+    line_id: int
+    product_id: int
+    product_name: str
+    quantity: int
+    offer_id: int
+    merchant_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class OfferSnapshot:
+    offer_id: int
+    merchant_id: int
+    unit_price: int
+    stock: int | None
+
+
+@dataclass(frozen=True)
+class CartProblemBuild:
+    """A cart read once: the engine problem and the way back from its ids to the database.
+
+    Problem ids are strings of database ids: items are cart line ids, merchants merchant ids.
+    ``offers[(line_id, merchant_id)]`` is the offer behind each pair. ``cart_version`` was
+    read before the lines, so a concurrent edit can only make the build look older (and any
+    run from it stale), never newer than the lines it holds.
+    """
+
+    cart_id: int
+    cart_version: int
+    postal_code: str
+    problem: CartProblem
+    lines: tuple[LineSnapshot, ...]
+    offers: dict[tuple[int, int], OfferSnapshot]
+    merchants: dict[int, MerchantTerms]
+
+    @property
+    def current_assignment(self) -> dict[str, str]:
+        return {str(line.line_id): str(line.merchant_id) for line in self.lines}
+
+    @property
+    def size(self) -> dict[str, int | str]:
+        # Complexity overflows JavaScript's integers (and bigint) on big carts: a string.
+        return {
+            "lines": self.problem.n_items,
+            "merchants": self.problem.n_merchants,
+            "offers": len(self.offers),
+            "complexity": str(self.problem.complexity),
+        }
+
+
+def _line_unavailable_reason(line: CartLine) -> str | None:
+    offer = line.offer
+    if not offer.active or not offer.merchant.active:
+        return "no longer sold by this merchant"
+    if not offer.can_supply(line.quantity):
+        return f"only {offer.stock} in stock"
+    return None
+
+
+def _check_lines(lines: list[CartLine]) -> None:
+    if not lines:
+        raise ValidationFailed("The cart is empty.", code="cart_empty", field="cart")
+    unavailable = [
+        f"{line.product.name} ({reason})"
+        for line in lines
+        if (reason := _line_unavailable_reason(line)) is not None
+    ]
+    if unavailable:
+        raise Conflict(
+            "Some lines cannot be bought as they are: "
+            + "; ".join(unavailable)
+            + ". Change or remove them first.",
+            code="line_unavailable",
+            field="lines",
+        )
+
+
+def _problem(
+    lines: list[LineSnapshot],
+    offers: dict[tuple[int, int], OfferSnapshot],
+    merchants: dict[int, MerchantTerms],
+) -> CartProblem:
+    line_index = {line.line_id: i for i, line in enumerate(lines)}
+    merchant_ids = sorted(merchants)
+    merchant_index = {merchant_id: j for j, merchant_id in enumerate(merchant_ids)}
+    terms = [merchants[merchant_id] for merchant_id in merchant_ids]
+    pairs = [pair for pair in offers if pair[1] in merchant_index]
+    return CartProblem.from_arrays(
+        item_ids=[str(line.line_id) for line in lines],
+        quantities=[line.quantity for line in lines],
+        merchant_ids=[str(merchant_id) for merchant_id in merchant_ids],
+        base_fee=[t.shipping.base_fee for t in terms],
+        per_extra_unit=[t.shipping.per_extra_unit for t in terms],
+        free_over=[-1 if t.shipping.free_over is None else t.shipping.free_over for t in terms],
+        disc_min_units=[t.discount.min_units if t.discount else 0 for t in terms],
+        disc_bp=[t.discount.basis_points if t.discount else 0 for t in terms],
+        offer_item=[line_index[line_id] for line_id, _ in pairs],
+        offer_merchant=[merchant_index[merchant_id] for _, merchant_id in pairs],
+        offer_price=[offers[pair].unit_price for pair in pairs],
+        offer_stock=[-1 if offers[pair].stock is None else offers[pair].stock for pair in pairs],
+    )
+
+
+def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
+    """The engine problem of ``cart`` as it stands in the database, in five queries.
+
+    Every active offer (of an active merchant) of each line's product is a candidate; the
+    engine itself leaves out offers short of stock for a line's quantity. Shipping is each
+    merchant's rule for the cart's destination (longest matching postal prefix).
+
+    Raises ``ValidationFailed`` (``cart_empty``) for an empty cart and ``Conflict``
+    (``line_unavailable``) when a line's own offer can no longer be bought as it is, so the
+    current total is a price the shopper could pay now.
+    """
+    try:
+        version, postal_code = Cart.objects.values_list("version", "postal_code").get(pk=cart.pk)
+    except Cart.DoesNotExist:
+        raise NotFound("No such cart.", code="cart_not_found", field="cart") from None
+    rows = list(
+        CartLine.objects.filter(cart_id=cart.pk)
+        .select_related("offer__merchant", "product")
+        .only(
+            "id",
+            "quantity",
+            "product__id",
+            "product__name",
+            "offer__id",
+            "offer__active",
+            "offer__stock",
+            "offer__merchant__id",
+            "offer__merchant__active",
+            "offer__merchant__name",
+        )
+        .order_by("created_at", "id")
+    )
+    _check_lines(rows)
+    lines = tuple(
+        LineSnapshot(
+            line_id=row.pk,
+            product_id=row.product_id,
+            product_name=row.product.name,
+            quantity=row.quantity,
+            offer_id=row.offer_id,
+            merchant_id=row.offer.merchant_id,
+        )
+        for row in rows
+    )
+    lines_by_product = defaultdict(list)
+    for line in lines:
+        lines_by_product[line.product_id].append(line)
+    candidates = Offer.objects.filter(
+        product_id__in=lines_by_product, active=True, merchant__active=True
+    ).values_list("id", "product_id", "merchant_id", "unit_price", "stock")
+    offers: dict[tuple[int, int], OfferSnapshot] = {}
+    for offer_id, product_id, merchant_id, unit_price, stock in candidates:
+        for line in lines_by_product[product_id]:
+            offers[(line.line_id, merchant_id)] = OfferSnapshot(
+                offer_id=offer_id, merchant_id=merchant_id, unit_price=unit_price, stock=stock
+            )
+    merchants = merchant_terms_for_destination(
+        merchant_ids={merchant_id for _, merchant_id in offers}, postal_code=postal_code
+    )
+    try:
+        problem = _problem(list(lines), offers, merchants)
+    except ProblemError as error:
+        raise ValidationFailed(
+            f"This cart cannot be optimised: {error}", code="cart_problem_invalid", field="cart"
+        ) from error
+    return CartProblemBuild(
+        cart_id=cart.pk,
+        cart_version=version,
+        postal_code=postal_code,
+        problem=problem,
+        lines=lines,
+        offers=offers,
+        merchants=merchants,
+    )
+
+
+def cart_current_breakdown(*, build: CartProblemBuild) -> list[MerchantCost]:
+    """The cart's current offers priced by the contract (``gpu_engine.price_assignment``)."""
+    return price_assignment(build.problem, build.current_assignment)
+
+
+def cart_current_total(*, cart: Cart) -> int:
+    """What the cart costs now with its current offers, shipping and discounts, in cents."""
+    build = cart_problem_build(cart=cart)
+    return sum(cost.cost for cost in cart_current_breakdown(build=build))
+
+
+def optimization_run_get(*, run_id: int, cart: Cart) -> OptimizationRun:
+    """One of ``cart``'s runs; another cart's run is ``NotFound`` (never revealed)."""
+    try:
+        return OptimizationRun.objects.select_related("cart").get(pk=run_id, cart_id=cart.pk)
+    except (OptimizationRun.DoesNotExist, ValueError, TypeError):
+        raise NotFound(
+            "No such optimization for your cart.", code="optimization_not_found", field="run_id"
+        ) from None
+
+
+def optimization_run_latest(
+    *, cart: Cart, include_dismissed: bool = False
+) -> OptimizationRun | None:
+    """The cart's most recent run (not dismissed unless asked), or ``None``."""
+    runs = OptimizationRun.objects.select_related("cart").filter(cart_id=cart.pk)
+    if not include_dismissed:
+        runs = runs.filter(dismissed_at__isnull=True)
+    return runs.order_by("-created_at", "-id").first()
+
+
+def optimization_run_in_flight(*, cart: Cart, cart_version: int) -> OptimizationRun | None:
+    """A queued or running run for this very cart version, so a double click reuses it."""
+    return (
+        OptimizationRun.objects.select_related("cart")
+        .filter(
+            cart_id=cart.pk,
+            cart_version=cart_version,
+            status__in=[OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING],
+            dismissed_at__isnull=True,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )

@@ -1,0 +1,493 @@
+"""Writes for improve-cart: create a run, execute it (in the request or on a worker), apply
+or dismiss its suggestion, and fail runs that a lost worker left behind.
+
+Errors are ``storefront.errors`` domain errors, mapped to HTTP by the API's one handler:
+``ValidationFailed`` (400), ``NotFound`` (404), ``Conflict`` (409, with a stable ``code``).
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from gpu_engine import ProblemError, Solution, solve
+from gpu_engine.solution import MerchantCost
+from smartcart.models import OptimizationRun
+from smartcart.routing import RouteChoice, route_choose
+from smartcart.selectors import (
+    CartProblemBuild,
+    cart_current_breakdown,
+    cart_problem_build,
+    optimization_run_in_flight,
+)
+from storefront.errors import Conflict, NotFound, ValidationFailed
+from storefront.models import Cart, CartLine, Offer
+from storefront.pricing import missing_for_free_shipping
+
+logger = logging.getLogger(__name__)
+
+Status = OptimizationRun.Status
+MAX_BUDGET_MS = 60_000
+
+
+def _setting(name: str, default):
+    return getattr(settings, name, default)
+
+
+def _ms_since(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+# --- the answer as stored ---------------------------------------------------------------
+
+
+def _merchant_rows(build: CartProblemBuild, breakdown: list[MerchantCost]) -> list[dict]:
+    rows = []
+    for cost in breakdown:
+        merchant_id = int(cost.merchant)
+        terms = build.merchants[merchant_id]
+        goods = cost.subtotal - cost.discount
+        rows.append(
+            {
+                "merchant_id": merchant_id,
+                "merchant_name": terms.name,
+                "line_ids": [int(line_id) for line_id in cost.lines],
+                "units": cost.units,
+                "subtotal": cost.subtotal,
+                "discount": cost.discount,
+                "shipping": cost.shipping,
+                "cost": cost.cost,
+                "free_over": terms.shipping.free_over,
+                "missing_for_free_shipping": missing_for_free_shipping(
+                    goods=goods, shipping=cost.shipping, free_over=terms.shipping.free_over
+                ),
+            }
+        )
+    return rows
+
+
+def _line_rows(build: CartProblemBuild, assignment: dict[str, str]) -> list[dict]:
+    rows = []
+    for line in build.lines:
+        old = build.offers[(line.line_id, line.merchant_id)]
+        new = build.offers[(line.line_id, int(assignment[str(line.line_id)]))]
+        rows.append(
+            {
+                "line_id": line.line_id,
+                "product_id": line.product_id,
+                "product_name": line.product_name,
+                "quantity": line.quantity,
+                "old_offer_id": old.offer_id,
+                "old_merchant_id": old.merchant_id,
+                "old_merchant_name": build.merchants[old.merchant_id].name,
+                "old_unit_price": old.unit_price,
+                "new_offer_id": new.offer_id,
+                "new_merchant_id": new.merchant_id,
+                "new_merchant_name": build.merchants[new.merchant_id].name,
+                "new_unit_price": new.unit_price,
+                "changed": new.offer_id != old.offer_id,
+            }
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class _Answer:
+    fields: dict
+
+
+def _answer(build: CartProblemBuild, solution: Solution) -> _Answer:
+    """The fields a finished run stores. A solver answer dearer than the cart as it stands
+    (an approximate solver out of time) is replaced by the cart itself: the suggestion is
+    never worse than what the shopper has."""
+    current = cart_current_breakdown(build=build)
+    current_total = sum(cost.cost for cost in current)
+    assignment, breakdown, suggested_total = solution.assignment, solution.breakdown, solution.total
+    kept_current = suggested_total > current_total
+    if kept_current:
+        assignment, breakdown, suggested_total = build.current_assignment, current, current_total
+    plan = dict(solution.plan or {})
+    plan.setdefault("estimates", solution.estimates)
+    plan["gap"] = solution.gap
+    plan["stats"] = solution.to_dict()["stats"]
+    return _Answer(
+        fields={
+            "cart_version": build.cart_version,
+            "algorithm": solution.algorithm,
+            "optimal": bool(solution.optimal),
+            "device": solution.device,
+            "current_total": current_total,
+            "suggested_total": suggested_total,
+            "savings": current_total - suggested_total,
+            "suggestion": {
+                "lines": _line_rows(build, assignment),
+                "merchants": _merchant_rows(build, breakdown),
+                "current_merchants": _merchant_rows(build, current),
+                "kept_current": kept_current,
+            },
+            "plan": plan,
+            "problem_size": build.size,
+        }
+    )
+
+
+def _solve(build: CartProblemBuild, budget_ms: int | None) -> tuple[Solution, float]:
+    start = time.perf_counter()
+    solution = solve(build.problem, budget_ms=budget_ms)
+    return solution, _ms_since(start)
+
+
+# --- create -----------------------------------------------------------------------------
+
+
+def _check_budget(budget_ms: object) -> int | None:
+    if budget_ms is None:
+        return None
+    if isinstance(budget_ms, bool) or not isinstance(budget_ms, int) or budget_ms < 1:
+        raise ValidationFailed(
+            f"The budget must be a whole number of milliseconds >= 1, got {budget_ms!r}.",
+            code="budget_invalid",
+            field="budget_ms",
+        )
+    if budget_ms > MAX_BUDGET_MS:
+        raise ValidationFailed(
+            f"The budget must be at most {MAX_BUDGET_MS} ms, got {budget_ms}.",
+            code="budget_too_large",
+            field="budget_ms",
+        )
+    return budget_ms
+
+
+def optimization_run_create(
+    *, cart: Cart, requested_by=None, budget_ms: int | None = None
+) -> OptimizationRun:
+    """Starts improving ``cart`` as it stands and returns the run.
+
+    Validates first (``cart_empty``, ``line_unavailable``, a bad budget). A cart predicted to
+    solve in a few milliseconds is solved here and the run comes back ``done``; otherwise the
+    run is ``queued`` and its job is sent to the ``cpu`` or ``gpu`` queue once the surrounding
+    transaction commits. A run already queued or running for the same cart version is
+    returned instead of a second one (a double click starts one job).
+    """
+    budget_ms = _check_budget(budget_ms)
+    t0 = time.perf_counter()
+    build = cart_problem_build(cart=cart)
+    build_ms = _ms_since(t0)
+    in_flight = optimization_run_in_flight(cart=cart, cart_version=build.cart_version)
+    if in_flight is not None:
+        return in_flight
+    choice = route_choose(problem=build.problem, budget_ms=budget_ms)
+    user = requested_by if getattr(requested_by, "is_authenticated", False) else None
+    if choice.route == OptimizationRun.Route.INLINE:
+        return _create_inline(cart, user, build, build_ms, choice, t0)
+    run = OptimizationRun.objects.create(
+        cart=cart,
+        cart_version=build.cart_version,
+        requested_by=user,
+        route=choice.route,
+        route_reason=choice.reason,
+        budget_ms=choice.budget_ms,
+        status=Status.QUEUED,
+        problem_size=build.size,
+    )
+    transaction.on_commit(lambda: optimization_run_enqueue(run=run))
+    if _tasks_run_in_process() and not transaction.get_connection().in_atomic_block:
+        # With no broker the job ran inside on_commit just now; show its outcome.
+        run.refresh_from_db()
+    return run
+
+
+def _tasks_run_in_process() -> bool:
+    from storefront.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
+def _create_inline(
+    cart: Cart, user, build: CartProblemBuild, build_ms: float, choice: RouteChoice, t0: float
+) -> OptimizationRun:
+    now = timezone.now()
+    common = {
+        "cart": cart,
+        "cart_version": build.cart_version,
+        "requested_by": user,
+        "route": OptimizationRun.Route.INLINE,
+        "route_reason": choice.reason,
+        "budget_ms": choice.budget_ms,
+        "attempts": 1,
+        "build_ms": build_ms,
+        "queue_wait_ms": 0.0,
+        "started_at": now,
+        "problem_size": build.size,
+    }
+    try:
+        solution, solve_ms = _solve(build, choice.budget_ms)
+        fields = _answer(build, solution).fields
+    except Exception as error:  # the shopper gets a failed run to look at, never a 500
+        logger.exception("Inline optimization of cart %s failed", cart.pk)
+        return OptimizationRun.objects.create(
+            **common,
+            status=Status.FAILED,
+            error=_failure_message(error),
+            elapsed_ms=_ms_since(t0),
+            finished_at=timezone.now(),
+        )
+    return OptimizationRun.objects.create(
+        **{**common, **fields},
+        status=Status.DONE,
+        solve_ms=solve_ms,
+        elapsed_ms=_ms_since(t0),
+        finished_at=timezone.now(),
+    )
+
+
+def optimization_run_enqueue(*, run: OptimizationRun) -> None:
+    """Sends the run's job to its queue (``run.route``). Called on commit, never before, so
+    the worker always finds the row."""
+    from smartcart.tasks import optimization_run_execute_task
+
+    optimization_run_execute_task.apply_async(args=[run.pk], queue=run.route)
+
+
+# --- execute ----------------------------------------------------------------------------
+
+
+def _failure_message(error: BaseException) -> str:
+    if isinstance(error, ValidationFailed | Conflict | NotFound):
+        return error.message
+    if isinstance(error, ProblemError):
+        return f"The cart could not be optimised: {error}"
+    return f"The optimiser failed ({type(error).__name__}). Please try again."
+
+
+def _run_start(run_id: int) -> tuple[OptimizationRun, bool]:
+    """Marks the run running and counts the attempt; ``(run, False)`` when it is finished
+    already (a duplicate or redelivered message) or has used up its attempts."""
+    with transaction.atomic():
+        try:
+            run = OptimizationRun.objects.select_for_update().get(pk=run_id)
+        except OptimizationRun.DoesNotExist:
+            raise NotFound(
+                "No such optimization.", code="optimization_not_found", field="run_id"
+            ) from None
+        if run.is_finished:
+            return run, False
+        now = timezone.now()
+        max_attempts = int(_setting("SMARTCART_MAX_ATTEMPTS", 3))
+        if run.attempts >= max_attempts:
+            _finish_failed(
+                run,
+                f"Stopped after {run.attempts} attempts: the worker running it was lost each time.",
+            )
+            return run, False
+        if run.attempts == 0:
+            run.queue_wait_ms = (now - run.created_at).total_seconds() * 1000.0
+        run.attempts += 1
+        run.status = Status.RUNNING
+        run.started_at = now
+        run.save(update_fields=["attempts", "status", "started_at", "queue_wait_ms"])
+        return run, True
+
+
+def _finish(run: OptimizationRun, fields: dict) -> OptimizationRun:
+    """Writes the outcome only while the run is still running: a late duplicate, or a worker
+    the reaper gave up on, cannot overwrite an outcome already recorded."""
+    now = timezone.now()
+    fields = {**fields, "finished_at": now}
+    fields["elapsed_ms"] = (now - run.created_at).total_seconds() * 1000.0
+    updated = OptimizationRun.objects.filter(pk=run.pk, status=Status.RUNNING).update(**fields)
+    run.refresh_from_db()
+    if not updated:
+        logger.info("Run %s was finished elsewhere; this outcome is dropped", run.pk)
+    return run
+
+
+def _finish_failed(run: OptimizationRun, message: str) -> OptimizationRun:
+    now = timezone.now()
+    OptimizationRun.objects.filter(pk=run.pk, status__in=[Status.QUEUED, Status.RUNNING]).update(
+        status=Status.FAILED,
+        error=message,
+        finished_at=now,
+        elapsed_ms=(now - run.created_at).total_seconds() * 1000.0,
+    )
+    run.refresh_from_db()
+    return run
+
+
+def optimization_run_execute(*, run_id: int) -> OptimizationRun:
+    """Solves a queued run and stores the answer; safe to call any number of times.
+
+    The cart is read again here, so the answer is for the cart as it is when the job runs
+    (``cart_version`` and ``current_total`` are updated to it). A cart that became empty or
+    unbuyable meanwhile fails the run with the reason; so does a solver error.
+    """
+    run, started = _run_start(run_id)
+    if not started:
+        return run
+    t0 = time.perf_counter()
+    try:
+        build = cart_problem_build(cart=run.cart)
+        build_ms = _ms_since(t0)
+        solution, solve_ms = _solve(build, run.budget_ms)
+        fields = _answer(build, solution).fields
+    except Exception as error:
+        if not isinstance(error, ValidationFailed | Conflict | NotFound | ProblemError):
+            logger.exception("Optimization run %s failed", run.pk)
+        return _finish_failed(run, _failure_message(error))
+    return _finish(
+        run, {**fields, "status": Status.DONE, "build_ms": build_ms, "solve_ms": solve_ms}
+    )
+
+
+def optimization_run_fail(*, run_id: int, reason: str) -> OptimizationRun | None:
+    """Marks an unfinished run failed (a task out of time or out of retries)."""
+    run = OptimizationRun.objects.filter(pk=run_id).first()
+    return None if run is None else _finish_failed(run, reason)
+
+
+# --- apply and dismiss ------------------------------------------------------------------
+
+
+def _check_appliable(run: OptimizationRun, cart: Cart) -> None:
+    if run.status != Status.DONE:
+        what = "failed" if run.status == Status.FAILED else "not finished yet"
+        raise Conflict(f"This optimization is {what}; there is nothing to apply.", code="not_done")
+    if run.applied_at is not None:
+        raise Conflict("This suggestion was applied already.", code="already_applied")
+    if run.dismissed_at is not None:
+        raise Conflict("This suggestion was dismissed.", code="dismissed")
+    if cart.version != run.cart_version:
+        raise Conflict(
+            "Your cart changed after this suggestion was computed. Improve it again.",
+            code="cart_changed",
+            field="cart",
+        )
+
+
+def _check_offers(lines: list[dict]) -> None:
+    """Every suggested offer must still sell at the suggested price with enough stock; the
+    rows are locked so nothing changes them before the cart is rewritten."""
+    offer_ids = [line["new_offer_id"] for line in lines]
+    offers = {
+        offer.pk: offer
+        for offer in Offer.objects.select_for_update(of=("self",))
+        .select_related("merchant")
+        .filter(pk__in=offer_ids)
+    }
+    for line in lines:
+        offer = offers.get(line["new_offer_id"])
+        name = line["product_name"]
+        if offer is None or not offer.active or not offer.merchant.active:
+            raise Conflict(
+                f"{name} is no longer sold by {line['new_merchant_name']}. "
+                "Improve your cart again.",
+                code="offer_unavailable",
+                field="lines",
+            )
+        if offer.unit_price != line["new_unit_price"]:
+            raise Conflict(
+                f"The price of {name} at {line['new_merchant_name']} changed. "
+                "Improve your cart again.",
+                code="price_changed",
+                field="lines",
+            )
+        if not offer.can_supply(line["quantity"]):
+            raise Conflict(
+                f"{line['new_merchant_name']} no longer has {line['quantity']} of {name} in "
+                "stock. Improve your cart again.",
+                code="stock_changed",
+                field="lines",
+            )
+
+
+@transaction.atomic
+def optimization_run_apply(*, run: OptimizationRun, user=None) -> Cart:
+    """Rewrites the cart's lines to the suggested offers and bumps the cart version.
+
+    All or nothing, under locks on the cart, the run and the offers. Refused with a
+    ``Conflict`` when the run is not done (``not_done``), was applied or dismissed, the cart
+    changed since (``cart_changed``), a suggested offer's price or stock changed
+    (``price_changed``, ``stock_changed``, ``offer_unavailable``), or shipping terms changed so
+    the cart would not cost the suggested total (``terms_changed``).
+    """
+    try:
+        cart = Cart.objects.select_for_update().get(pk=run.cart_id)
+        run = OptimizationRun.objects.select_for_update().get(pk=run.pk)
+    except (Cart.DoesNotExist, OptimizationRun.DoesNotExist):
+        raise NotFound(
+            "No such optimization for your cart.", code="optimization_not_found", field="run_id"
+        ) from None
+    _check_appliable(run, cart)
+    lines = run.suggestion.get("lines", [])
+    _check_offers(lines)
+    now = timezone.now()
+    for line in lines:
+        if line["changed"]:
+            CartLine.objects.filter(pk=line["line_id"], cart_id=cart.pk).update(
+                offer_id=line["new_offer_id"],
+                unit_price_snapshot=line["new_unit_price"],
+                updated_at=now,
+            )
+    Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1, updated_at=now)
+    total = sum(cost.cost for cost in cart_current_breakdown(build=cart_problem_build(cart=cart)))
+    if total != run.suggested_total:
+        raise Conflict(
+            "Shipping or discounts changed since this suggestion was computed. "
+            "Improve your cart again.",
+            code="terms_changed",
+        )
+    user = user if getattr(user, "is_authenticated", False) else None
+    OptimizationRun.objects.filter(pk=run.pk).update(applied_at=now, applied_by=user)
+    cart.refresh_from_db()
+    return cart
+
+
+def optimization_run_dismiss(*, run: OptimizationRun) -> OptimizationRun:
+    """Hides the run's suggestion (the shopper said no). Idempotent; an applied run stays
+    applied."""
+    if run.dismissed_at is None and run.applied_at is None:
+        now = timezone.now()
+        OptimizationRun.objects.filter(pk=run.pk, dismissed_at__isnull=True).update(
+            dismissed_at=now
+        )
+        run.refresh_from_db()
+    return run
+
+
+# --- the reaper -------------------------------------------------------------------------
+
+
+def optimization_runs_reap(*, now=None) -> int:
+    """Fails runs a lost worker left behind; returns how many.
+
+    A run ``running`` for longer than the task's hard time limit (plus
+    ``SMARTCART_REAPER_GRACE_S``) cannot still be alive: Celery killed it or its worker died
+    without redelivery. A run ``queued`` past ``SMARTCART_QUEUED_MAX_S`` lost its message.
+    """
+    now = now or timezone.now()
+    limit_s = int(_setting("CELERY_TASK_TIME_LIMIT", 120))
+    grace_s = int(_setting("SMARTCART_REAPER_GRACE_S", 30))
+    queued_max_s = int(_setting("SMARTCART_QUEUED_MAX_S", 900))
+    running = OptimizationRun.objects.filter(
+        status=Status.RUNNING, started_at__lt=now - timedelta(seconds=limit_s + grace_s)
+    ).update(
+        status=Status.FAILED,
+        finished_at=now,
+        error=f"Stopped: still running after the {limit_s} s time limit "
+        "(the worker was lost or killed). Please try again.",
+    )
+    queued = OptimizationRun.objects.filter(
+        status=Status.QUEUED, created_at__lt=now - timedelta(seconds=queued_max_s)
+    ).update(
+        status=Status.FAILED,
+        finished_at=now,
+        error=f"Stopped: no worker picked this job up within {queued_max_s} s. Please try again.",
+    )
+    if running or queued:
+        logger.warning("Reaped %s running and %s queued optimization runs", running, queued)
+    return running + queued

@@ -1,0 +1,42 @@
+"""Celery tasks: thin wrappers that take ids and call services.
+
+``acks_late`` with ``reject_on_worker_lost``: a message is acknowledged only after the job
+finished, so a worker that dies mid-job (OOM, a GPU fault, a deploy) has the broker hand the
+job to another worker. The service counts attempts and makes reruns harmless. Results live
+in the database; no result backend.
+"""
+
+import logging
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import InterfaceError, OperationalError
+
+from smartcart import services
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    name="smartcart.optimization_run_execute",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    # A database blip is worth another try; anything else is the run's recorded failure.
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    retry_backoff_max=10,
+    max_retries=3,
+)
+def optimization_run_execute_task(run_id: int) -> None:
+    try:
+        services.optimization_run_execute(run_id=run_id)
+    except SoftTimeLimitExceeded:
+        services.optimization_run_fail(
+            run_id=run_id, reason="Stopped: the optimizer ran out of time. Please try again."
+        )
+
+
+@shared_task(name="smartcart.optimization_runs_reap", ignore_result=True, acks_late=True)
+def optimization_runs_reap_task() -> int:
+    return services.optimization_runs_reap()

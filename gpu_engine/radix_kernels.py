@@ -203,7 +203,10 @@ def zeros_cuda(size, dtype):
 
 
 def write_level_cuda(keys, lcp, leaf_depth, node_ids, next_ids, plan, children):
-    """Launch one level's child-code writes; ``plan`` = (level, depth, stride, offset, leaf, last)."""
+    """Launch one level's child-code writes.
+
+    ``plan`` = (level, depth, stride, offset, leaf_size, last).
+    """
     level, depth, stride, offset, leaf_size, last = plan
     _write_level_kernel[_grid(keys.shape[0])](
         keys, lcp, leaf_depth, node_ids, next_ids, np.int64(level), np.int64(depth),
@@ -236,7 +239,10 @@ def exact_lookup_cuda(queries, tree_arrays, out, *, threads=None, stream=0):
 
 
 def prefix_lookup_cuda(queries, tree_arrays, default_rule, out, *, threads=None, stream=0):
-    """``tree_arrays`` = (keys, lengths, values, entries, level_depth, level_stride, level_offset)."""
+    """LPM lookups of device ``queries`` into ``out``.
+
+    ``tree_arrays`` = (keys, lengths, values, entries, level_depth, level_stride, level_offset).
+    """
     n = queries.shape[0]
     if n == 0:
         return

@@ -9,7 +9,7 @@ import os
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("DEBUG", "0")
 
-from storefront.settings import *  # noqa: F403
+from storefront.settings.base import *  # noqa: F403
 
 ALLOWED_HOSTS = ["*"]
 SECURE_SSL_REDIRECT = False

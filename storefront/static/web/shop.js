@@ -1,0 +1,107 @@
+/* Smart Cart: small progressive enhancements. Every page works without this file. */
+(function () {
+  "use strict";
+
+  // Forms marked data-once: disable the submit button while the request is in flight,
+  // so a double click does not add a product twice.
+  function guardDoubleSubmit(root) {
+    root.querySelectorAll("form[data-once]").forEach(function (form) {
+      form.addEventListener("submit", function (event) {
+        if (form.dataset.submitting === "1") {
+          event.preventDefault();
+          return;
+        }
+        form.dataset.submitting = "1";
+        form.setAttribute("aria-busy", "true");
+        var button = event.submitter || form.querySelector("button[type=submit]");
+        if (button) {
+          // Disabling synchronously would drop the button's own name/value from the post.
+          window.setTimeout(function () { button.disabled = true; }, 0);
+        }
+      });
+    });
+  }
+
+  // An error the server rendered after a refused form: bring it into view and focus.
+  function focusAutofocusTarget() {
+    var target = document.querySelector("[data-autofocus]");
+    if (target) {
+      target.focus({ preventScroll: false });
+    }
+  }
+
+  // Improve cart: while a run is queued or running, the panel carries data-poll-url.
+  // Fetch the panel's fresh HTML until the run finishes; the region around it is
+  // aria-live, so screen readers hear the result. Without JS a <noscript> refresh does it.
+  var POLL_FIRST_MS = 400;
+  var POLL_MAX_MS = 2500;
+  var POLL_GIVE_UP_MS = 5 * 60 * 1000;
+
+  function pollImprove() {
+    var region = document.getElementById("improve-region");
+    if (!region) {
+      return;
+    }
+    var started = Date.now();
+    var delay = POLL_FIRST_MS;
+
+    function panelUrl() {
+      var panel = region.querySelector("[data-poll-url]");
+      return panel ? panel.getAttribute("data-poll-url") : null;
+    }
+
+    function tick() {
+      var url = panelUrl();
+      if (!url) {
+        return;
+      }
+      if (Date.now() - started > POLL_GIVE_UP_MS) {
+        var note = region.querySelector("[data-poll-note]");
+        if (note) {
+          note.textContent = "This is taking unusually long. Reload the page to check again.";
+        }
+        return;
+      }
+      fetch(url, { headers: { Accept: "text/html", "X-Requested-With": "fetch" }, credentials: "same-origin" })
+        .then(function (response) {
+          if (!response.ok) {
+            throw new Error("status " + response.status);
+          }
+          return response.text();
+        })
+        .then(function (html) {
+          var hadFocus = region.contains(document.activeElement);
+          region.innerHTML = html;
+          guardDoubleSubmit(region);
+          if (!panelUrl()) {
+            finished(hadFocus);
+            return;
+          }
+          delay = Math.min(delay * 1.5, POLL_MAX_MS);
+          window.setTimeout(tick, delay);
+        })
+        .catch(function () {
+          // A dropped connection is not a failed run: back off and try again.
+          delay = POLL_MAX_MS;
+          window.setTimeout(tick, delay);
+        });
+    }
+
+    function finished(hadFocus) {
+      var panel = region.querySelector(".improve-panel");
+      if (panel && hadFocus) {
+        panel.focus();
+      }
+    }
+
+    if (panelUrl()) {
+      window.setTimeout(tick, delay);
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    guardDoubleSubmit(document);
+    focusAutofocusTarget();
+    pollImprove();
+  });
+})();

@@ -1,0 +1,96 @@
+"""Tags and filters of the shopper pages: ``{% load web_tags %}``."""
+
+from django import template
+from django.db.models import Sum
+
+from storefront.money import format_basis_points, format_money
+from storefront.shipping import Discount, ShippingRule
+from storefront.web.carts import request_cart_find
+
+register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def web_cart_units(context) -> int:
+    """Units in the request's cart, for the header badge (0 without a cart)."""
+    request = context.get("request")
+    if request is None:
+        return 0
+    cart = request_cart_find(request)
+    if cart is None:
+        return 0
+    return cart.lines.aggregate(units=Sum("quantity"))["units"] or 0
+
+
+@register.filter
+def shipping_terms(rule: ShippingRule | None) -> str:
+    """``€4.99 shipping, +€1.00 per extra unit, free from €50.00`` in the shop currency."""
+    if rule is None:
+        return ""
+    if rule.base_fee == 0 and rule.per_extra_unit == 0:
+        return "Free shipping"
+    if rule.base_fee == 0:
+        parts = ["First unit ships free"]
+    else:
+        parts = [f"{format_money(rule.base_fee)} shipping"]
+    if rule.per_extra_unit:
+        parts.append(f"+{format_money(rule.per_extra_unit)} per extra unit")
+    if rule.free_over is not None:
+        parts.append(f"free from {format_money(rule.free_over)}")
+    return ", ".join(parts)
+
+
+@register.filter
+def discount_terms(discount: Discount | None) -> str:
+    """``5% off from 3 units`` (empty when the merchant gives no discount)."""
+    if discount is None or discount.basis_points == 0:
+        return ""
+    unit_word = "unit" if discount.min_units == 1 else "units"
+    return f"{format_basis_points(discount.basis_points)} off from {discount.min_units} {unit_word}"
+
+
+@register.filter
+def tile_hue(value: object) -> int:
+    """A stable hue (0-359) for a product tile, so a category keeps its colour."""
+    text = str(value)
+    return sum((index + 1) * ord(char) for index, char in enumerate(text)) * 37 % 360
+
+
+@register.filter
+def initials(name: str) -> str:
+    """``Voltra USB-C Cable, 1 m`` -> ``VU``: the product tile's monogram."""
+    words = [word for word in str(name).replace(",", " ").split() if word[:1].isalnum()]
+    return "".join(word[0] for word in words[:2]).upper()
+
+
+@register.filter
+def get_item(mapping: dict | None, key: object) -> object:
+    """``mapping|get_item:key``: a dict lookup by a variable key (None when absent)."""
+    if not mapping:
+        return None
+    return mapping.get(key)
+
+
+@register.filter
+def duration_ms(value: float | None) -> str:
+    """``12.3`` -> ``12 ms``, ``2345`` -> ``2.3 s``, ``0.4`` -> ``under 1 ms``."""
+    if value is None or value == "":
+        return ""
+    value = float(value)
+    if value < 1:
+        return "under 1 ms"
+    if value < 1000:
+        return f"{value:.0f} ms"
+    return f"{value / 1000:.1f} s"
+
+
+@register.filter
+def big_count(value: int | None) -> str:
+    """Counts of combinations: grouped digits up to a trillion, else ``about 3.4e29`` in words."""
+    if value is None or value == "":
+        return ""
+    value = int(value)
+    if value < 10**12:
+        return f"{value:,}"
+    digits = str(value)
+    return f"about {digits[0]}.{digits[1]} × 10^{len(digits) - 1}"  # noqa: RUF001

@@ -1,0 +1,104 @@
+"""Forms of the shopper pages. They check the shape of the input; the rules (stock, offer
+state, postal code syntax) live in the services, whose errors views attach to these forms."""
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
+
+from storefront.errors import DomainError
+from storefront.models import MAX_LINE_QUANTITY
+from storefront.selectors import PRODUCT_ORDERINGS
+
+SORT_LABELS = {
+    "name": "Name",
+    "price": "Price: low to high",
+    "-price": "Price: high to low",
+    "newest": "Newest",
+}
+# Built from the selector's orderings so a new one cannot be offered without a label.
+SORT_CHOICES = [(value, SORT_LABELS[value]) for value in PRODUCT_ORDERINGS]
+
+
+class DomainErrorsMixin:
+    """Shows a service's ``DomainError`` on the field it names (else as a form error)."""
+
+    def add_domain_error(self, error: DomainError) -> None:
+        field = error.field if error.field in self.fields else None
+        self.add_error(field, error.message)
+
+
+class CatalogFilterForm(forms.Form):
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        max_length=100,
+        widget=forms.TextInput(
+            attrs={"type": "search", "placeholder": "Name or GTIN", "autocomplete": "off"}
+        ),
+    )
+    category = forms.ChoiceField(label="Category", required=False)
+    sort = forms.ChoiceField(label="Sort by", required=False, choices=SORT_CHOICES)
+
+    def __init__(self, *args, categories=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["category"].choices = [("", "All categories")] + [
+            (category.slug, f"{category.name} ({category.product_count})")
+            for category in categories
+        ]
+
+
+def quantity_field(**kwargs) -> forms.IntegerField:
+    return forms.IntegerField(
+        min_value=1,
+        max_value=MAX_LINE_QUANTITY,
+        error_messages={
+            "min_value": "Quantity must be at least 1; use Remove to take a product out.",
+            "max_value": f"Quantity must be at most {MAX_LINE_QUANTITY}.",
+            "invalid": "Enter a whole number.",
+            "required": "Enter a quantity.",
+        },
+        widget=forms.NumberInput(attrs={"inputmode": "numeric", "class": "qty-input"}),
+        **kwargs,
+    )
+
+
+class AddToCartForm(DomainErrorsMixin, forms.Form):
+    """Adds an offer, or a product's cheapest offer that can supply the quantity."""
+
+    offer = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    product = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    quantity = quantity_field(initial=1, label="Quantity")
+    next = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def clean(self):
+        cleaned = super().clean()
+        if not cleaned.get("offer") and not cleaned.get("product"):
+            raise forms.ValidationError("Choose an offer or a product to add.")
+        return cleaned
+
+
+class LineQuantityForm(DomainErrorsMixin, forms.Form):
+    quantity = quantity_field(label="Quantity")
+
+
+class DestinationForm(DomainErrorsMixin, forms.Form):
+    postal_code = forms.CharField(
+        label="Deliver to (postal code)",
+        required=False,
+        max_length=10,
+        error_messages={"max_length": "A postal code has at most 10 characters."},
+        widget=forms.TextInput(
+            attrs={"autocomplete": "postal-code", "placeholder": "e.g. 10115", "size": 10}
+        ),
+    )
+    next = forms.CharField(required=False, widget=forms.HiddenInput)
+
+
+class SignUpForm(UserCreationForm):
+    email = forms.EmailField(
+        required=False, help_text="Optional; only used for order updates.", label="Email"
+    )
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email")

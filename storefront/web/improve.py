@@ -1,0 +1,170 @@
+"""What the Improve cart panel shows, computed from a run: its state, the per-line and
+per-merchant comparison, and words for the solver. No writes, no HTML."""
+
+from dataclasses import dataclass
+
+from smartcart.models import OptimizationRun
+from smartcart.selectors import optimization_run_latest
+from storefront.models import Cart
+
+ALGORITHM_LABELS = {
+    "cpu-full": "exhaustive search",
+    "gpu-full": "exhaustive search on the GPU",
+    "dp": "dynamic programming",
+    "milp": "integer programming",
+}
+
+
+@dataclass(frozen=True)
+class LineChange:
+    product_id: int
+    product_name: str
+    quantity: int
+    old_merchant: str
+    old_unit_price: int
+    new_merchant: str
+    new_unit_price: int
+    changed: bool
+
+    @property
+    def old_total(self) -> int:
+        return self.quantity * self.old_unit_price
+
+    @property
+    def new_total(self) -> int:
+        return self.quantity * self.new_unit_price
+
+
+@dataclass(frozen=True)
+class MerchantShipment:
+    """One merchant in the suggestion, next to what the cart pays that merchant today."""
+
+    name: str
+    units: int
+    goods: int
+    discount: int
+    shipping: int
+    cost: int
+    missing_for_free_shipping: int | None
+    old_shipping: int | None  # None: the cart buys nothing there today
+
+    @property
+    def shipping_change(self) -> int:
+        return self.shipping - (self.old_shipping or 0)
+
+
+@dataclass(frozen=True)
+class DroppedMerchant:
+    name: str
+    shipping_saved: int
+
+
+@dataclass(frozen=True)
+class ImprovePanel:
+    run: OptimizationRun
+    state: str  # pending, failed, saving, optimal, stale
+    lines: tuple[LineChange, ...]
+    merchants: tuple[MerchantShipment, ...]
+    dropped: tuple[DroppedMerchant, ...]
+    conflict: str = ""
+
+    @property
+    def pending(self) -> bool:
+        return self.state == "pending"
+
+    @property
+    def changed_count(self) -> int:
+        return sum(1 for line in self.lines if line.changed)
+
+    @property
+    def algorithm_label(self) -> str:
+        return ALGORITHM_LABELS.get(self.run.algorithm, self.run.algorithm)
+
+    @property
+    def lines_count(self) -> int:
+        return int(self.run.problem_size.get("lines") or 0)
+
+    @property
+    def merchants_count(self) -> int:
+        return int(self.run.problem_size.get("merchants") or 0)
+
+    @property
+    def complexity(self) -> int | None:
+        value = self.run.problem_size.get("complexity")
+        return int(value) if value not in (None, "") else None
+
+
+def _state(run: OptimizationRun, conflict: str) -> str:
+    if run.status in (OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING):
+        return "pending"
+    if run.status == OptimizationRun.Status.FAILED:
+        return "failed"
+    if conflict or run.is_stale:
+        return "stale"
+    return "saving" if run.is_improvement else "optimal"
+
+
+def _line_changes(suggestion: dict) -> tuple[LineChange, ...]:
+    return tuple(
+        LineChange(
+            product_id=line["product_id"],
+            product_name=line["product_name"],
+            quantity=line["quantity"],
+            old_merchant=line["old_merchant_name"],
+            old_unit_price=line["old_unit_price"],
+            new_merchant=line["new_merchant_name"],
+            new_unit_price=line["new_unit_price"],
+            changed=bool(line["changed"]),
+        )
+        for line in suggestion.get("lines", [])
+    )
+
+
+def _merchant_shipments(
+    suggestion: dict,
+) -> tuple[tuple[MerchantShipment, ...], tuple[DroppedMerchant, ...]]:
+    current = {row["merchant_id"]: row for row in suggestion.get("current_merchants", [])}
+    suggested = suggestion.get("merchants", [])
+    shipments = tuple(
+        MerchantShipment(
+            name=row["merchant_name"],
+            units=row["units"],
+            goods=row["subtotal"] - row["discount"],
+            discount=row["discount"],
+            shipping=row["shipping"],
+            cost=row["cost"],
+            missing_for_free_shipping=row.get("missing_for_free_shipping"),
+            old_shipping=current[row["merchant_id"]]["shipping"]
+            if row["merchant_id"] in current
+            else None,
+        )
+        for row in suggested
+    )
+    kept = {row["merchant_id"] for row in suggested}
+    dropped = tuple(
+        DroppedMerchant(name=row["merchant_name"], shipping_saved=row["shipping"])
+        for merchant_id, row in current.items()
+        if merchant_id not in kept
+    )
+    return shipments, dropped
+
+
+def improve_panel(run: OptimizationRun, *, conflict: str = "") -> ImprovePanel:
+    suggestion = run.suggestion or {}
+    merchants, dropped = _merchant_shipments(suggestion)
+    return ImprovePanel(
+        run=run,
+        state=_state(run, conflict),
+        lines=_line_changes(suggestion),
+        merchants=merchants,
+        dropped=dropped,
+        conflict=conflict,
+    )
+
+
+def improve_panel_for_cart(*, cart: Cart, conflict: str = "") -> ImprovePanel | None:
+    """The panel of the cart's latest run, unless it was applied or dismissed."""
+    run = optimization_run_latest(cart=cart)
+    if run is None or run.is_applied:
+        return None
+    return improve_panel(run, conflict=conflict)

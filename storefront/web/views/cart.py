@@ -1,0 +1,194 @@
+"""The cart page and its forms: add, change quantity, remove, destination.
+
+Every form posts here and redirects back (post/redirect/get). A refused change re-renders
+the page it came from with the error next to the field at fault and the matching status
+(400 bad input, 404 not yours or unknown, 409 refused by the current state).
+"""
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from storefront.errors import DomainError, NotFound
+from storefront.models import Offer, Product
+from storefront.selectors import cart_pricing_summary, offer_get, product_get, product_offer_list
+from storefront.services import (
+    cart_destination_set,
+    cart_line_add,
+    cart_line_remove,
+    cart_line_set_quantity,
+)
+from storefront.web.carts import request_cart_find, request_cart_get_or_create
+from storefront.web.forms import AddToCartForm, DestinationForm, LineQuantityForm
+from storefront.web.improve import improve_panel_for_cart
+from storefront.web.views.catalog import render_product
+from storefront.web.views.common import cart_url, render_problem, safe_next
+
+
+def cart_detail(request: HttpRequest) -> HttpResponse:
+    return render_cart(request)
+
+
+def render_cart(
+    request: HttpRequest,
+    *,
+    status: int = 200,
+    destination_form: DestinationForm | None = None,
+    line_errors: dict[int, list[str]] | None = None,
+    line_values: dict[int, str] | None = None,
+    improve_error: str = "",
+    improve_conflict: str = "",
+) -> HttpResponse:
+    """The cart page; after a refused form, the arguments carry what to show where."""
+    cart = request_cart_find(request)
+    summary = cart_pricing_summary(cart=cart) if cart is not None else None
+    improve = None
+    if summary is not None and not summary.is_empty:
+        improve = improve_panel_for_cart(cart=cart, conflict=improve_conflict)
+    if destination_form is None:
+        destination_form = DestinationForm(
+            initial={"postal_code": cart.postal_code if cart else ""}
+        )
+    context = {
+        "cart": cart,
+        "summary": summary,
+        "destination_form": destination_form,
+        "line_errors": line_errors or {},
+        "line_values": line_values or {},
+        "improve": improve,
+        "improve_error": improve_error,
+    }
+    return render(request, "web/cart.html", context, status=status)
+
+
+def _cheapest_offer_for(product: Product, quantity: int) -> Offer | None:
+    """The cheapest offer a shopper can buy now in this quantity (ties: lowest merchant id,
+    the catalog's order)."""
+    for offer in product_offer_list(product=product):
+        if offer.can_supply(quantity):
+            return offer
+    return None
+
+
+def _add_target(data: dict) -> tuple[Product | None, Offer | None]:
+    """The product (and offer, when one was chosen) a posted add-to-cart names."""
+    try:
+        if data.get("offer"):
+            offer = offer_get(offer_id=data["offer"])
+            return offer.product, offer
+        if data.get("product"):
+            return product_get(product_id=data["product"]), None
+    except NotFound as error:
+        raise Http404(error.message) from error
+    return None, None
+
+
+@require_POST
+def cart_add(request: HttpRequest) -> HttpResponse:
+    form = AddToCartForm(request.POST)
+    form.is_valid()
+    product, offer = _add_target(form.cleaned_data)
+    if product is None:
+        return render_problem(
+            request,
+            title="Nothing to add",
+            message="Choose a product or one of its offers to add to your cart.",
+            status=400,
+        )
+    target = str(offer.pk) if offer is not None else "cheapest"
+    if form.errors:
+        return render_product(
+            request, product=product, add_form=form, add_target=target, status=400
+        )
+    quantity = form.cleaned_data["quantity"]
+    if offer is None:
+        offer = _cheapest_offer_for(product, quantity)
+        if offer is None:
+            form.add_error("quantity", f"No merchant has {quantity} of this product in stock now.")
+            return render_product(
+                request, product=product, add_form=form, add_target=target, status=409
+            )
+    cart = request_cart_get_or_create(request)
+    try:
+        line = cart_line_add(cart=cart, offer=offer, quantity=quantity)
+    except DomainError as error:
+        form.add_domain_error(error)
+        return render_product(
+            request, product=product, add_form=form, add_target=target, status=error.http_status
+        )
+    messages.success(
+        request,
+        f"Added {product.name} from {offer.merchant.name} to your cart "
+        f"({line.quantity} in your cart now).",
+        extra_tags="added",
+    )
+    fallback = reverse("product", args=[product.slug])
+    return redirect(safe_next(request, form.cleaned_data.get("next"), fallback=fallback))
+
+
+def _cart_or_404(request: HttpRequest):
+    cart = request_cart_find(request)
+    if cart is None:
+        raise Http404("You have no cart yet.")
+    return cart
+
+
+@require_POST
+def cart_line_update(request: HttpRequest, line_id: int) -> HttpResponse:
+    cart = _cart_or_404(request)
+    form = LineQuantityForm(request.POST)
+    if form.is_valid():
+        try:
+            cart_line_set_quantity(
+                cart=cart, line_id=line_id, quantity=form.cleaned_data["quantity"]
+            )
+        except NotFound as error:
+            raise Http404(error.message) from error
+        except DomainError as error:
+            form.add_domain_error(error)
+            status = error.http_status
+        else:
+            messages.success(request, "Quantity updated.")
+            return redirect(cart_url(f"line-{line_id}"))
+    else:
+        status = 400
+    if not cart.lines.filter(pk=line_id).exists():
+        raise Http404("This line is not in your cart.")
+    errors = [message for field_errors in form.errors.values() for message in field_errors]
+    return render_cart(
+        request,
+        status=status,
+        line_errors={line_id: errors},
+        line_values={line_id: request.POST.get("quantity", "")},
+    )
+
+
+@require_POST
+def cart_line_delete(request: HttpRequest, line_id: int) -> HttpResponse:
+    cart = _cart_or_404(request)
+    line = cart.lines.select_related("product").filter(pk=line_id).first()
+    if line is None:
+        raise Http404("This line is not in your cart.")
+    cart_line_remove(cart=cart, line_id=line_id)
+    messages.success(request, f"Removed {line.product.name} from your cart.")
+    return redirect(cart_url())
+
+
+@require_POST
+def cart_destination(request: HttpRequest) -> HttpResponse:
+    form = DestinationForm(request.POST)
+    if form.is_valid():
+        cart = request_cart_get_or_create(request)
+        try:
+            cart = cart_destination_set(cart=cart, postal_code=form.cleaned_data["postal_code"])
+        except DomainError as error:
+            form.add_domain_error(error)
+            return render_cart(request, status=error.http_status, destination_form=form)
+        if cart.postal_code:
+            messages.success(request, f"Shipping now calculated for {cart.postal_code}.")
+        else:
+            messages.success(request, "Destination cleared: merchants' standard shipping applies.")
+        return redirect(safe_next(request, form.cleaned_data.get("next"), fallback=cart_url()))
+    return render_cart(request, status=400, destination_form=form)

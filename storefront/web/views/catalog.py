@@ -1,0 +1,121 @@
+"""Catalog and product pages."""
+
+from dataclasses import dataclass
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from storefront.errors import NotFound
+from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer, Product
+from storefront.selectors import (
+    MerchantTerms,
+    category_list,
+    merchant_terms_for_destination,
+    product_get,
+    product_list,
+    product_offer_list,
+)
+from storefront.web.carts import request_cart_find
+from storefront.web.forms import AddToCartForm, CatalogFilterForm, DestinationForm
+
+PRODUCTS_PER_PAGE = 24
+
+
+def catalog(request: HttpRequest) -> HttpResponse:
+    categories = list(category_list())
+    form = CatalogFilterForm(request.GET, categories=categories)
+    # A stale link with an unknown category still lists products: invalid fields fall back
+    # to their defaults and the form says what was ignored.
+    form.is_valid()
+    query = form.cleaned_data.get("q") or ""
+    category = form.cleaned_data.get("category") or ""
+    sort = form.cleaned_data.get("sort") or "name"
+    products = product_list(query=query, category=category or None, ordering=sort)
+    page = Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "form": form,
+        "page": page,
+        "query": query,
+        "category": next((c for c in categories if c.slug == category), None),
+        "categories": categories,
+        "filtered": bool(query or category),
+    }
+    return render(request, "web/catalog.html", context)
+
+
+@dataclass(frozen=True)
+class OfferRow:
+    offer: Offer
+    terms: MerchantTerms | None
+    cheapest: bool
+    in_cart: bool
+
+    @property
+    def sold_out(self) -> bool:
+        return self.offer.stock == 0
+
+    @property
+    def max_quantity(self) -> int:
+        """The most the quantity input allows (the server checks again)."""
+        if self.offer.stock is None:
+            return MAX_LINE_QUANTITY
+        return max(1, min(self.offer.stock, MAX_LINE_QUANTITY))
+
+    @property
+    def low_stock(self) -> bool:
+        return self.offer.stock is not None and 0 < self.offer.stock <= 5
+
+
+def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        product = product_get(slug=slug)
+    except NotFound as error:
+        raise Http404(error.message) from error
+    return render_product(request, product=product)
+
+
+def render_product(
+    request: HttpRequest,
+    *,
+    product: Product,
+    add_form: AddToCartForm | None = None,
+    add_target: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The product page; after a refused add, ``add_form`` carries the errors and
+    ``add_target`` names the form that failed (an offer id, or ``"cheapest"``)."""
+    offers = list(product_offer_list(product=product))
+    cart = request_cart_find(request)
+    postal_code = cart.postal_code if cart else ""
+    terms = merchant_terms_for_destination(
+        merchant_ids={offer.merchant_id for offer in offers}, postal_code=postal_code
+    )
+    line = None
+    if cart is not None:
+        lines = CartLine.objects.select_related("offer__merchant")
+        line = lines.filter(cart=cart, product=product).first()
+    rows = [
+        OfferRow(
+            offer=offer,
+            terms=terms.get(offer.merchant_id),
+            cheapest=offer.pk == product.best_offer_id,
+            in_cart=line is not None and line.offer_id == offer.pk,
+        )
+        for offer in offers
+    ]
+    failed_quantity = add_form.data.get("quantity") if add_form is not None else None
+    context = {
+        "product": product,
+        "rows": rows,
+        "cart_line": line,
+        "postal_code": postal_code,
+        "destination_form": DestinationForm(
+            initial={"postal_code": postal_code, "next": reverse("product", args=[product.slug])}
+        ),
+        "add_form": add_form,
+        "add_target": add_target,
+        "failed_quantity": failed_quantity,
+    }
+    return render(request, "web/product.html", context, status=status)

@@ -1,0 +1,84 @@
+"""Improve cart for the web: start a run, poll it, apply or dismiss its suggestion.
+
+Anonymous shoppers have session carts, so these views find the run through the request's
+cart; another cart's run is a 404. The REST API offers the same flow to mobile clients.
+"""
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from smartcart.models import OptimizationRun
+from smartcart.selectors import optimization_run_get
+from smartcart.services import (
+    optimization_run_apply,
+    optimization_run_create,
+    optimization_run_dismiss,
+)
+from storefront.errors import Conflict, DomainError, NotFound
+from storefront.money import format_money
+from storefront.web.carts import request_cart_find
+from storefront.web.improve import improve_panel
+from storefront.web.views.cart import render_cart
+from storefront.web.views.common import cart_url
+
+PANEL_ANCHOR = "improve"
+
+
+def _run_or_404(request: HttpRequest, run_id: int) -> OptimizationRun:
+    cart = request_cart_find(request)
+    if cart is None:
+        raise Http404("You have no cart yet.")
+    try:
+        return optimization_run_get(run_id=run_id, cart=cart)
+    except NotFound as error:
+        raise Http404(error.message) from error
+
+
+@require_POST
+def improve_start(request: HttpRequest) -> HttpResponse:
+    cart = request_cart_find(request)
+    if cart is None:
+        return render_cart(request, status=400, improve_error="Your cart is empty.")
+    try:
+        optimization_run_create(cart=cart, requested_by=request.user)
+    except DomainError as error:
+        return render_cart(request, status=error.http_status, improve_error=error.message)
+    return redirect(cart_url(PANEL_ANCHOR))
+
+
+@require_GET
+def improve_status(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The panel as an HTML fragment, for the page's polling script. A person who opens
+    the URL itself gets the cart page instead."""
+    run = _run_or_404(request, run_id)
+    if request.headers.get("X-Requested-With") != "fetch":
+        return redirect(cart_url(PANEL_ANCHOR))
+    response = render(request, "web/_improve_panel.html", {"improve": improve_panel(run)})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+def improve_apply(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _run_or_404(request, run_id)
+    try:
+        optimization_run_apply(run=run, user=request.user)
+    except Conflict as error:
+        return render_cart(request, status=409, improve_conflict=error.message)
+    messages.success(
+        request,
+        f"Suggestion applied: you save {format_money(run.savings)}. "
+        f"Your cart now costs {format_money(run.suggested_total)}.",
+    )
+    return redirect(cart_url())
+
+
+@require_POST
+def improve_dismiss(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _run_or_404(request, run_id)
+    optimization_run_dismiss(run=run)
+    if run.is_improvement and not run.is_stale:
+        messages.info(request, "Kept your cart as it is.")
+    return redirect(cart_url())

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu_engine.problem import INT64_MAX, CartProblem, ProblemError
+from gpu_engine.problem import INT64_MAX, CapacityError, CartProblem
 
 
-class ComplexityError(ProblemError):
+class ComplexityError(CapacityError):
     """The cart has more assignments than a full search can number (int64)."""
 
 

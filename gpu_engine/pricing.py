@@ -110,11 +110,15 @@ def price_assignment(
     """Per-merchant breakdown of an assignment (merchants that ship nothing are left out),
     in merchant order. The total is ``sum(c.cost for c in breakdown)``."""
     choice = choice_from_assignment(problem, assignment)
+    rows = np.arange(problem.n_items)
+    line_sub = problem.quantity * problem.price[rows, choice]
+    shipped = np.bincount(choice, minlength=problem.n_merchants)
     breakdown = []
-    for m in np.unique(choice):
+    for m in np.flatnonzero(shipped):
         lines = np.flatnonzero(choice == m)
-        subtotal = int(sum(int(problem.quantity[i]) * int(problem.price[i, m]) for i in lines))
-        units = int(sum(int(problem.quantity[i]) for i in lines))
+        # Python ints: exact however large the cart.
+        subtotal = sum(int(v) for v in line_sub[lines])
+        units = sum(int(v) for v in problem.quantity[lines])
         params = [int(p[m]) for p in problem.merchant_params]
         cost = int(merchant_cost(subtotal, units, *params))
         discounted = int(merchant_cost(subtotal, units, 0, 0, -1, *params[3:]))

@@ -40,6 +40,10 @@ class ProblemError(ValueError):
         super().__init__(f"{field}: {reason} (got {value!r})")
 
 
+class CapacityError(ProblemError):
+    """A valid cart that is too large for the chosen algorithm (memory, int64 numbering)."""
+
+
 # --- JSON-level validation -------------------------------------------------------------------
 
 

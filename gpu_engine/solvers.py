@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from gpu_engine.cpu_full import solve_cpu_full
+from gpu_engine.dp import solve_dp
 from gpu_engine.problem import CartProblem, ProblemError
 from gpu_engine.solution import Solution
 
+
+def solve_gpu_full(problem: CartProblem, **kwargs) -> Solution:
+    # Imported on use: the CUDA modules stay out of `import gpu_engine`.
+    from gpu_engine.gpu_full import solve_gpu_full as run
+
+    return run(problem, **kwargs)
+
+
 SOLVERS: dict[str, Callable[..., Solution]] = {
     "cpu-full": solve_cpu_full,
+    "dp": solve_dp,
+    "cpu-dp": functools.partial(solve_dp, device="cpu"),
+    "gpu-full": solve_gpu_full,
+    "gpu-dp": functools.partial(solve_dp, device="gpu"),
 }
 
 

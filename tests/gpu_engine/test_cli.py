@@ -1,0 +1,74 @@
+import json
+import subprocess
+import sys
+
+from gpu_engine.bench import discover_suites
+from gpu_engine.cli import format_table
+from gpu_engine.warmup import _TINY
+
+
+def _run(*args, stdin=None):
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_engine", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_solve_prints_solution_json(tmp_path):
+    path = tmp_path / "cart.json"
+    path.write_text(json.dumps(_TINY))
+    done = _run("solve", str(path), "--algorithm", "dp")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["total"] == 7096 and data["optimal"] and data["algorithm"] == "dp"
+    assert set(data["assignment"]) == {"a", "b", "c"}
+
+
+def test_solve_reads_stdin():
+    done = _run("solve", "-", "--algorithm", "cpu-full", stdin=json.dumps(_TINY))
+    assert done.returncode == 0 and json.loads(done.stdout)["total"] == 7096
+
+
+def test_bad_input_exits_nonzero_with_message_and_no_traceback(tmp_path):
+    bad = dict(_TINY, offers=[dict(_TINY["offers"][0], price=-5)])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    done = _run("solve", str(path))
+    assert done.returncode == 2
+    assert "offers[0].price" in done.stderr and "-5" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    missing = _run("solve", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    garbage = _run("solve", "-", stdin="{not json")
+    assert garbage.returncode == 2 and "Traceback" not in garbage.stderr
+
+
+def test_suites_are_discovered():
+    suites = discover_suites()
+    assert {"full_search", "seed_cart", "subset_dp"} <= set(suites)
+    done = _run("bench", "--list")
+    assert done.returncode == 0 and "seed_cart" in done.stdout
+
+
+def test_bench_runs_a_suite():
+    done = _run(
+        "bench",
+        "--suite",
+        "seed_cart",
+        "--seed-cart-seeds",
+        "1",
+        "--seed-cart-repeats",
+        "3",
+        "--seed-cart-no-peers",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "seed-1" in done.stdout and "relaxed-partition" in done.stdout
+
+
+def test_format_table_aligns_union_of_columns():
+    table = format_table([{"a": 1, "b": 2.5}, {"a": 10, "c": "x"}]).splitlines()
+    assert table[0].split() == ["a", "b", "c"]
+    assert len(table) == 4

@@ -1,0 +1,72 @@
+"""GPU subset DP: CUDA simulator at tiny sizes in CI, real hardware under the gpu marker."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from numba import cuda
+
+from gpu_engine import CartProblem, solve
+from gpu_engine.dp import merchant_dp_inputs, run_merchant_cpu
+from gpu_engine.gpu_dp import run_merchant_gpu
+from gpu_engine.pricing import merchant_cost
+from gpu_engine.reference import reference_brute_force
+from tests.gpu_engine.strategies import carts
+
+
+@settings(max_examples=15, deadline=None)
+@given(carts(max_items=5, max_merchants=4))
+def test_simulated_merchant_dp_equals_brute_force(cart):
+    problem = CartProblem.from_dict(cart)
+    best, _ = reference_brute_force(cart)
+    total, _choice, _device = run_merchant_gpu(problem, merchant_dp_inputs(problem))
+    assert total == best
+    assert solve(problem, algorithm="gpu-dp").total == best
+
+
+def _njit_in_kernel():
+    @cuda.jit
+    def kernel(args, out):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = merchant_cost(
+                args[i, 0], args[i, 1], args[i, 2], args[i, 3], args[i, 4], args[i, 5], args[i, 6]
+            )
+
+    rng = np.random.default_rng(0)
+    args = np.column_stack(
+        [
+            rng.integers(0, 20000, 64),
+            rng.integers(0, 6, 64),
+            rng.integers(0, 900, 64),
+            rng.integers(0, 300, 64),
+            rng.choice([-1, 0, 5000], 64),
+            rng.integers(0, 4, 64),
+            rng.integers(0, 10001, 64),
+        ]
+    ).astype(np.int64)
+    out = np.zeros(64, dtype=np.int64)
+    kernel[2, 32](args, out)
+    expected = [merchant_cost(*row) for row in args]
+    assert out.tolist() == expected
+
+
+def test_njit_pricing_runs_inside_a_cuda_kernel_in_the_simulator():
+    _njit_in_kernel()
+
+
+@pytest.mark.gpu
+def test_njit_pricing_compiles_as_a_device_function_on_the_gpu():
+    _njit_in_kernel()
+
+
+@pytest.mark.gpu
+def test_real_gpu_merchant_dp_matches_cpu():
+    from gpu_engine.bench.instances import uniform_cart
+
+    for seed, shape in enumerate([(10, 4, 12), (14, 6, 30), (16, 10, 60)]):
+        problem = CartProblem.from_dict(uniform_cart(*shape, seed=seed))
+        inputs = merchant_dp_inputs(problem)
+        cpu_total, _ = run_merchant_cpu(problem, inputs)
+        gpu_total, _choice, _device = run_merchant_gpu(problem, inputs)
+        assert gpu_total == cpu_total
+        assert solve(problem, algorithm="gpu-dp").total == cpu_total

@@ -1,0 +1,123 @@
+"""GPU full search: CUDA simulator at tiny sizes in CI, real hardware under the gpu marker."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from gpu_engine import CartProblem, solve
+from gpu_engine.cpu_full import search_layout
+from gpu_engine.gpu_full import LaunchConfig, search_rows, solve_gpu_full
+from gpu_engine.layout import ComplexityError, full_search_layout
+from gpu_engine.problem import CapacityError
+from gpu_engine.reference import reference_brute_force
+from tests.gpu_engine.strategies import carts
+
+
+@settings(max_examples=8, deadline=None)
+@given(carts(max_items=4, max_merchants=3))
+def test_simulated_kernel_equals_brute_force(cart):
+    problem = CartProblem.from_dict(cart)
+    best, _ = reference_brute_force(cart)
+    for config in (LaunchConfig(), LaunchConfig(int32=False, blocks=1, rows_per_chunk=2)):
+        solution = solve_gpu_full(problem, config=config)
+        assert solution.total == best and solution.optimal
+
+
+def test_simulated_kernel_matches_cpu_on_ranges_and_ties():
+    cart = {
+        "items": [{"id": f"i{i}", "quantity": 1 + i % 2} for i in range(4)],
+        "merchants": [
+            {"id": f"m{m}", "shipping": {"base_fee": 300, "per_extra_unit": 0, "free_over": 2000}}
+            for m in range(3)
+        ],
+        # Equal prices everywhere: many ties; both searches must return the lowest index.
+        "offers": [
+            {"item": f"i{i}", "merchant": f"m{m}", "price": 500, "stock": None}
+            for i in range(4)
+            for m in range(3)
+        ],
+    }
+    layout = full_search_layout(CartProblem.from_dict(cart))
+    r_in = int(layout.radix[-1])
+    for lo, hi in ((0, 27), (5, 11), (26, 27)):
+        gpu_total, gpu_index, rows = search_rows(layout, start_row=lo, stop_row=hi)
+        assert rows == hi - lo
+        assert (gpu_total, gpu_index) == search_layout(layout, start=lo * r_in, stop=hi * r_in)
+
+
+def test_refuses_more_than_int64_assignments():
+    cart = {
+        "items": [{"id": f"i{i}", "quantity": 1} for i in range(64)],
+        "merchants": [
+            {"id": f"m{m}", "shipping": {"base_fee": 0, "per_extra_unit": 0, "free_over": None}}
+            for m in range(2)
+        ],
+        "offers": [
+            {"item": f"i{i}", "merchant": f"m{m}", "price": 1, "stock": None}
+            for i in range(64)
+            for m in range(2)
+        ],
+    }
+    problem = CartProblem.from_dict(cart)
+    with pytest.raises(ComplexityError) as info:
+        solve(problem, algorithm="gpu-full")
+    assert info.value.field == "complexity" and info.value.value == 2**64
+    assert "int64" in str(info.value)
+    with pytest.raises(CapacityError):
+        solve(problem, algorithm="cpu-full")
+
+
+def test_int32_state_is_refused_when_totals_do_not_fit():
+    cart = {
+        "items": [{"id": "a", "quantity": 1}, {"id": "b", "quantity": 1}],
+        "merchants": [
+            {"id": f"m{m}", "shipping": {"base_fee": 0, "per_extra_unit": 0, "free_over": None}}
+            for m in range(2)
+        ],
+        "offers": [
+            {"item": i, "merchant": f"m{m}", "price": 2**31, "stock": None}
+            for i in "ab"
+            for m in range(2)
+        ],
+    }
+    problem = CartProblem.from_dict(cart)
+    with pytest.raises(CapacityError):
+        solve_gpu_full(problem, config=LaunchConfig(int32=True))
+    # The default picks int64 state and stays exact.
+    assert solve_gpu_full(problem).total == 2**32
+
+
+@pytest.mark.gpu
+def test_real_gpu_matches_cpu_full_search_on_medium_carts():
+    from gpu_engine.bench.instances import uniform_cart
+
+    for seed, shape in enumerate([(6, 5, 9), (7, 6, 12), (8, 4, 30)]):
+        problem = CartProblem.from_dict(uniform_cart(*shape, seed=seed))
+        cpu = solve(problem, algorithm="cpu-full")
+        for config in (
+            LaunchConfig(),
+            LaunchConfig(shuffle=False),
+            LaunchConfig(int32=False),
+            LaunchConfig(threads=128, rows_per_chunk=3),
+        ):
+            gpu = solve_gpu_full(problem, config=config)
+            assert gpu.total == cpu.total
+            assert gpu.stats["pricing_device_function"] == "njit"
+
+
+@pytest.mark.gpu
+def test_real_gpu_time_box_and_split_cover_the_search():
+    from gpu_engine.bench.instances import uniform_cart
+
+    problem = CartProblem.from_dict(uniform_cart(9, 6, 20, seed=4))
+    layout = full_search_layout(problem)
+    whole = search_rows(layout)
+    n_rows = whole[2]
+    cuts = np.linspace(0, n_rows, 5).astype(np.int64)
+    parts = [
+        search_rows(layout, start_row=int(a), stop_row=int(b)) for a, b in itertools.pairwise(cuts)
+    ]
+    assert min((p[0], p[1]) for p in parts) == whole[:2]
+    assert solve(problem, algorithm="dp").total == whole[0]

@@ -7,6 +7,8 @@ whatever the size of the cart (the tests pin the count).
 from collections import defaultdict
 from dataclasses import dataclass
 
+from django.db.models import QuerySet
+
 from gpu_engine import CartProblem, ProblemError, price_assignment
 from gpu_engine.solution import MerchantCost
 from smartcart.models import OptimizationRun
@@ -239,3 +241,8 @@ def optimization_run_in_flight(*, cart: Cart, cart_version: int) -> Optimization
         .order_by("-created_at", "-id")
         .first()
     )
+
+
+def optimization_run_list(*, cart: Cart) -> QuerySet[OptimizationRun]:
+    """The cart's runs, newest first, each with ``cart`` set (``is_stale`` costs no query)."""
+    return OptimizationRun.objects.select_related("cart").filter(cart_id=cart.pk)

@@ -1,0 +1,44 @@
+"""Token auth for mobile clients: trade a username and password for a token."""
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import extend_schema
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from smartcart.api.errors import error_responses
+from smartcart.api.serializers import TokenObtainSerializer, TokenSerializer
+from smartcart.api.throttles import TokenObtainRateThrottle
+from smartcart.api.views.carts import validated
+from storefront.errors import ValidationFailed
+
+
+class TokenObtainView(APIView):
+    # No session or token needed to log in, and no CSRF check on a login form for apps.
+    authentication_classes = []
+    permission_classes = [AllowAny]
+    throttle_classes = [TokenObtainRateThrottle]
+
+    @extend_schema(
+        tags=["auth"],
+        summary="Get your API token",
+        description="Send `Authorization: Token <token>` with later requests. The same "
+        "token is returned until it is revoked.",
+        request=TokenObtainSerializer,
+        responses={
+            200: TokenSerializer,
+            **error_responses(
+                400, 415, 429, e400="Bad input, or `invalid_credentials` (field `password`)."
+            ),
+        },
+    )
+    def post(self, request):
+        data = validated(TokenObtainSerializer, request.data)
+        user = authenticate(request, username=data["username"], password=data["password"])
+        if user is None or not user.is_active:
+            raise ValidationFailed(
+                "Unknown username or wrong password.", code="invalid_credentials", field="password"
+            )
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})

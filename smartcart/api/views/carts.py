@@ -1,0 +1,157 @@
+"""The caller's own cart: create/get, lines, destination. Signed-in callers only; any id
+that is not in the caller's cart is a 404, never a hint that it exists elsewhere."""
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from smartcart.api.errors import error_responses
+from smartcart.api.serializers import (
+    CartDestinationSerializer,
+    CartLineAddSerializer,
+    CartLineQuantitySerializer,
+    CartSerializer,
+)
+from storefront.errors import NotFound, ValidationFailed
+from storefront.models import Cart
+from storefront.selectors import cart_find, cart_pricing_summary, offer_get
+from storefront.services import (
+    cart_destination_set,
+    cart_get_or_create,
+    cart_line_add,
+    cart_line_remove,
+    cart_line_set_quantity,
+)
+
+
+def own_cart(request) -> Cart:
+    """The caller's cart; ``NotFound`` when they have none yet (GETs never create one)."""
+    cart = cart_find(user=request.user)
+    if cart is None:
+        raise NotFound(
+            "You have no cart yet: POST /api/v1/cart/ or add a line to create it.",
+            code="cart_not_found",
+            field="cart",
+        )
+    return cart
+
+
+def cart_response(cart: Cart, *, status_code: int = status.HTTP_200_OK) -> Response:
+    return Response(CartSerializer(cart_pricing_summary(cart=cart)).data, status=status_code)
+
+
+def validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class CartBaseView(APIView):
+    permission_classes = [IsAuthenticated]
+
+
+class CartView(CartBaseView):
+    @extend_schema(
+        tags=["cart"],
+        summary="Your cart, priced now",
+        responses={200: CartSerializer, **error_responses(401, 403, 404, 429)},
+    )
+    def get(self, request):
+        return cart_response(own_cart(request))
+
+    @extend_schema(
+        tags=["cart"],
+        summary="Create your cart (or get the one you have)",
+        request=None,
+        responses={
+            201: OpenApiResponse(CartSerializer, description="Created."),
+            200: OpenApiResponse(CartSerializer, description="You already had one."),
+            **error_responses(401, 403, 429),
+        },
+    )
+    def post(self, request):
+        existing = cart_find(user=request.user)
+        cart = existing or cart_get_or_create(user=request.user)
+        code = status.HTTP_200_OK if existing else status.HTTP_201_CREATED
+        return cart_response(cart, status_code=code)
+
+
+class CartLineListView(CartBaseView):
+    @extend_schema(
+        tags=["cart"],
+        summary="Add an offer to your cart",
+        description="Creates your cart when you have none. A product already in the cart "
+        "grows by `quantity` and moves to this offer.",
+        request=CartLineAddSerializer,
+        responses={
+            201: OpenApiResponse(CartSerializer, description="The cart with the line."),
+            **error_responses(
+                400,
+                401,
+                403,
+                409,
+                415,
+                429,
+                e400="Bad input, or `offer_not_found` (field `offer_id`) for an unknown offer.",
+                e409="`offer_inactive`, `insufficient_stock` or `cart_full`.",
+            ),
+        },
+    )
+    def post(self, request):
+        data = validated(CartLineAddSerializer, request.data)
+        try:
+            offer = offer_get(offer_id=data["offer_id"])
+        except NotFound:
+            raise ValidationFailed(
+                f"There is no offer {data['offer_id']}.", code="offer_not_found", field="offer_id"
+            ) from None
+        cart = cart_get_or_create(user=request.user)
+        cart_line_add(cart=cart, offer=offer, quantity=data["quantity"])
+        return cart_response(cart, status_code=status.HTTP_201_CREATED)
+
+
+class CartLineDetailView(CartBaseView):
+    @extend_schema(
+        tags=["cart"],
+        summary="Change a line's quantity",
+        request=CartLineQuantitySerializer,
+        responses={
+            200: CartSerializer,
+            **error_responses(
+                400, 401, 403, 404, 409, 415, 429, e409="`offer_inactive` or `insufficient_stock`."
+            ),
+        },
+    )
+    def patch(self, request, line_id: int):
+        data = validated(CartLineQuantitySerializer, request.data)
+        cart = own_cart(request)
+        cart_line_set_quantity(cart=cart, line_id=line_id, quantity=data["quantity"])
+        return cart_response(cart)
+
+    @extend_schema(
+        tags=["cart"],
+        summary="Remove a line",
+        request=None,
+        responses={204: None, **error_responses(401, 403, 404, 429)},
+    )
+    def delete(self, request, line_id: int):
+        cart_line_remove(cart=own_cart(request), line_id=line_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CartDestinationView(CartBaseView):
+    @extend_schema(
+        tags=["cart"],
+        summary="Set where your cart ships",
+        description="Selects each merchant's shipping zone (the longest matching postal "
+        "prefix). Creates your cart when you have none.",
+        request=CartDestinationSerializer,
+        responses={200: CartSerializer, **error_responses(400, 401, 403, 415, 429)},
+    )
+    def put(self, request):
+        data = validated(CartDestinationSerializer, request.data)
+        cart = cart_get_or_create(user=request.user)
+        cart_destination_set(cart=cart, postal_code=data["postal_code"])
+        return cart_response(cart)

@@ -1,0 +1,48 @@
+import pytest
+
+from tests.factories import TEST_PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/auth/token/"
+
+
+def test_token_obtain_and_use(api, shopper):
+    response = api.post(URL, {"username": "alice", "password": TEST_PASSWORD}, format="json")
+    assert response.status_code == 200
+    token = response.json()["token"]
+    again = api.post(URL, {"username": "alice", "password": TEST_PASSWORD}, format="json")
+    assert again.json()["token"] == token
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert api.post("/api/v1/cart/").status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("payload", "code", "field"),
+    [
+        ({"username": "alice", "password": "wrong"}, "invalid_credentials", "password"),
+        ({"username": "nobody", "password": "x"}, "invalid_credentials", "password"),
+        ({"username": "alice"}, "required", "password"),
+    ],
+)
+def test_token_obtain_refuses(api, shopper, payload, code, field):
+    response = api.post(URL, payload, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == code
+    assert response.json()["error"]["field"] == field
+
+
+def test_bad_token_is_401(api):
+    api.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    response = api.get("/api/v1/cart/")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"
+
+
+def test_token_obtain_is_throttled(api, shopper, settings):
+    codes = [
+        api.post(URL, {"username": "alice", "password": "wrong"}, format="json").status_code
+        for _ in range(11)
+    ]
+    assert codes[:10] == [400] * 10
+    assert codes[10] == 429

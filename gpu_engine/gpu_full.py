@@ -1,14 +1,17 @@
 """Exact full search on the GPU (numba-cuda): every assignment is priced.
 
 Numbering: :mod:`gpu_engine.layout` (mixed radix, innermost line fastest). A *row* is one choice
-of every free line but the innermost; row ``r``'s assignments are ``r * r_in + j``.
+of every free line but the last (or, in pair mode, the last two); row ``r``'s assignments are
+``r * r_in + j`` with ``r_in`` the row's size (:func:`row_size`).
 
 Thread-to-data mapping: rows are cut into chunks of ``rows_per_chunk``; thread ``g`` (global
 id) takes chunks ``g, g + G, g + 2G, ...`` (grid-stride, G = threads in the grid). For a chunk
 it decodes the first row once (int64 div/mod), builds the per-merchant state (subtotal, units,
 cost) in thread-local memory, then walks the chunk's rows like an odometer: moving to the next
-row changes one line most of the time (two merchants re-priced), and each of the row's ``r_in``
-innermost choices is priced in O(1) as ``total - cost[m] + merchant_cost(state[m] + line)``.
+row changes one line most of the time (two merchants re-priced). Each of the row's ``r_in``
+assignments is priced in O(1): with one row line, ``total - cost[m] + merchant_cost(state[m] +
+line)``; in pair mode (the default when possible) ``total + delta_a + delta_b`` from deltas
+priced once per row, or one joint pricing when both lines pick the same merchant.
 The problem (offers, amounts, merchant rules) is copied into shared memory by each block.
 Each thread keeps its minimum (total, index); a warp-shuffle reduction (or, where shuffles are
 unavailable such as the CUDA simulator, a shared-memory tree) and a block reduction leave one
@@ -39,6 +42,8 @@ from gpu_engine.solution import Solution
 
 MAX_LINES = 64
 MAX_FLAT = 1024
+# Pair mode keeps one delta per choice of the last line in thread-local memory.
+PAIR_MAX_B = 64
 MERCHANT_BUCKETS = (32, 64, 128, 256)
 INT64_MAX = np.iinfo(np.int64).max
 INT32_SAFE = 2**31 - 1
@@ -61,6 +66,7 @@ class LaunchConfig:
     rows_per_chunk: int | None = None
     int32: bool | None = None
     shuffle: bool | None = None
+    pair: bool | None = None
 
 
 def _cost_function():
@@ -72,7 +78,7 @@ def _cost_function():
     return cuda.jit(device=True)(merchant_cost.py_func)
 
 
-def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool):
+def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool):
     acc = int32 if use_int32 else int64
     price = _cost_function()
 
@@ -82,6 +88,124 @@ def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool):
         delta = c - cost[m]
         cost[m] = c
         return delta
+
+    @cuda.jit(device=True)
+    def _row_single(
+        row,
+        total,
+        lb,
+        r_b,
+        s_off,
+        s_cand,
+        s_amount,
+        s_qty,
+        sub,
+        units,
+        cost,
+        s_base,
+        s_extra,
+        s_free,
+        s_dmin,
+        s_dbp,
+        best_t,
+        best_i,
+    ):
+        """Price the row's r_b assignments: only line b's merchant changes, O(1) each."""
+        off = s_off[lb]
+        q = s_qty[lb]
+        for j in range(r_b):
+            e = off + j
+            m = s_cand[e]
+            t = total - cost[m]
+            t += price(
+                sub[m] + s_amount[e],
+                units[m] + q,
+                s_base[m],
+                s_extra[m],
+                s_free[m],
+                s_dmin[m],
+                s_dbp[m],
+            )
+            if t < best_t:
+                best_t = t
+                best_i = row * r_b + j
+        return best_t, best_i
+
+    @cuda.jit(device=True)
+    def _row_pair(
+        row,
+        total,
+        la,
+        lb,
+        r_a,
+        r_b,
+        s_off,
+        s_cand,
+        s_amount,
+        s_qty,
+        sub,
+        units,
+        cost,
+        s_base,
+        s_extra,
+        s_free,
+        s_dmin,
+        s_dbp,
+        delta_b,
+        best_t,
+        best_i,
+    ):
+        """Price the row's r_a * r_b assignments of lines a and b. When a and b go to
+        different merchants the total is separable, total + delta_a + delta_b, with each delta
+        priced once per row; when they share a merchant it is priced jointly. Either way every
+        assignment's exact total is formed and compared: two adds per assignment."""
+        off_a = s_off[la]
+        off_b = s_off[lb]
+        q_a = s_qty[la]
+        q_b = s_qty[lb]
+        for j in range(r_b):
+            e = off_b + j
+            m = s_cand[e]
+            delta_b[j] = (
+                price(
+                    sub[m] + s_amount[e],
+                    units[m] + q_b,
+                    s_base[m],
+                    s_extra[m],
+                    s_free[m],
+                    s_dmin[m],
+                    s_dbp[m],
+                )
+                - cost[m]
+            )
+        for i in range(r_a):
+            ea = off_a + i
+            ma = s_cand[ea]
+            sub_a = sub[ma] + s_amount[ea]
+            units_a = units[ma] + q_a
+            base_t = total - cost[ma]
+            with_a = base_t + price(
+                sub_a, units_a, s_base[ma], s_extra[ma], s_free[ma], s_dmin[ma], s_dbp[ma]
+            )
+            first = (row * r_a + i) * r_b
+            for j in range(r_b):
+                eb = off_b + j
+                if s_cand[eb] == ma:
+                    t = base_t + price(
+                        sub_a + s_amount[eb],
+                        units_a + q_b,
+                        s_base[ma],
+                        s_extra[ma],
+                        s_free[ma],
+                        s_dmin[ma],
+                        s_dbp[ma],
+                    )
+                else:
+                    t = with_a + delta_b[j]
+                if t < best_t:
+                    best_t = t
+                    best_i = first + j
+        return best_t, best_i
 
     @cuda.jit(device=True)
     def _better(t, i, best_t, best_i):
@@ -140,10 +264,14 @@ def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool):
         units = cuda.local.array(max_m, acc)
         cost = cuda.local.array(max_m, acc)
         digits = cuda.local.array(MAX_LINES, int32)
-        inner = n_lines - 1
-        r_in = s_radix[inner]
-        in_off = s_off[inner]
-        q_in = s_qty[inner]
+        delta_b = cuda.local.array(PAIR_MAX_B, int64)
+        # The last line (b) and, in pair mode, the one before it (a) are priced per row; the
+        # lines before them (the prefix) form the row number.
+        lb = n_lines - 1
+        la = n_lines - 2
+        prefix = la if pair else lb
+        r_b = s_radix[lb]
+        r_a = s_radix[la] if pair else 1
         best_t = int64(INT64_MAX)
         best_i = int64(-1)
         n_chunks = (row_hi - row_lo + rows_per_chunk - 1) // rows_per_chunk
@@ -153,14 +281,14 @@ def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool):
             row = row_lo + chunk * rows_per_chunk
             row_end = min(row + rows_per_chunk, row_hi)
             rest = row
-            for k in range(inner - 1, -1, -1):
+            for k in range(prefix - 1, -1, -1):
                 digits[k] = rest % s_radix[k]
                 rest //= s_radix[k]
             for m in range(n_merchants):
                 sub[m] = sub0[m]
                 units[m] = units0[m]
                 cost[m] = 0
-            for k in range(inner):
+            for k in range(prefix):
                 e = s_off[k] + digits[k]
                 sub[s_cand[e]] += s_amount[e]
                 units[s_cand[e]] += s_qty[k]
@@ -168,26 +296,55 @@ def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool):
             for m in range(n_merchants):
                 total += _reprice(m, sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp)
             while True:
-                for j in range(r_in):
-                    e = in_off + j
-                    m = s_cand[e]
-                    t = total - cost[m]
-                    t += price(
-                        sub[m] + s_amount[e],
-                        units[m] + q_in,
-                        s_base[m],
-                        s_extra[m],
-                        s_free[m],
-                        s_dmin[m],
-                        s_dbp[m],
+                if pair:
+                    best_t, best_i = _row_pair(
+                        row,
+                        total,
+                        la,
+                        lb,
+                        r_a,
+                        r_b,
+                        s_off,
+                        s_cand,
+                        s_amount,
+                        s_qty,
+                        sub,
+                        units,
+                        cost,
+                        s_base,
+                        s_extra,
+                        s_free,
+                        s_dmin,
+                        s_dbp,
+                        delta_b,
+                        best_t,
+                        best_i,
                     )
-                    if t < best_t:
-                        best_t = t
-                        best_i = row * r_in + j
+                else:
+                    best_t, best_i = _row_single(
+                        row,
+                        total,
+                        lb,
+                        r_b,
+                        s_off,
+                        s_cand,
+                        s_amount,
+                        s_qty,
+                        sub,
+                        units,
+                        cost,
+                        s_base,
+                        s_extra,
+                        s_free,
+                        s_dmin,
+                        s_dbp,
+                        best_t,
+                        best_i,
+                    )
                 row += 1
                 if row >= row_end:
                     break
-                k = inner - 1
+                k = prefix - 1
                 while k >= 0:
                     old = digits[k]
                     new = old + 1
@@ -265,12 +422,36 @@ def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool):
     return kernel
 
 
-def _kernel(max_m: int, use_int32: bool, use_shuffle: bool):
-    key = (max_m, use_int32, use_shuffle, _pricing_variant["name"])
+def _kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool):
+    key = (max_m, use_int32, use_shuffle, pair, _pricing_variant["name"])
     with _kernels_lock:
         if key not in _kernels:
-            _kernels[key] = _build_kernel(max_m, use_int32, use_shuffle)
+            _kernels[key] = _build_kernel(max_m, use_int32, use_shuffle, pair)
         return _kernels[key]
+
+
+def kernel_resources() -> list[dict]:
+    """Registers, local and shared memory of each compiled full-search kernel variant."""
+    rows = []
+    for (max_m, use_int32, shuffle, pair, pricing), kernel in sorted(_kernels.items()):
+        rows.append(
+            {
+                "solver": f"m{max_m}{'-int32' if use_int32 else '-int64'}"
+                f"{'-shfl' if shuffle else '-smem'}{'-pair' if pair else '-single'}",
+                "pricing": pricing,
+                "regs": _first(kernel.get_regs_per_thread()),
+                "local_bytes": _first(kernel.get_local_mem_per_thread()),
+                "shared_bytes": _first(kernel.get_shared_mem_per_block()),
+            }
+        )
+    return rows
+
+
+def _first(value):
+    # numba returns {signature: value} for a dispatcher compiled for several signatures.
+    if isinstance(value, dict):
+        return next(iter(value.values()), None)
+    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -281,12 +462,27 @@ class _DeviceProblem:
     n_merchants: int
     max_m: int
     use_int32: bool
+    pair: bool
     r_in: int
     n_rows: int
     arrays: tuple
 
 
-def _prepare(layout: FullSearchLayout, use_int32: bool | None) -> _DeviceProblem:
+def use_pair(layout: FullSearchLayout, requested: bool | None) -> bool:
+    possible = layout.n_free >= 2 and int(layout.radix[-1]) <= PAIR_MAX_B
+    if requested and not possible:
+        raise CapacityError("items", layout.n_free, "pair mode needs two free lines")
+    return possible if requested is None else requested
+
+
+def row_size(layout: FullSearchLayout, config: LaunchConfig | None = None) -> int:
+    """Assignments per row: the last line's choices, times the line before's in pair mode."""
+    pair = use_pair(layout, (config or LaunchConfig()).pair)
+    return int(layout.radix[-1]) * (int(layout.radix[-2]) if pair else 1)
+
+
+def _prepare(layout: FullSearchLayout, config: LaunchConfig) -> _DeviceProblem:
+    use_int32 = config.int32
     if layout.n_free > MAX_LINES:
         raise CapacityError("items", layout.n_free, f"GPU full search takes <= {MAX_LINES} lines")
     flat = int(layout.radix.sum())
@@ -317,12 +513,13 @@ def _prepare(layout: FullSearchLayout, use_int32: bool | None) -> _DeviceProblem
         layout.sub0.astype(dtype),
         layout.units0.astype(dtype),
     )
-    r_in = int(layout.radix[-1])
+    r_in = row_size(layout, config)
     return _DeviceProblem(
         n_lines=layout.n_free,
         n_merchants=n_merchants,
         max_m=max_m,
         use_int32=use_int32,
+        pair=use_pair(layout, config.pair),
         r_in=r_in,
         n_rows=layout.complexity // r_in,
         arrays=tuple(cuda.to_device(np.ascontiguousarray(a)) for a in host),
@@ -348,7 +545,7 @@ def _grid(dev: _DeviceProblem, n_rows: int, config: LaunchConfig) -> tuple[int, 
 
 def _launch(dev, row_lo, row_hi, config, use_shuffle, out_total, out_index, offset):
     blocks, threads, rows_per_chunk = _grid(dev, row_hi - row_lo, config)
-    kernel = _kernel(dev.max_m, dev.use_int32, use_shuffle)
+    kernel = _kernel(dev.max_m, dev.use_int32, use_shuffle, dev.pair)
     radix, offsets, cand, amount, qty, base, extra, free_over, dmin, dbp, sub0, units0 = dev.arrays
     kernel[blocks, threads](
         np.int64(row_lo),
@@ -388,7 +585,7 @@ def search_rows(
     stops between launches once the budget is spent."""
     config = config or LaunchConfig()
     t0 = time.perf_counter()
-    dev = _prepare(layout, config.int32)
+    dev = _prepare(layout, config)
     stop_row = dev.n_rows if stop_row is None else stop_row
     use_shuffle = (not simulator_enabled()) if config.shuffle is None else config.shuffle
     rows_per_launch = max(1, int(rates.gpu_full_rate() * SLICE_SECONDS) // dev.r_in)
@@ -423,7 +620,7 @@ def search_rows_multi(
     layout: FullSearchLayout, device_ids: list[int], config: LaunchConfig | None = None
 ) -> tuple[int, int]:
     """Split the rows evenly over several GPUs of this host, one host thread each."""
-    n_rows = layout.complexity // int(layout.radix[-1])
+    n_rows = layout.complexity // row_size(layout, config)
     cuts = np.linspace(0, n_rows, len(device_ids) + 1).astype(np.int64)
     results: list[tuple[int, int, int] | BaseException] = [None] * len(device_ids)
 
@@ -464,14 +661,15 @@ def solve_gpu_full(
 
         total = assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params)
         return _solution(problem, layout, choice, int(total), True, t0, 1, 1)
-    n_rows = layout.complexity // int(layout.radix[-1])
+    r_in = row_size(layout, config)
+    n_rows = layout.complexity // r_in
     if device_ids and len(device_ids) > 1:
         total, index = search_rows_multi(layout, device_ids, config)
         rows = n_rows
     else:
         total, index, rows = search_rows(layout, budget_ms=budget_ms, config=config)
     elapsed = time.perf_counter() - t0
-    searched = rows * int(layout.radix[-1])
+    searched = rows * r_in
     if rows == n_rows and searched >= RATE_MIN_COMPLEXITY:
         rates.record_gpu_full_rate(searched / elapsed)
     return _solution(

@@ -36,7 +36,7 @@ def run(args) -> list[dict[str, Any]]:
     if gpu_available():
         gpu_rows = _gpu_rows(problem, exact, repeats, args.full_search_variants)
         rows.extend(gpu_rows)
-        engine_ms = gpu_rows[0]["median_ms"]
+        engine_ms = gpu_rows[0].get("median_ms")
         bigger = CartProblem.from_dict(uniform_cart(lines + 1, offers, merchants, seed=11))
         rows.extend(_gpu_rows(bigger, solve(bigger, algorithm="cpu-dp").total, 3, False))
     else:
@@ -87,6 +87,7 @@ def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) ->
     configs = [("default", LaunchConfig())]
     if variants:
         configs += [
+            ("single-line", LaunchConfig(pair=False)),
             ("int64", LaunchConfig(int32=False)),
             ("shared-reduce", LaunchConfig(shuffle=False)),
             ("threads128", LaunchConfig(threads=128)),
@@ -94,14 +95,21 @@ def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) ->
             ("chunk16", LaunchConfig(rows_per_chunk=16)),
         ]
     rows = []
+    case = f"{problem.n_items}x{int(problem.cand_count.max())}x{problem.n_merchants}"
     for name, config in configs:
-        median, times, sol = time_ms(
-            lambda config=config: solve_gpu_full(problem, config=config), repeats=repeats
-        )
+        try:
+            median, times, sol = time_ms(
+                lambda config=config: solve_gpu_full(problem, config=config), repeats=repeats
+            )
+        except Exception as exc:  # one variant failing must not hide the others
+            rows.append(
+                {"suite": SUITE, "case": case, "solver": f"gpu-full[{name}]", "error": repr(exc)}
+            )
+            continue
         rows.append(
             {
                 "suite": SUITE,
-                "case": f"{problem.n_items}x{int(problem.cand_count.max())}x{problem.n_merchants}",
+                "case": case,
                 "solver": f"gpu-full[{name}]",
                 "device": sol.device,
                 "median_ms": round(median, 3),
@@ -114,4 +122,10 @@ def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) ->
                 "pricing": sol.stats.get("pricing_device_function"),
             }
         )
-    return rows
+    return rows + _resource_rows()
+
+
+def _resource_rows() -> list[dict]:
+    from gpu_engine.gpu_full import kernel_resources
+
+    return [{"suite": SUITE, "case": "kernel", **r} for r in kernel_resources()]

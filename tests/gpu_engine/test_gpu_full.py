@@ -8,7 +8,7 @@ from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
 from gpu_engine.cpu_full import search_layout
-from gpu_engine.gpu_full import LaunchConfig, search_rows, solve_gpu_full
+from gpu_engine.gpu_full import LaunchConfig, row_size, search_rows, solve_gpu_full
 from gpu_engine.layout import ComplexityError, full_search_layout
 from gpu_engine.problem import CapacityError
 from gpu_engine.reference import reference_brute_force
@@ -20,7 +20,12 @@ from tests.gpu_engine.strategies import carts
 def test_simulated_kernel_equals_brute_force(cart):
     problem = CartProblem.from_dict(cart)
     best, _ = reference_brute_force(cart)
-    for config in (LaunchConfig(), LaunchConfig(int32=False, blocks=1, rows_per_chunk=2)):
+    configs = [
+        LaunchConfig(),
+        LaunchConfig(pair=False),
+        LaunchConfig(int32=False, blocks=1, rows_per_chunk=2),
+    ]
+    for config in configs:
         solution = solve_gpu_full(problem, config=config)
         assert solution.total == best and solution.optimal
 
@@ -40,11 +45,16 @@ def test_simulated_kernel_matches_cpu_on_ranges_and_ties():
         ],
     }
     layout = full_search_layout(CartProblem.from_dict(cart))
-    r_in = int(layout.radix[-1])
-    for lo, hi in ((0, 27), (5, 11), (26, 27)):
-        gpu_total, gpu_index, rows = search_rows(layout, start_row=lo, stop_row=hi)
-        assert rows == hi - lo
-        assert (gpu_total, gpu_index) == search_layout(layout, start=lo * r_in, stop=hi * r_in)
+    for config in (LaunchConfig(pair=True), LaunchConfig(pair=False)):
+        r_in = row_size(layout, config)
+        n_rows = layout.complexity // r_in
+        for lo, hi in ((0, n_rows), (1, n_rows - 1), (n_rows - 1, n_rows)):
+            gpu_total, gpu_index, rows = search_rows(
+                layout, start_row=lo, stop_row=hi, config=config
+            )
+            assert rows == hi - lo
+            expected = search_layout(layout, start=lo * r_in, stop=hi * r_in)
+            assert (gpu_total, gpu_index) == expected
 
 
 def test_refuses_more_than_int64_assignments():
@@ -98,6 +108,7 @@ def test_real_gpu_matches_cpu_full_search_on_medium_carts():
         cpu = solve(problem, algorithm="cpu-full")
         for config in (
             LaunchConfig(),
+            LaunchConfig(pair=False),
             LaunchConfig(shuffle=False),
             LaunchConfig(int32=False),
             LaunchConfig(threads=128, rows_per_chunk=3),

@@ -77,7 +77,8 @@ def _add_target(data: dict) -> tuple[Product | None, Offer | None]:
     try:
         if data.get("offer"):
             offer = offer_get(offer_id=data["offer"])
-            return offer.product, offer
+            # Re-read with the catalog annotations the product page shows on a refusal.
+            return product_get(product_id=offer.product_id), offer
         if data.get("product"):
             return product_get(product_id=data["product"]), None
     except NotFound as error:

@@ -197,6 +197,8 @@ def node_ids_cuda(lcp, leaf_depth, depth):
 
 
 def zeros_cuda(size, dtype):
+    if numba.config.ENABLE_CUDASIM:  # one Python thread per element would crawl
+        return cuda.to_device(np.zeros(max(size, 1), dtype))
     array = cuda.device_array(max(size, 1), dtype)
     _fill_kernel[_grid(array.shape[0])](array, dtype(0))
     return array

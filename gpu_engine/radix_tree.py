@@ -197,10 +197,10 @@ def radix_tree_warmup(*, device: str = "auto") -> str:
     """Compile build and lookup code for ``device`` on tiny inputs; returns the device."""
     device = radix_tree_device(device)
     keys = np.array([3, 1 << 40, 7 << 60, 5], dtype=np.uint64)
-    exact = radix_tree_build(keys, device=device, strides=(8, 56), leaf_size=2)
+    exact = radix_tree_build(keys, device=device, leaf_size=2)
     radix_tree_lookup(exact, keys)
     lengths = np.array([0, 30, 8, 64], dtype=np.int64)
-    rules = radix_tree_build(keys, lengths=lengths, device=device, strides=(8, 56), leaf_size=2)
+    rules = radix_tree_build(keys, lengths=lengths, device=device, leaf_size=2)
     radix_tree_match(rules, keys)
     return device
 
@@ -247,7 +247,15 @@ def _root_depth(keys, lengths):
 
 
 def _as_uint64(name, values) -> np.ndarray:
-    array = np.asarray(values)
+    if not isinstance(values, np.ndarray):
+        # Python ints past 2**63 would turn a plain list into float64: convert one by one.
+        values = list(values)
+        if any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) for v in values):
+            raise TypeError(f"{name} must be integers")
+        if any(v < 0 or v > 0xFFFFFFFFFFFFFFFF for v in values):
+            raise ValueError(f"{name} must be unsigned 64-bit (non-negative) integers")
+        return np.array([int(v) for v in values], dtype=np.uint64)
+    array = values
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
     if array.size == 0:

@@ -55,7 +55,7 @@ def gpu_queue_enabled() -> bool:
     return gpu_available()
 
 
-def gpu_queue_backlog() -> int:
+def gpu_queue_backlog(*, broker_url: str | None = None) -> int:
     """Messages waiting in the broker's ``gpu`` queue (0 with no broker: in-process tasks).
 
     A passive declare is the broker's own count (Redis: the list length, over priorities);
@@ -67,7 +67,7 @@ def gpu_queue_backlog() -> int:
     if app.conf.task_always_eager:
         return 0
     try:
-        with app.connection_for_read() as connection:
+        with app.connection_for_read(broker_url) as connection:
             declared = connection.default_channel.queue_declare(queue=Route.GPU, passive=True)
             return int(declared.message_count)
     except Exception:  # the broker being down must not break routing; the enqueue will tell

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -257,7 +258,12 @@ def optimization_run_enqueue(*, run: OptimizationRun) -> None:
 # --- execute ----------------------------------------------------------------------------
 
 
+EXPECTED_FAILURES = (ValidationFailed, Conflict, NotFound, ProblemError, SoftTimeLimitExceeded)
+
+
 def _failure_message(error: BaseException) -> str:
+    if isinstance(error, SoftTimeLimitExceeded):
+        return "Stopped: the optimizer ran out of time. Please try again."
     if isinstance(error, ValidationFailed | Conflict | NotFound):
         return error.message
     if isinstance(error, ProblemError):
@@ -336,7 +342,7 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
         solution, solve_ms = _solve(build, run.budget_ms)
         fields = _answer(build, solution).fields
     except Exception as error:
-        if not isinstance(error, ValidationFailed | Conflict | NotFound | ProblemError):
+        if not isinstance(error, EXPECTED_FAILURES):
             logger.exception("Optimization run %s failed", run.pk)
         return _finish_failed(run, _failure_message(error))
     return _finish(

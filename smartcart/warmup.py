@@ -4,8 +4,9 @@ Numba compiles (or loads from its cache) on first call, which takes seconds. Wor
 as they start; the web process warms up in a background thread at start, never inside a
 request, and never in management commands such as ``migrate`` or under tests.
 
-- solo/thread pools (the ``gpu`` queue): the worker process itself runs jobs, so it warms up
-  on ``worker_ready`` before it takes the first message.
+- solo/thread pools (the ``gpu`` queue): the worker process itself runs jobs; it starts
+  warming up on ``worker_process_init`` and ``worker_ready`` waits for it to finish, so the
+  first message finds the kernels compiled.
 - prefork pools (the ``cpu`` queue): each child warms up on ``worker_process_init``, in a
   thread, because Celery gives a child only seconds to report itself alive. The parent never
   warms up: it must not touch CUDA before forking.
@@ -23,7 +24,8 @@ from django.conf import settings
 logger = logging.getLogger(__name__)
 
 WEB_SERVERS = frozenset({"gunicorn", "uwsgi", "daphne", "uvicorn", "hypercorn"})
-_started = threading.Event()
+_lock = threading.Lock()
+_done = threading.Event()
 
 
 def warmup_enabled() -> bool:
@@ -44,13 +46,19 @@ def engine_warmup() -> None:
     logger.info("gpu_engine warmed up in %.2f s: %s", total, timings)
 
 
-def engine_warmup_in_background(name: str = "gpu-engine-warmup") -> bool:
-    """Starts the warm-up once per process in a daemon thread; False if already started."""
-    if _started.is_set():
-        return False
-    _started.set()
-    threading.Thread(target=engine_warmup, name=name, daemon=True).start()
-    return True
+def engine_warmup_once() -> None:
+    """Warms up once per process; a second caller waits for the first to finish."""
+    with _lock:
+        if _done.is_set():
+            return
+        engine_warmup()
+        _done.set()
+
+
+def engine_warmup_in_background(name: str = "gpu-engine-warmup") -> threading.Thread:
+    thread = threading.Thread(target=engine_warmup_once, name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 def is_web_server_process(argv: list[str] | None = None, environ=None) -> bool:
@@ -72,7 +80,8 @@ def is_web_server_process(argv: list[str] | None = None, environ=None) -> bool:
 def web_warmup_start() -> bool:
     if not warmup_enabled() or not is_web_server_process():
         return False
-    return engine_warmup_in_background()
+    engine_warmup_in_background()
+    return True
 
 
 # --- Celery signal handlers (connected in SmartcartConfig.ready) -----------------------------
@@ -83,11 +92,12 @@ def _is_prefork(pool) -> bool:
 
 
 def on_worker_ready(sender=None, **kwargs) -> None:
-    if not warmup_enabled() or _is_prefork(getattr(sender, "pool", None)):
-        return
-    engine_warmup()
+    # Blocks until warm (joining a warm-up that worker_process_init began, for solo pools).
+    if warmup_enabled() and not _is_prefork(getattr(sender, "pool", None)):
+        engine_warmup_once()
 
 
 def on_worker_process_init(**kwargs) -> None:
+    # Sent in each prefork child, and by the solo pool in the worker process itself.
     if warmup_enabled():
-        engine_warmup_in_background(name="gpu-engine-warmup-child")
+        engine_warmup_in_background(name="gpu-engine-warmup-init")

@@ -1,0 +1,132 @@
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from gpu_engine import price_assignment
+from smartcart.selectors import (
+    cart_current_total,
+    cart_problem_build,
+    optimization_run_get,
+    optimization_run_latest,
+)
+from smartcart.services import optimization_run_create, optimization_run_dismiss
+from storefront.errors import Conflict, NotFound, ValidationFailed
+from storefront.models import CartLine, Merchant, Offer
+from storefront.selectors import cart_pricing_summary
+from tests.factories import (
+    CartFactory,
+    CartLineFactory,
+    MerchantFactory,
+    OfferFactory,
+    ShippingZoneFactory,
+    UserFactory,
+)
+from tests.smartcart.conftest import cart_with_choices
+
+pytestmark = pytest.mark.django_db
+
+
+def test_problem_has_every_active_offer_and_the_way_back(cart):
+    build = cart_problem_build(cart=cart)
+    problem = build.problem
+    assert problem.n_items == 3 and problem.n_merchants == 3
+    assert build.cart_version == cart.version
+    for line in build.lines:
+        for merchant_id in map(int, problem.merchant_ids):
+            offer = build.offers[(line.line_id, merchant_id)]
+            assert Offer.objects.get(pk=offer.offer_id).merchant_id == merchant_id
+    assert build.size == {"lines": 3, "merchants": 3, "offers": 9, "complexity": "27"}
+
+
+def test_inactive_offers_and_merchants_are_left_out(cart):
+    Merchant.objects.filter(name="Cheap Shop").update(active=False)
+    line = CartLine.objects.filter(cart=cart).first()
+    Offer.objects.filter(product=line.product, merchant__name="Bundle Shop").update(active=False)
+    build = cart_problem_build(cart=cart)
+    assert build.problem.n_merchants == 2
+    assert (line.pk, Merchant.objects.get(name="Bundle Shop").pk) not in build.offers
+    assert len(build.offers) == 5
+
+
+def test_short_stock_offers_are_ineligible_for_the_line(shopper):
+    cart = cart_with_choices(owner=shopper, quantity=60)  # Cheap Shop has 50 in stock
+    problem = cart_problem_build(cart=cart).problem
+    assert int(problem.cand_count.max()) == 2
+
+
+def test_shipping_resolves_the_longest_zone_and_discounts(shopper):
+    merchant = MerchantFactory(base_fee=499, with_discount=True)
+    ShippingZoneFactory(merchant=merchant, postal_prefix="1", base_fee=300, per_extra_unit=10)
+    ShippingZoneFactory(
+        merchant=merchant, postal_prefix="101", base_fee=100, per_extra_unit=0, free_over=1000
+    )
+    cart = CartFactory(owner=shopper, postal_code="10115")
+    CartLineFactory(cart=cart, offer=OfferFactory(merchant=merchant))
+    problem = cart_problem_build(cart=cart).problem
+    spec = problem.to_dict()["merchants"][0]
+    assert spec["shipping"] == {"base_fee": 100, "per_extra_unit": 0, "free_over": 1000}
+    assert spec["discount"] == {"min_units": 3, "basis_points": 500}
+
+
+def test_current_total_matches_the_storefronts_pricing(cart):
+    cart.postal_code = "10115"
+    cart.save()
+    assert cart_current_total(cart=cart) == cart_pricing_summary(cart=cart).total == 8199
+
+
+@pytest.mark.parametrize("lines", [1, 12])
+def test_problem_build_query_count_is_bounded(shopper, lines, django_assert_num_queries):
+    cart = cart_with_choices(owner=shopper, lines=lines)
+    # The version, the lines (with offer, merchant, product), the candidate offers, the
+    # merchants and their matching zones: five, whatever the cart's size.
+    with django_assert_num_queries(5):
+        build = cart_problem_build(cart=cart)
+    assert build.problem.n_items == lines
+
+
+def test_inline_create_query_count_is_bounded(shopper):
+    small, large = (cart_with_choices(owner=UserFactory(), lines=n) for n in (1, 6))
+    counts = []
+    for cart in (small, large):
+        with CaptureQueriesContext(connection) as queries:
+            optimization_run_create(cart=cart)
+        counts.append(len(queries))
+    assert counts[0] == counts[1] <= 8
+
+
+def test_empty_and_unbuyable_carts_are_refused(shopper):
+    cart = CartFactory(owner=shopper)
+    with pytest.raises(ValidationFailed) as empty:
+        cart_problem_build(cart=cart)
+    assert empty.value.code == "cart_empty"
+    line = CartLineFactory(cart=cart, offer=OfferFactory(stock=5), quantity=3)
+    Offer.objects.filter(pk=line.offer_id).update(stock=2)
+    with pytest.raises(Conflict) as short:
+        cart_problem_build(cart=cart)
+    assert short.value.code == "line_unavailable"
+    assert "only 2 in stock" in short.value.message
+
+
+def test_current_assignment_prices_like_the_cart(cart):
+    build = cart_problem_build(cart=cart)
+    breakdown = price_assignment(build.problem, build.current_assignment)
+    assert sum(cost.cost for cost in breakdown) == cart_pricing_summary(cart=cart).total
+
+
+def test_run_get_only_for_its_cart(cart):
+    run = optimization_run_create(cart=cart)
+    assert optimization_run_get(run_id=run.pk, cart=cart) == run
+    other = cart_with_choices(owner=UserFactory())
+    with pytest.raises(NotFound):
+        optimization_run_get(run_id=run.pk, cart=other)
+    with pytest.raises(NotFound):
+        optimization_run_get(run_id="nope", cart=cart)
+
+
+def test_latest_skips_dismissed(cart):
+    first = optimization_run_create(cart=cart)
+    second = optimization_run_create(cart=cart)
+    assert optimization_run_latest(cart=cart) == second
+    optimization_run_dismiss(run=second)
+    assert optimization_run_latest(cart=cart) == first
+    assert optimization_run_latest(cart=cart, include_dismissed=True) == second

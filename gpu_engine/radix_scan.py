@@ -15,9 +15,11 @@ from numba import cuda
 
 @functools.cache
 def _kernels(threads):
+    buffer_size = 2 * threads  # shared.array needs a compile-time constant, not an expression
+
     @cuda.jit
     def block_scan(values, out, block_totals):
-        buffer = cuda.shared.array(2 * threads, numba.int32)
+        buffer = cuda.shared.array(buffer_size, numba.int32)
         t = cuda.threadIdx.x
         i = cuda.blockIdx.x * threads + t
         buffer[t] = values[i] if i < values.size else 0

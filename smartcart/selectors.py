@@ -1,6 +1,6 @@
 """Reads for improve-cart: the engine problem of a cart, its current total, and runs.
 
-``cart_problem_build`` is the bridge between the database and ``gpu_engine``: five queries
+``cart_problem_build`` is the bridge between the database and ``gpu_engine``: three queries
 whatever the size of the cart (the tests pin the count).
 """
 
@@ -13,8 +13,14 @@ from gpu_engine import CartProblem, ProblemError, price_assignment
 from gpu_engine.solution import MerchantCost
 from smartcart.models import OptimizationRun
 from storefront.errors import Conflict, NotFound, ValidationFailed
-from storefront.models import Cart, CartLine, Offer
-from storefront.selectors import MerchantTerms, merchant_terms_for_destination
+from storefront.models import Cart, CartLine, Offer, ShippingZone
+from storefront.selectors import MerchantTerms
+from storefront.shipping import (
+    Discount,
+    ShippingRule,
+    postal_prefix_candidates,
+    shipping_rule_resolve,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +47,7 @@ class CartProblemBuild:
 
     Problem ids are strings of database ids: items are cart line ids, merchants merchant ids.
     ``offers[(line_id, merchant_id)]`` is the offer behind each pair. ``cart_version`` was
-    read before the lines, so a concurrent edit can only make the build look older (and any
-    run from it stale), never newer than the lines it holds.
+    read in the same statement as the lines, so it is the version of exactly these lines.
     """
 
     cart_id: int
@@ -68,22 +73,29 @@ class CartProblemBuild:
         }
 
 
-def _line_unavailable_reason(line: CartLine) -> str | None:
-    offer = line.offer
-    if not offer.active or not offer.merchant.active:
-        return "no longer sold by this merchant"
-    if not offer.can_supply(line.quantity):
-        return f"only {offer.stock} in stock"
-    return None
+@dataclass(frozen=True, slots=True)
+class _LineRow:
+    """One cart line as read, with the state of its own offer."""
+
+    snapshot: LineSnapshot
+    offer_active: bool
+    merchant_active: bool
+    stock: int | None
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        if not self.offer_active or not self.merchant_active:
+            return "no longer sold by this merchant"
+        if self.stock is not None and self.stock < self.snapshot.quantity:
+            return f"only {self.stock} in stock"
+        return None
 
 
-def _check_lines(lines: list[CartLine]) -> None:
-    if not lines:
-        raise ValidationFailed("The cart is empty.", code="cart_empty", field="cart")
+def _check_lines(rows: list[_LineRow]) -> None:
     unavailable = [
-        f"{line.product.name} ({reason})"
-        for line in lines
-        if (reason := _line_unavailable_reason(line)) is not None
+        f"{row.snapshot.product_name} ({reason})"
+        for row in rows
+        if (reason := row.unavailable_reason) is not None
     ]
     if unavailable:
         raise Conflict(
@@ -95,8 +107,125 @@ def _check_lines(lines: list[CartLine]) -> None:
         )
 
 
+def _read_lines(cart: Cart) -> tuple[int, str, list[_LineRow]]:
+    """The cart's version, destination and lines in ONE statement: PostgreSQL reads them from
+    one snapshot, so the version always belongs to exactly these lines."""
+    rows = (
+        CartLine.objects.filter(cart_id=cart.pk)
+        .order_by("created_at", "id")
+        .values_list(
+            "id",
+            "quantity",
+            "product_id",
+            "product__name",
+            "offer_id",
+            "offer__active",
+            "offer__stock",
+            "offer__merchant_id",
+            "offer__merchant__active",
+            "cart__version",
+            "cart__postal_code",
+        )
+    )
+    lines = [
+        _LineRow(
+            snapshot=LineSnapshot(
+                line_id=line_id,
+                product_id=product_id,
+                product_name=product_name,
+                quantity=quantity,
+                offer_id=offer_id,
+                merchant_id=merchant_id,
+            ),
+            offer_active=offer_active,
+            merchant_active=merchant_active,
+            stock=stock,
+        )
+        for (
+            line_id,
+            quantity,
+            product_id,
+            product_name,
+            offer_id,
+            offer_active,
+            stock,
+            merchant_id,
+            merchant_active,
+            _,
+            _,
+        ) in rows
+    ]
+    if not rows:
+        if not Cart.objects.filter(pk=cart.pk).exists():
+            raise NotFound("No such cart.", code="cart_not_found", field="cart")
+        raise ValidationFailed("The cart is empty.", code="cart_empty", field="cart")
+    return rows[0][-2], rows[0][-1], lines
+
+
+def _read_offers(
+    lines: tuple[LineSnapshot, ...],
+) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, tuple]]:
+    """Every buyable-state offer of the lines' products, with its merchant's terms, in one
+    query: ``({(line_id, merchant_id): offer}, {merchant_id: merchant columns})``."""
+    lines_by_product: dict[int, list[LineSnapshot]] = defaultdict(list)
+    for line in lines:
+        lines_by_product[line.product_id].append(line)
+    rows = Offer.objects.filter(
+        product_id__in=lines_by_product, active=True, merchant__active=True
+    ).values_list(
+        "id",
+        "product_id",
+        "merchant_id",
+        "unit_price",
+        "stock",
+        "merchant__name",
+        "merchant__base_fee",
+        "merchant__per_extra_unit",
+        "merchant__free_over",
+        "merchant__discount_min_units",
+        "merchant__discount_basis_points",
+    )
+    offers: dict[tuple[int, int], OfferSnapshot] = {}
+    merchants: dict[int, tuple] = {}
+    for offer_id, product_id, merchant_id, unit_price, stock, *merchant in rows:
+        merchants[merchant_id] = tuple(merchant)
+        for line in lines_by_product[product_id]:
+            offers[(line.line_id, merchant_id)] = OfferSnapshot(
+                offer_id=offer_id, merchant_id=merchant_id, unit_price=unit_price, stock=stock
+            )
+    return offers, merchants
+
+
+def _merchant_terms(merchants: dict[int, tuple], postal_code: str) -> dict[int, MerchantTerms]:
+    """Each merchant's terms for the destination: the storefront's own resolution (longest
+    matching zone prefix, else the defaults) over only the zones that can match (one query)."""
+    zones: dict[int, list[ShippingRule]] = defaultdict(list)
+    if merchants:
+        matching = ShippingZone.objects.filter(
+            merchant_id__in=merchants, postal_prefix__in=postal_prefix_candidates(postal_code)
+        ).values_list("merchant_id", "postal_prefix", "base_fee", "per_extra_unit", "free_over")
+        for merchant_id, prefix, base_fee, per_extra_unit, free_over in matching:
+            zones[merchant_id].append(ShippingRule(base_fee, per_extra_unit, free_over, prefix))
+    terms = {}
+    for merchant_id, columns in merchants.items():
+        name, base_fee, per_extra_unit, free_over, min_units, basis_points = columns
+        both = min_units is not None and basis_points is not None
+        terms[merchant_id] = MerchantTerms(
+            merchant_id=merchant_id,
+            name=name,
+            active=True,
+            shipping=shipping_rule_resolve(
+                default=ShippingRule(base_fee, per_extra_unit, free_over, None),
+                zones=zones.get(merchant_id, ()),
+                postal_code=postal_code,
+            ),
+            discount=Discount(min_units=min_units, basis_points=basis_points) if both else None,
+        )
+    return terms
+
+
 def _problem(
-    lines: list[LineSnapshot],
+    lines: tuple[LineSnapshot, ...],
     offers: dict[tuple[int, int], OfferSnapshot],
     merchants: dict[int, MerchantTerms],
 ) -> CartProblem:
@@ -104,7 +233,7 @@ def _problem(
     merchant_ids = sorted(merchants)
     merchant_index = {merchant_id: j for j, merchant_id in enumerate(merchant_ids)}
     terms = [merchants[merchant_id] for merchant_id in merchant_ids]
-    pairs = [pair for pair in offers if pair[1] in merchant_index]
+    pairs = list(offers)
     return CartProblem.from_arrays(
         item_ids=[str(line.line_id) for line in lines],
         quantities=[line.quantity for line in lines],
@@ -122,7 +251,9 @@ def _problem(
 
 
 def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
-    """The engine problem of ``cart`` as it stands in the database, in five queries.
+    """The engine problem of ``cart`` as it stands in the database, in three queries
+    whatever the size of the cart: the lines (with the cart's version and destination), the
+    candidate offers with their merchants' terms, and the zones that match the destination.
 
     Every active offer (of an active merchant) of each line's product is a candidate; the
     engine itself leaves out offers short of stock for a line's quantity. Shipping is each
@@ -132,56 +263,13 @@ def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
     (``line_unavailable``) when a line's own offer can no longer be bought as it is, so the
     current total is a price the shopper could pay now.
     """
-    try:
-        version, postal_code = Cart.objects.values_list("version", "postal_code").get(pk=cart.pk)
-    except Cart.DoesNotExist:
-        raise NotFound("No such cart.", code="cart_not_found", field="cart") from None
-    rows = list(
-        CartLine.objects.filter(cart_id=cart.pk)
-        .select_related("offer__merchant", "product")
-        .only(
-            "id",
-            "quantity",
-            "product__id",
-            "product__name",
-            "offer__id",
-            "offer__active",
-            "offer__stock",
-            "offer__merchant__id",
-            "offer__merchant__active",
-            "offer__merchant__name",
-        )
-        .order_by("created_at", "id")
-    )
+    version, postal_code, rows = _read_lines(cart)
     _check_lines(rows)
-    lines = tuple(
-        LineSnapshot(
-            line_id=row.pk,
-            product_id=row.product_id,
-            product_name=row.product.name,
-            quantity=row.quantity,
-            offer_id=row.offer_id,
-            merchant_id=row.offer.merchant_id,
-        )
-        for row in rows
-    )
-    lines_by_product = defaultdict(list)
-    for line in lines:
-        lines_by_product[line.product_id].append(line)
-    candidates = Offer.objects.filter(
-        product_id__in=lines_by_product, active=True, merchant__active=True
-    ).values_list("id", "product_id", "merchant_id", "unit_price", "stock")
-    offers: dict[tuple[int, int], OfferSnapshot] = {}
-    for offer_id, product_id, merchant_id, unit_price, stock in candidates:
-        for line in lines_by_product[product_id]:
-            offers[(line.line_id, merchant_id)] = OfferSnapshot(
-                offer_id=offer_id, merchant_id=merchant_id, unit_price=unit_price, stock=stock
-            )
-    merchants = merchant_terms_for_destination(
-        merchant_ids={merchant_id for _, merchant_id in offers}, postal_code=postal_code
-    )
+    lines = tuple(row.snapshot for row in rows)
+    offers, merchant_columns = _read_offers(lines)
+    merchants = _merchant_terms(merchant_columns, postal_code)
     try:
-        problem = _problem(list(lines), offers, merchants)
+        problem = _problem(lines, offers, merchants)
     except ProblemError as error:
         raise ValidationFailed(
             f"This cart cannot be optimised: {error}", code="cart_problem_invalid", field="cart"

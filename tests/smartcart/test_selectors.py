@@ -77,9 +77,9 @@ def test_current_total_matches_the_storefronts_pricing(cart):
 @pytest.mark.parametrize("lines", [1, 12])
 def test_problem_build_query_count_is_bounded(shopper, lines, django_assert_num_queries):
     cart = cart_with_choices(owner=shopper, lines=lines)
-    # The version, the lines (with offer, merchant, product), the candidate offers, the
-    # merchants and their matching zones: five, whatever the cart's size.
-    with django_assert_num_queries(5):
+    # The lines (with the cart's version and destination, each line's offer and merchant),
+    # the candidate offers with their merchants' terms, the matching zones: three.
+    with django_assert_num_queries(3):
         build = cart_problem_build(cart=cart)
     assert build.problem.n_items == lines
 
@@ -130,3 +130,18 @@ def test_latest_skips_dismissed(cart):
     optimization_run_dismiss(run=second)
     assert optimization_run_latest(cart=cart) == first
     assert optimization_run_latest(cart=cart, include_dismissed=True) == second
+
+
+def test_terms_agree_with_the_storefronts_resolution(shopper):
+    from storefront.selectors import merchant_terms_for_destination
+
+    cart = cart_with_choices(owner=shopper)
+    for merchant in Merchant.objects.all():
+        ShippingZoneFactory(merchant=merchant, postal_prefix="10", base_fee=merchant.pk * 7)
+    ShippingZoneFactory(merchant=Merchant.objects.first(), postal_prefix="101", base_fee=1)
+    cart.postal_code = "10115"
+    cart.save()
+    build = cart_problem_build(cart=cart)
+    assert build.merchants == merchant_terms_for_destination(
+        merchant_ids=list(build.merchants), postal_code="10115"
+    )

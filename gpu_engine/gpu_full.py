@@ -23,6 +23,7 @@ The state is int32 when the host proves every subtotal, unit count and cost of t
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import time
@@ -67,6 +68,7 @@ class LaunchConfig:
     int32: bool | None = None
     shuffle: bool | None = None
     pair: bool | None = None
+    max_registers: int | None = None
 
 
 def _cost_function():
@@ -78,7 +80,9 @@ def _cost_function():
     return cuda.jit(device=True)(merchant_cost.py_func)
 
 
-def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool):
+def _build_kernel(
+    max_m: int, use_int32: bool, use_shuffle: bool, pair: bool, max_registers: int | None
+):
     acc = int32 if use_int32 else int64
     price = _cost_function()
 
@@ -211,7 +215,8 @@ def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool):
     def _better(t, i, best_t, best_i):
         return t < best_t or (t == best_t and i < best_i)
 
-    @cuda.jit
+    # The simulator's jit takes no max_registers; pass it only when a cap is asked for.
+    @cuda.jit(**({"max_registers": max_registers} if max_registers else {}))
     def kernel(
         row_lo,
         row_hi,
@@ -422,22 +427,23 @@ def _build_kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool):
     return kernel
 
 
-def _kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool):
-    key = (max_m, use_int32, use_shuffle, pair, _pricing_variant["name"])
+def _kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool, max_registers):
+    key = (max_m, use_int32, use_shuffle, pair, max_registers or 0, _pricing_variant["name"])
     with _kernels_lock:
         if key not in _kernels:
-            _kernels[key] = _build_kernel(max_m, use_int32, use_shuffle, pair)
+            _kernels[key] = _build_kernel(max_m, use_int32, use_shuffle, pair, max_registers)
         return _kernels[key]
 
 
 def kernel_resources() -> list[dict]:
     """Registers, local and shared memory of each compiled full-search kernel variant."""
     rows = []
-    for (max_m, use_int32, shuffle, pair, pricing), kernel in sorted(_kernels.items()):
+    for (max_m, use_int32, shuffle, pair, regs, pricing), kernel in sorted(_kernels.items()):
         rows.append(
             {
                 "solver": f"m{max_m}{'-int32' if use_int32 else '-int64'}"
-                f"{'-shfl' if shuffle else '-smem'}{'-pair' if pair else '-single'}",
+                f"{'-shfl' if shuffle else '-smem'}{'-pair' if pair else '-single'}"
+                f"{f'-maxreg{regs}' if regs else ''}",
                 "pricing": pricing,
                 "regs": _first(kernel.get_regs_per_thread()),
                 "local_bytes": _first(kernel.get_local_mem_per_thread()),
@@ -503,15 +509,15 @@ def _prepare(layout: FullSearchLayout, config: LaunchConfig) -> _DeviceProblem:
     offsets[1:] = np.cumsum(layout.radix)
     cand = np.concatenate([layout.cand[k, : layout.radix[k]] for k in range(layout.n_free)])
     amount = np.concatenate([layout.amount[k, : layout.radix[k]] for k in range(layout.n_free)])
-    host = (
-        layout.radix.astype(np.int64),
-        offsets,
-        cand.astype(np.int32),
-        amount.astype(dtype),
-        layout.qty.astype(dtype),
-        *(p.astype(dtype) for p in layout.params),
-        layout.sub0.astype(dtype),
-        layout.units0.astype(dtype),
+    # Three transfers instead of twelve: each allocation and copy costs tens of microseconds,
+    # a visible share of a 5 ms search. The kernel gets views into the packed buffers.
+    ints = (offsets, cand.astype(np.int32))
+    money = (amount, layout.qty, *layout.params, layout.sub0, layout.units0)
+    d_radix = cuda.to_device(layout.radix.astype(np.int64))
+    d_ints = _views(cuda.to_device(np.concatenate(ints)), [a.size for a in ints])
+    d_money = _views(
+        cuda.to_device(np.concatenate([a.astype(dtype) for a in money])),
+        [a.size for a in money],
     )
     r_in = row_size(layout, config)
     return _DeviceProblem(
@@ -522,8 +528,13 @@ def _prepare(layout: FullSearchLayout, config: LaunchConfig) -> _DeviceProblem:
         pair=use_pair(layout, config.pair),
         r_in=r_in,
         n_rows=layout.complexity // r_in,
-        arrays=tuple(cuda.to_device(np.ascontiguousarray(a)) for a in host),
+        arrays=(d_radix, *d_ints, *d_money),
     )
+
+
+def _views(buffer, sizes: list[int]) -> list:
+    cuts = [0, *(int(c) for c in np.cumsum(sizes))]
+    return [buffer[a:b] for a, b in itertools.pairwise(cuts)]
 
 
 def _grid(dev: _DeviceProblem, n_rows: int, config: LaunchConfig) -> tuple[int, int, int]:
@@ -545,7 +556,7 @@ def _grid(dev: _DeviceProblem, n_rows: int, config: LaunchConfig) -> tuple[int, 
 
 def _launch(dev, row_lo, row_hi, config, use_shuffle, out_total, out_index, offset):
     blocks, threads, rows_per_chunk = _grid(dev, row_hi - row_lo, config)
-    kernel = _kernel(dev.max_m, dev.use_int32, use_shuffle, dev.pair)
+    kernel = _kernel(dev.max_m, dev.use_int32, use_shuffle, dev.pair, config.max_registers)
     radix, offsets, cand, amount, qty, base, extra, free_over, dmin, dbp, sub0, units0 = dev.arrays
     kernel[blocks, threads](
         np.int64(row_lo),
@@ -591,8 +602,9 @@ def search_rows(
     rows_per_launch = max(1, int(rates.gpu_full_rate() * SLICE_SECONDS) // dev.r_in)
     n_launches = max(1, -(-(stop_row - start_row) // rows_per_launch))
     max_blocks = _grid(dev, min(rows_per_launch, stop_row - start_row), config)[0]
-    out_total = cuda.device_array(n_launches * max_blocks, dtype=np.int64)
-    out_index = cuda.device_array(n_launches * max_blocks, dtype=np.int64)
+    n_out = n_launches * max_blocks
+    out = cuda.device_array(2 * n_out, dtype=np.int64)
+    out_total, out_index = out[:n_out], out[n_out:]
     used = 0
     row = start_row
     while row < stop_row:
@@ -610,8 +622,9 @@ def search_rows(
             cuda.synchronize()
             if (time.perf_counter() - t0) * 1e3 >= budget_ms:
                 break
-    totals = out_total.copy_to_host()[:used]
-    indexes = out_index.copy_to_host()[:used]
+    host_out = out.copy_to_host()
+    totals = host_out[:used]
+    indexes = host_out[n_out : n_out + used]
     order = np.lexsort((indexes, totals))
     return int(totals[order[0]]), int(indexes[order[0]]), row - start_row
 
@@ -633,11 +646,16 @@ def search_rows_multi(
         except BaseException as exc:  # re-raised in the caller's thread
             results[slot] = exc
 
-    threads = [threading.Thread(target=work, args=(s, d)) for s, d in enumerate(device_ids)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    if simulator_enabled():
+        # The simulator swaps module globals while a kernel runs: one host thread at a time.
+        for slot, device_id in enumerate(device_ids):
+            work(slot, device_id)
+    else:
+        threads = [threading.Thread(target=work, args=(s, d)) for s, d in enumerate(device_ids)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     for r in results:
         if isinstance(r, BaseException):
             raise r

@@ -2,7 +2,7 @@
 
 Like Jet.com's report, every answer says how long a full search of its cart would take on the
 CPU and on the GPU. The defaults are measured rates (BENCHMARKS_engine.md: CPU one core here,
-GPU on the lent H100); a process that runs a full search replaces them with its own
+GPU on the lent H200); a process that runs a full search replaces them with its own
 measurement, so estimates follow the hardware actually serving.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 
-# One x86 core, numba full search (bench suite full_search, CPU column).
-DEFAULT_CPU_FULL_RATE = 2.0e8
-# H100, numba-cuda full search (bench suite full_search, GPU column).
-DEFAULT_GPU_FULL_RATE = 1.0e11
+# One core of the lent H200 machine's Xeon, numba full search (bench suite full_search).
+DEFAULT_CPU_FULL_RATE = 9.0e7
+# The lent H200, numba-cuda full search, 10 lines x 8 offers end to end (bench full_search).
+DEFAULT_GPU_FULL_RATE = 1.4e11
 
 _lock = threading.Lock()
 _measured: dict[str, float] = {}

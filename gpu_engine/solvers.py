@@ -40,7 +40,13 @@ def solve(
     del seed
     from gpu_engine.dispatch import choose_algorithm
 
-    name = choose_algorithm(problem, budget_ms=budget_ms) if algorithm == "auto" else algorithm
+    plan = None
+    name = algorithm
+    if algorithm == "auto":
+        name, plan = choose_algorithm(problem, budget_ms=budget_ms)
     if name not in SOLVERS:
         raise ProblemError("algorithm", algorithm, f"must be one of auto, {', '.join(SOLVERS)}")
-    return SOLVERS[name](problem, budget_ms=budget_ms)
+    solution = SOLVERS[name](problem, budget_ms=budget_ms)
+    if plan is not None:
+        solution.plan = {"algorithm": name, **plan}
+    return solution

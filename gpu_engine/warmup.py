@@ -44,4 +44,18 @@ def warmup() -> dict[str, float]:
         t0 = time.perf_counter()
         solver(problem)
         timings[name] = time.perf_counter() - t0
+    if gpu_available():
+        t0 = time.perf_counter()
+        _warm_gpu_variants(problem)
+        timings["gpu-full-variants"] = time.perf_counter() - t0
     return timings
+
+
+def _warm_gpu_variants(problem: CartProblem) -> None:
+    """CUDA kernels built in closures are compiled per process (numba cannot cache them):
+    compile the variants real carts need besides the default, int64 state (large carts) and
+    the single-line row (carts whose last line has many offers)."""
+    from gpu_engine.gpu_full import LaunchConfig, solve_gpu_full
+
+    for config in (LaunchConfig(int32=False), LaunchConfig(pair=False)):
+        solve_gpu_full(problem, config=config)

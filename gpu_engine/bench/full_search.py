@@ -93,6 +93,8 @@ def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) ->
             ("threads128", LaunchConfig(threads=128)),
             ("threads512", LaunchConfig(threads=512)),
             ("chunk16", LaunchConfig(rows_per_chunk=16)),
+            ("maxreg64", LaunchConfig(max_registers=64)),
+            ("maxreg96", LaunchConfig(max_registers=96)),
         ]
     rows = []
     case = f"{problem.n_items}x{int(problem.cand_count.max())}x{problem.n_merchants}"

@@ -132,3 +132,24 @@ def test_real_gpu_time_box_and_split_cover_the_search():
     ]
     assert min((p[0], p[1]) for p in parts) == whole[:2]
     assert solve(problem, algorithm="dp").total == whole[0]
+    # Two host threads, each with its own slice (both on device 0 here).
+    assert solve_gpu_full(problem, device_ids=[0, 0]).total == whole[0]
+
+
+def test_rows_split_over_several_devices_cover_the_search():
+    # The simulator has one device; naming it twice still exercises the split and the merge.
+    cart = {
+        "items": [{"id": f"i{i}", "quantity": 1} for i in range(4)],
+        "merchants": [
+            {"id": f"m{m}", "shipping": {"base_fee": 250, "per_extra_unit": 400, "free_over": None}}
+            for m in range(3)
+        ],
+        "offers": [
+            {"item": f"i{i}", "merchant": f"m{m}", "price": 300 + 37 * ((i * 5 + m * 3) % 7)}
+            for i in range(4)
+            for m in range(3)
+        ],
+    }
+    problem = CartProblem.from_dict(cart)
+    split = solve_gpu_full(problem, device_ids=[0, 0])
+    assert split.total == reference_brute_force(cart)[0] and split.optimal

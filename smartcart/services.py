@@ -179,13 +179,13 @@ def optimization_run_create(
     t0 = time.perf_counter()
     build = cart_problem_build(cart=cart)
     build_ms = _ms_since(t0)
-    in_flight = optimization_run_in_flight(cart=cart, cart_version=build.cart_version)
-    if in_flight is not None:
-        return in_flight
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
     user = requested_by if getattr(requested_by, "is_authenticated", False) else None
     if choice.route == OptimizationRun.Route.INLINE:
         return _create_inline(cart, user, build, build_ms, choice, t0)
+    in_flight = optimization_run_in_flight(cart=cart, cart_version=build.cart_version)
+    if in_flight is not None:
+        return in_flight
     run = OptimizationRun.objects.create(
         cart=cart,
         cart_version=build.cart_version,
@@ -273,43 +273,49 @@ def _failure_message(error: BaseException) -> str:
 
 def _run_start(run_id: int) -> tuple[OptimizationRun, bool]:
     """Marks the run running and counts the attempt; ``(run, False)`` when it is finished
-    already (a duplicate or redelivered message) or has used up its attempts."""
-    with transaction.atomic():
-        try:
-            run = OptimizationRun.objects.select_for_update().get(pk=run_id)
-        except OptimizationRun.DoesNotExist:
-            raise NotFound(
-                "No such optimization.", code="optimization_not_found", field="run_id"
-            ) from None
-        if run.is_finished:
-            return run, False
-        now = timezone.now()
-        max_attempts = int(_setting("SMARTCART_MAX_ATTEMPTS", 3))
-        if run.attempts >= max_attempts:
-            _finish_failed(
-                run,
-                f"Stopped after {run.attempts} attempts: the worker running it was lost each time.",
-            )
-            return run, False
-        if run.attempts == 0:
-            run.queue_wait_ms = (now - run.created_at).total_seconds() * 1000.0
-        run.attempts += 1
-        run.status = Status.RUNNING
-        run.started_at = now
-        run.save(update_fields=["attempts", "status", "started_at", "queue_wait_ms"])
+    already (a duplicate or redelivered message) or has used up its attempts.
+
+    One conditional UPDATE claims the run (no lock held while solving); a redelivered
+    message finds it ``running`` and runs it again, since its first worker died.
+    """
+    max_attempts = int(_setting("SMARTCART_MAX_ATTEMPTS", 3))
+    claimed = OptimizationRun.objects.filter(
+        pk=run_id, status__in=[Status.QUEUED, Status.RUNNING], attempts__lt=max_attempts
+    ).update(status=Status.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now())
+    try:
+        run = OptimizationRun.objects.get(pk=run_id)
+    except OptimizationRun.DoesNotExist:
+        raise NotFound(
+            "No such optimization.", code="optimization_not_found", field="run_id"
+        ) from None
+    if claimed:
+        if run.attempts == 1:
+            run.queue_wait_ms = (run.started_at - run.created_at).total_seconds() * 1000.0
         return run, True
+    if not run.is_finished:
+        _finish_failed(
+            run, f"Stopped after {run.attempts} attempts: the worker running it was lost each time."
+        )
+    return run, False
 
 
 def _finish(run: OptimizationRun, fields: dict) -> OptimizationRun:
     """Writes the outcome only while the run is still running: a late duplicate, or a worker
     the reaper gave up on, cannot overwrite an outcome already recorded."""
     now = timezone.now()
-    fields = {**fields, "finished_at": now}
-    fields["elapsed_ms"] = (now - run.created_at).total_seconds() * 1000.0
+    fields = {
+        **fields,
+        "finished_at": now,
+        "elapsed_ms": (now - run.created_at).total_seconds() * 1000.0,
+        "queue_wait_ms": run.queue_wait_ms,
+    }
     updated = OptimizationRun.objects.filter(pk=run.pk, status=Status.RUNNING).update(**fields)
-    run.refresh_from_db()
     if not updated:
         logger.info("Run %s was finished elsewhere; this outcome is dropped", run.pk)
+        run.refresh_from_db()
+        return run
+    for name, value in fields.items():
+        setattr(run, name, value)
     return run
 
 
@@ -320,6 +326,7 @@ def _finish_failed(run: OptimizationRun, message: str) -> OptimizationRun:
         error=message,
         finished_at=now,
         elapsed_ms=(now - run.created_at).total_seconds() * 1000.0,
+        queue_wait_ms=run.queue_wait_ms,
     )
     run.refresh_from_db()
     return run
@@ -337,7 +344,8 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
         return run
     t0 = time.perf_counter()
     try:
-        build = cart_problem_build(cart=run.cart)
+        # Only the id is needed: no query for the cart row itself.
+        build = cart_problem_build(cart=Cart(pk=run.cart_id))
         build_ms = _ms_since(t0)
         solution, solve_ms = _solve(build, run.budget_ms)
         fields = _answer(build, solution).fields

@@ -13,10 +13,10 @@ Public API::
         CheapestOffers.index is the offer's position in the flat merchant/price arrays.
 
     cheapest_offers_dense(merchant, price, *, device="auto") -> CheapestOffers
-        Dense layout: (P, O) arrays, every product has exactly O offers. The GPU fast path
-        (16-byte vector loads, one warp per product) needs O % 4 == 0 and 16-byte aligned
-        device memory; anything else runs the CSR kernel on implicit offsets.
-        CheapestOffers.index is the column (0 .. O - 1).
+        Dense layout: (P, O) arrays, every product has exactly O offers. On the GPU the rows
+        are scanned by the kernel variant that measured fastest on the device (see
+        ``DENSE_KERNEL`` below and BENCHMARKS_catalog.md); the 16-byte vector kernel needs
+        O % 4 == 0 and 16-byte aligned rows. CheapestOffers.index is the column (0 .. O - 1).
 
     CheapestOffers(merchant, price, index)   named tuple: int32[P], int32[P], int64[P]
     cheapest_offer_device(device="auto") -> "cuda" | "cpu"
@@ -34,6 +34,12 @@ import numba
 import numpy as np
 
 _INT32 = np.iinfo(np.int32)
+# Dense GPU path, chosen by measurement on the lent H200 (BENCHMARKS_catalog.md): "rows" is the
+# coalesced 4-byte row scan (group of lanes per product, DENSE_UNROLL loads of each array in
+# flight), "vector" the warp-per-product 16-byte load kernel with cache operator DENSE_FLAVOUR.
+DENSE_KERNEL = "rows"
+DENSE_UNROLL = 4
+DENSE_FLAVOUR = "nc"
 _THREADS_PER_BLOCK = 256
 # The simulator runs one Python thread per CUDA thread: keep its blocks small.
 _SIM_THREADS_PER_BLOCK = 32
@@ -170,17 +176,20 @@ def _dense_on_device(merchant, price, device) -> CheapestOffers:
         return out
     flat_merchant = merchant.reshape(merchant.size)
     flat_price = price.reshape(price.size)
-    if n_offers % 4 == 0 and _aligned16(merchant) and _aligned16(price):
+    vector_ok = n_offers % 4 == 0 and _aligned16(merchant) and _aligned16(price)
+    if DENSE_KERNEL == "vector" and vector_ok:
         kernels.launch_dense(
-            flat_merchant, flat_price, out,
-            reduction=_reduction(), threads_per_block=_threads_per_block(),
+            flat_merchant, flat_price, out, reduction=_reduction(),
+            threads_per_block=_threads_per_block(), flavour=DENSE_FLAVOUR,
         )  # fmt: skip
         return out
-    offsets = cuda.to_device(np.arange(n_products + 1, dtype=np.int64) * n_offers)
+    # Rows of ``width`` offers need no offsets; zero-width rows go through real (zero) offsets.
+    offsets = cuda.to_device(np.zeros(n_products + 1 if n_offers == 0 else 1, np.int64))
     kernels.launch_csr(
         offsets, flat_merchant, flat_price, out,
         reduction=_reduction(), threads_per_block=_threads_per_block(),
         group=kernels.csr_group_for(n_products, merchant.size), column_index=True,
+        width=n_offers, unroll=DENSE_UNROLL,
     )  # fmt: skip
     return out
 

@@ -38,12 +38,23 @@ _DENSE_UNROLL = 8
 _DENSE_CHUNK = WARP_SIZE * _DENSE_UNROLL
 
 
-def _build_load4():
+# PTX for each flavour of the 16-byte load: the read-only path (.nc), the default, and the
+# streaming hint (.cs, evict first). The benchmark compares them.
+_LOAD4_PTX = {
+    "nc": "ld.global.nc.v4.s32",
+    "plain": "ld.global.v4.s32",
+    "cs": "ld.global.cs.v4.s32",
+}
+
+
+@functools.cache
+def _build_load4(flavour):
     """Device function ``load4(ary, i) -> (ary[i], ..., ary[i + 3])`` for 16-byte aligned ``i``.
 
-    On a GPU it is one ``ld.global.nc.v4.s32`` (Numba would emit four 4-byte loads, as it cannot
-    prove the alignment). The simulator runs plain Python, so there it is four indexings.
+    On a GPU it is one 16-byte load (Numba would emit four 4-byte loads, as it cannot prove the
+    alignment). The simulator runs plain Python, so there it is four indexings.
     """
+    instruction = _LOAD4_PTX[flavour]
     if numba.config.ENABLE_CUDASIM:
 
         @cuda.jit(device=True)
@@ -76,9 +87,7 @@ def _build_load4():
             pointer = builder.gep(data, [offset])
             i32 = ir.IntType(32)
             fn_type = ir.FunctionType(ir.LiteralStructType([i32] * 4), [pointer.type])
-            asm = ir.InlineAsm(
-                fn_type, "ld.global.nc.v4.s32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
-            )
+            asm = ir.InlineAsm(fn_type, instruction + " {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l")
             loaded = builder.call(asm, [pointer])
             values = [builder.extract_value(loaded, k) for k in range(4)]
             return context.make_tuple(builder, sig.return_type, values)
@@ -86,9 +95,6 @@ def _build_load4():
         return signature, codegen
 
     return load4
-
-
-_load4 = _build_load4()
 
 
 @cuda.jit(device=True)
@@ -118,46 +124,52 @@ def _fold4(merchants, prices, column, key, best):
     return _fold(merchants[3], prices[3], column + 3, key, best)
 
 
-@cuda.jit(device=True)
-def _scan_dense_row(merchant, price, row_vector, n_vectors, lane):
-    """Best (key, column) of the lane's share of one row; ``row_vector`` is its first vector."""
-    key = np.int64(0)
-    best = np.int64(-1)
-    full = n_vectors - n_vectors % _DENSE_CHUNK
-    v = np.int64(lane)
-    while v < full:
-        e = (row_vector + v) * 4
-        m0 = _load4(merchant, e)
-        m1 = _load4(merchant, e + 128)
-        m2 = _load4(merchant, e + 256)
-        m3 = _load4(merchant, e + 384)
-        m4 = _load4(merchant, e + 512)
-        m5 = _load4(merchant, e + 640)
-        m6 = _load4(merchant, e + 768)
-        m7 = _load4(merchant, e + 896)
-        p0 = _load4(price, e)
-        p1 = _load4(price, e + 128)
-        p2 = _load4(price, e + 256)
-        p3 = _load4(price, e + 384)
-        p4 = _load4(price, e + 512)
-        p5 = _load4(price, e + 640)
-        p6 = _load4(price, e + 768)
-        p7 = _load4(price, e + 896)
-        c = v * 4
-        key, best = _fold4(m0, p0, c, key, best)
-        key, best = _fold4(m1, p1, c + 128, key, best)
-        key, best = _fold4(m2, p2, c + 256, key, best)
-        key, best = _fold4(m3, p3, c + 384, key, best)
-        key, best = _fold4(m4, p4, c + 512, key, best)
-        key, best = _fold4(m5, p5, c + 640, key, best)
-        key, best = _fold4(m6, p6, c + 768, key, best)
-        key, best = _fold4(m7, p7, c + 896, key, best)
-        v += _DENSE_CHUNK
-    while v < n_vectors:
-        e = (row_vector + v) * 4
-        key, best = _fold4(_load4(merchant, e), _load4(price, e), v * 4, key, best)
-        v += WARP_SIZE
-    return key, best
+@functools.cache
+def _make_scan_dense_row(flavour):
+    _load4 = _build_load4(flavour)
+
+    @cuda.jit(device=True)
+    def scan_dense_row(merchant, price, row_vector, n_vectors, lane):
+        """Best (key, column) of the lane's share of one row; ``row_vector`` is its first vector."""
+        key = np.int64(0)
+        best = np.int64(-1)
+        full = n_vectors - n_vectors % _DENSE_CHUNK
+        v = np.int64(lane)
+        while v < full:
+            e = (row_vector + v) * 4
+            m0 = _load4(merchant, e)
+            m1 = _load4(merchant, e + 128)
+            m2 = _load4(merchant, e + 256)
+            m3 = _load4(merchant, e + 384)
+            m4 = _load4(merchant, e + 512)
+            m5 = _load4(merchant, e + 640)
+            m6 = _load4(merchant, e + 768)
+            m7 = _load4(merchant, e + 896)
+            p0 = _load4(price, e)
+            p1 = _load4(price, e + 128)
+            p2 = _load4(price, e + 256)
+            p3 = _load4(price, e + 384)
+            p4 = _load4(price, e + 512)
+            p5 = _load4(price, e + 640)
+            p6 = _load4(price, e + 768)
+            p7 = _load4(price, e + 896)
+            c = v * 4
+            key, best = _fold4(m0, p0, c, key, best)
+            key, best = _fold4(m1, p1, c + 128, key, best)
+            key, best = _fold4(m2, p2, c + 256, key, best)
+            key, best = _fold4(m3, p3, c + 384, key, best)
+            key, best = _fold4(m4, p4, c + 512, key, best)
+            key, best = _fold4(m5, p5, c + 640, key, best)
+            key, best = _fold4(m6, p6, c + 768, key, best)
+            key, best = _fold4(m7, p7, c + 896, key, best)
+            v += _DENSE_CHUNK
+        while v < n_vectors:
+            e = (row_vector + v) * 4
+            key, best = _fold4(_load4(merchant, e), _load4(price, e), v * 4, key, best)
+            v += WARP_SIZE
+        return key, best
+
+    return scan_dense_row
 
 
 @cuda.jit(device=True)
@@ -181,6 +193,45 @@ def _scan_csr_row(merchant, price, start, end, sub, group, first_column):
         key, best = _fold(m2, p2, c + 2 * group, key, best)
         key, best = _fold(m3, p3, c + 3 * group, key, best)
         i += 4 * group
+    while i < end:
+        key, best = _fold(merchant[i], price[i], i - first_column, key, best)
+        i += group
+    return key, best
+
+
+@cuda.jit(device=True)
+def _scan_csr_row8(merchant, price, start, end, sub, group, first_column):
+    """As ``_scan_csr_row`` with eight loads of each array ahead (long rows)."""
+    key = np.int64(0)
+    best = np.int64(-1)
+    i = start + sub
+    while i + 7 * group < end:
+        m0 = merchant[i]
+        m1 = merchant[i + group]
+        m2 = merchant[i + 2 * group]
+        m3 = merchant[i + 3 * group]
+        m4 = merchant[i + 4 * group]
+        m5 = merchant[i + 5 * group]
+        m6 = merchant[i + 6 * group]
+        m7 = merchant[i + 7 * group]
+        p0 = price[i]
+        p1 = price[i + group]
+        p2 = price[i + 2 * group]
+        p3 = price[i + 3 * group]
+        p4 = price[i + 4 * group]
+        p5 = price[i + 5 * group]
+        p6 = price[i + 6 * group]
+        p7 = price[i + 7 * group]
+        c = i - first_column
+        key, best = _fold(m0, p0, c, key, best)
+        key, best = _fold(m1, p1, c + group, key, best)
+        key, best = _fold(m2, p2, c + 2 * group, key, best)
+        key, best = _fold(m3, p3, c + 3 * group, key, best)
+        key, best = _fold(m4, p4, c + 4 * group, key, best)
+        key, best = _fold(m5, p5, c + 5 * group, key, best)
+        key, best = _fold(m6, p6, c + 6 * group, key, best)
+        key, best = _fold(m7, p7, c + 7 * group, key, best)
+        i += 8 * group
     while i < end:
         key, best = _fold(merchant[i], price[i], i - first_column, key, best)
         i += group
@@ -249,9 +300,13 @@ def _store(product, key, best, best_merchant, best_price, best_index):
 
 
 @functools.cache
-def dense_kernel(reduction, threads_per_block):
-    """Kernel ``(merchant, price, n_products, n_vectors, out_m, out_p, out_i)`` over flat rows."""
+def dense_kernel(reduction, threads_per_block, flavour="nc"):
+    """Kernel ``(merchant, price, n_products, n_vectors, out_m, out_p, out_i)`` over flat rows.
+
+    ``flavour`` picks the 16-byte load's cache operator (see ``_LOAD4_PTX``).
+    """
     group_min = _group_min(reduction, threads_per_block)
+    _scan_dense_row = _make_scan_dense_row(flavour)
     warps_per_block = threads_per_block // WARP_SIZE
 
     @cuda.jit
@@ -276,17 +331,21 @@ def dense_kernel(reduction, threads_per_block):
 
 
 @functools.cache
-def csr_kernel(reduction, threads_per_block, group, column_index):
-    """Kernel ``(offsets, merchant, price, n_products, out_m, out_p, out_i)``.
+def csr_kernel(reduction, threads_per_block, group, column_index, unroll=4):
+    """Kernel ``(offsets, width, merchant, price, n_products, out_m, out_p, out_i)``.
 
-    ``column_index`` reports the offer's position within its row instead of the flat index.
+    Rows come from ``offsets`` or, when ``width`` > 0, are the dense rows
+    ``[p * width, (p + 1) * width)`` (``offsets`` unread). ``column_index`` reports the offer's
+    position within its row instead of the flat index. ``unroll``: loads of each array a lane
+    has in flight, 4 or 8.
     """
     group_min = _group_min(reduction, threads_per_block)
     per_block = threads_per_block // group
+    scan_row = _scan_csr_row8 if unroll == 8 else _scan_csr_row
 
     @cuda.jit
     def cheapest_offer_csr(
-        offsets, merchant, price, n_products, best_merchant, best_price, best_index
+        offsets, width, merchant, price, n_products, best_merchant, best_price, best_index
     ):
         t = cuda.threadIdx.x
         sub = t % group
@@ -297,10 +356,14 @@ def csr_kernel(reduction, threads_per_block, group, column_index):
             key = np.int64(0)
             best = np.int64(-1)
             if product < n_products:
-                start = np.int64(offsets[product])
-                end = np.int64(offsets[product + 1])
+                if width > 0:
+                    start = product * width
+                    end = start + width
+                else:
+                    start = np.int64(offsets[product])
+                    end = np.int64(offsets[product + 1])
                 first_column = start if column_index else np.int64(0)
-                key, best = _scan_csr_row(merchant, price, start, end, sub, group, first_column)
+                key, best = scan_row(merchant, price, start, end, sub, group, first_column)
             key, best = group_min(key, best, group)
             if sub == 0 and product < n_products:
                 _store(product, key, best, best_merchant, best_price, best_index)
@@ -317,8 +380,10 @@ def csr_group_for(n_products, n_offers):
     return group
 
 
-def launch_dense(merchant, price, out, *, reduction, threads_per_block, blocks=None, stream=0):
-    """Launch the dense kernel on device arrays: ``merchant``/``price`` are flat (P * O,) int32.
+def launch_dense(
+    merchant, price, out, *, reduction, threads_per_block, flavour="nc", blocks=None, stream=0
+):
+    """Launch the dense vector kernel on device arrays: flat (P * O,) int32 merchant/price.
 
     ``out`` is ``(best_merchant, best_price, best_index)`` of length P. The caller guarantees O is
     a multiple of 4 and the arrays are 16-byte aligned.
@@ -327,7 +392,7 @@ def launch_dense(merchant, price, out, *, reduction, threads_per_block, blocks=N
     n_vectors = merchant.shape[0] // 4 // max(n_products, 1)
     if blocks is None:
         blocks = max(1, -(-n_products // (threads_per_block // WARP_SIZE)))
-    kernel = dense_kernel(reduction, threads_per_block)
+    kernel = dense_kernel(reduction, threads_per_block, flavour)
     kernel[blocks, threads_per_block, stream](
         merchant, price, np.int64(n_products), np.int64(n_vectors), *out
     )
@@ -343,12 +408,20 @@ def launch_csr(
     threads_per_block,
     group,
     column_index=False,
+    width=0,
+    unroll=4,
     blocks=None,
     stream=0,
 ):
-    """Launch the CSR kernel on device arrays (``offsets`` int64, P + 1 entries)."""
+    """Launch the row-scan kernel on device arrays.
+
+    Rows are CSR (``offsets`` int64, P + 1 entries) or, with ``width`` > 0, dense rows of that
+    many offers (``offsets`` may then be any int64 device array; it is not read).
+    """
     n_products = out[0].shape[0]
     if blocks is None:
         blocks = max(1, -(-n_products // (threads_per_block // group)))
-    kernel = csr_kernel(reduction, threads_per_block, group, column_index)
-    kernel[blocks, threads_per_block, stream](offsets, merchant, price, np.int64(n_products), *out)
+    kernel = csr_kernel(reduction, threads_per_block, group, column_index, unroll)
+    kernel[blocks, threads_per_block, stream](
+        offsets, np.int64(width), merchant, price, np.int64(n_products), *out
+    )

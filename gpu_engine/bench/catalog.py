@@ -204,33 +204,38 @@ def _bench_cheapest(args) -> list[dict]:
         if not ok:
             raise AssertionError(f"{name}: result differs from torch-free packed-key reference")
 
-    variants = [("shuffle", 256), ("shuffle", 128), ("shuffle", 512), ("shared", 256)]
-    for reduction, threads in variants:
-
-        def launch(i, reduction=reduction, threads=threads):
-            m, q = flat[i % _ROTATION]
-            kernels.launch_dense(m, q, out, reduction=reduction, threads_per_block=threads)
-
+    def measure(name, launch):
         launch(0)
-        check(f"dense {reduction}/{threads}", out[0], out[1], 0)
+        check(name, out[0], out[1], 0)
         timing = _time_ms(launch, _NumbaEvent, repeats=args.catalog_repeats,
                           batch=args.catalog_batch, sync=_numba_sync)  # fmt: skip
-        rows.append(_row(f"cheapest/ours dense {reduction} tpb={threads}", timing,
+        rows.append(_row(f"cheapest/ours {name}", timing,
                          tb_per_s=round(nbytes / timing[0] / 1e9, 3), **common))  # fmt: skip
+
+    vector_variants = [("shuffle", 128, "nc"), ("shuffle", 128, "plain"), ("shuffle", 128, "cs"),
+                       ("shuffle", 256, "plain"), ("shared", 256, "nc")]  # fmt: skip
+    for reduction, threads, flavour in vector_variants:
+
+        def launch(i, reduction=reduction, threads=threads, flavour=flavour):
+            m, q = flat[i % _ROTATION]
+            kernels.launch_dense(m, q, out, reduction=reduction, threads_per_block=threads,
+                                 flavour=flavour)  # fmt: skip
+
+        measure(f"vector {reduction} tpb={threads} ld.{flavour}.v4", launch)
     offsets = cuda.to_device(np.arange(p + 1, dtype=np.int64) * o)
     group = kernels.csr_group_for(p, p * o)
+    row_variants = [(0, 4, 256), (o, 4, 256), (o, 4, 128), (o, 8, 256), (o, 8, 128)]
+    for width, unroll, threads in row_variants:
 
-    def launch_csr(i):
-        m, q = flat[i % _ROTATION]
-        kernels.launch_csr(offsets, m, q, out, reduction="shuffle", threads_per_block=256,
-                           group=group, column_index=True)  # fmt: skip
+        def launch(i, width=width, unroll=unroll, threads=threads):
+            m, q = flat[i % _ROTATION]
+            kernels.launch_csr(
+                offsets, m, q, out, reduction="shuffle", threads_per_block=threads, group=group,
+                column_index=True, width=width, unroll=unroll,
+            )  # fmt: skip
 
-    launch_csr(0)
-    check("csr", out[0], out[1], 0)
-    timing = _time_ms(launch_csr, _NumbaEvent, repeats=args.catalog_repeats,
-                      batch=args.catalog_batch, sync=_numba_sync)  # fmt: skip
-    rows.append(_row(f"cheapest/ours csr group={group}", timing,
-                     tb_per_s=round(nbytes / timing[0] / 1e9, 3), **common))  # fmt: skip
+        layout = "csr offsets" if width == 0 else "dense rows"
+        measure(f"{layout} group={group} unroll={unroll} tpb={threads}", launch)
     # The public wrapper end to end on device arrays (allocates outputs each call).
     public = cheapest_offers_dense(sets[0][0], sets[0][1])
     check("public wrapper", public.merchant, public.price, 0)

@@ -127,6 +127,37 @@ def test_single_offer(device):
     assert (got.merchant[0], got.price[0], got.index[0]) == (42, 1999, 0)
 
 
+@pytest.mark.parametrize("unroll", [4, 8])
+def test_row_kernels_in_the_simulator(unroll):
+    """The 16-byte vector kernel and the dense-rows kernel, shared-memory reduction."""
+    from numba import cuda
+
+    from gpu_engine import cheapest_offer_kernels as kernels
+
+    rng = np.random.default_rng(unroll)
+    merchant = rng.integers(0, 4, (3, 72), dtype=np.int32)
+    price = rng.integers(0, 3, (3, 72), dtype=np.int32)
+    flat = cuda.to_device(merchant.ravel()), cuda.to_device(price.ravel())
+    expected = reference_dense(merchant, price)
+    for launch in (
+        lambda out: kernels.launch_dense(*flat, out, reduction="shared", threads_per_block=64),
+        lambda out: kernels.launch_csr(
+            cuda.device_array(1, np.int64),
+            *flat,
+            out,
+            reduction="shared",
+            threads_per_block=32,
+            group=8,
+            column_index=True,
+            width=72,
+            unroll=unroll,
+        ),
+    ):
+        out = tuple(cuda.device_array(3, t) for t in (np.int32, np.int32, np.int64))
+        launch(out)
+        assert_same(CheapestOffers(*(a.copy_to_host() for a in out)), expected)
+
+
 @given(
     counts=st.lists(st.integers(0, 12), min_size=0, max_size=12),
     seed=st.integers(0, 2**32 - 1),
@@ -194,9 +225,10 @@ def test_warmup_runs_both_layouts():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("flavour", ["nc", "plain", "cs"])
 @pytest.mark.parametrize("reduction", ["shuffle", "shared"])
 @pytest.mark.parametrize("n_offers", [1024, 4, 12, 1028, 4096])
-def test_gpu_dense_vector_kernel_matches_cpu(reduction, n_offers):
+def test_gpu_dense_vector_kernel_matches_cpu(flavour, reduction, n_offers):
     from numba import cuda
 
     from gpu_engine import cheapest_offer_kernels as kernels
@@ -208,16 +240,17 @@ def test_gpu_dense_vector_kernel_matches_cpu(reduction, n_offers):
     out = tuple(cuda.device_array(shape[0], t) for t in (np.int32, np.int32, np.int64))
     kernels.launch_dense(
         cuda.to_device(merchant.ravel()), cuda.to_device(price.ravel()), out,
-        reduction=reduction, threads_per_block=256, blocks=97,
+        reduction=reduction, threads_per_block=256, flavour=flavour, blocks=97,
     )  # fmt: skip
     got = CheapestOffers(*(a.copy_to_host() for a in out))
     assert_same(got, cheapest_offers_dense(merchant, price, device="cpu"))
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("unroll", [4, 8])
 @pytest.mark.parametrize("reduction", ["shuffle", "shared"])
 @pytest.mark.parametrize("group", [1, 2, 4, 8, 16, 32])
-def test_gpu_csr_kernel_matches_cpu_for_every_group(reduction, group):
+def test_gpu_csr_kernel_matches_cpu_for_every_group(unroll, reduction, group):
     from numba import cuda
 
     from gpu_engine import cheapest_offer_kernels as kernels
@@ -228,9 +261,31 @@ def test_gpu_csr_kernel_matches_cpu_for_every_group(reduction, group):
     kernels.launch_csr(
         cuda.to_device(offsets.astype(np.int64)), cuda.to_device(merchant),
         cuda.to_device(price), out, reduction=reduction, threads_per_block=128, group=group,
+        unroll=unroll,
     )  # fmt: skip
     got = CheapestOffers(*(a.copy_to_host() for a in out))
     assert_same(got, cheapest_offers(offsets, merchant, price, device="cpu"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("unroll", [4, 8])
+@pytest.mark.parametrize("width", [1024, 37, 3])
+def test_gpu_dense_rows_kernel_matches_cpu(unroll, width):
+    from numba import cuda
+
+    from gpu_engine import cheapest_offer_kernels as kernels
+
+    rng = np.random.default_rng(width)
+    merchant = rng.integers(0, 40, (2001, width), dtype=np.int32)
+    price = rng.integers(0, 25, (2001, width), dtype=np.int32)
+    out = tuple(cuda.device_array(2001, t) for t in (np.int32, np.int32, np.int64))
+    kernels.launch_csr(
+        cuda.device_array(1, np.int64), cuda.to_device(merchant.ravel()),
+        cuda.to_device(price.ravel()), out, reduction="shuffle", threads_per_block=256,
+        group=32, column_index=True, width=width, unroll=unroll,
+    )  # fmt: skip
+    got = CheapestOffers(*(a.copy_to_host() for a in out))
+    assert_same(got, cheapest_offers_dense(merchant, price, device="cpu"))
 
 
 @pytest.mark.gpu

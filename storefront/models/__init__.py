@@ -1,6 +1,7 @@
 from storefront.models.carts import MAX_CART_LINES, MAX_LINE_QUANTITY, Cart, CartLine
-from storefront.models.catalog import Category, Offer, Product
+from storefront.models.catalog import Category, CheapestOfferRefresh, Offer, Product
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
+from storefront.models.imports import ImportJob
 from storefront.models.merchants import MAX_BASIS_POINTS, Merchant, ShippingZone
 
 __all__ = [
@@ -11,9 +12,14 @@ __all__ = [
     "Cart",
     "CartLine",
     "Category",
+    "CheapestOfferRefresh",
+    "ImportJob",
     "Merchant",
     "MoneyField",
     "Offer",
     "Product",
     "ShippingZone",
 ]
+
+# Connects the receivers that keep stored cheapest offers fresh (they name senders lazily).
+from storefront import receivers  # noqa: F401

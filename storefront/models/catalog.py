@@ -1,5 +1,6 @@
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
 from storefront.models.merchants import Merchant
@@ -33,10 +34,50 @@ class Product(models.Model):
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The stored cheapest buyable offer, written by ``catalog_cheapest_recompute`` (see
+    # storefront.cheapest). Selectors trust it only while ``cheapest_updated_at`` is set and no
+    # CheapestOfferRefresh is pending for the product; otherwise they read the offers live.
+    cheapest_offer = models.ForeignKey(
+        "Offer",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        help_text="Cheapest active, in-stock offer of an active merchant (ties: lowest "
+        "merchant id), as last computed.",
+    )
+    cheapest_price = MoneyField(
+        null=True, blank=True, editable=False, help_text="Its unit price, in cents."
+    )
+    buyable_offer_count = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Offers a shopper could buy, as last computed."
+    )
+    cheapest_updated_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the stored cheapest offer was last written. Empty: never computed.",
+    )
 
     class Meta:
         ordering = ["name", "id"]
-        indexes = [models.Index(fields=["name"], name="product_name_idx")]
+        indexes = [
+            models.Index(fields=["name"], name="product_name_idx"),
+            # The refresh task finds never-computed products through this small index.
+            models.Index(
+                fields=["id"],
+                condition=Q(cheapest_updated_at__isnull=True),
+                name="product_cheapest_unset_idx",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(cheapest_price__isnull=True) | Q(cheapest_price__gte=0),
+                name="product_cheapest_price_non_negative",
+                violation_error_message="The stored cheapest price cannot be negative.",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -102,3 +143,29 @@ class Offer(models.Model):
     def can_supply(self, quantity: int) -> bool:
         """Whether this offer is eligible for a line of ``quantity`` (the contract's rule)."""
         return self.stock is None or self.stock >= quantity
+
+
+class CheapestOfferRefresh(models.Model):
+    """A pending refresh of one product's stored cheapest offer.
+
+    Every write that can change a product's cheapest buyable offer (an offer saved, deleted or
+    imported, a merchant switched on or off) inserts a row here in the same transaction; the
+    refresh task recomputes the product and deletes exactly the rows it read. While a row
+    exists, selectors ignore the stored values and read the offers live, so a shopper never
+    sees a stale cheapest price. Writers only insert, never lock the product, so a big import
+    and the refresh task do not block each other.
+    """
+
+    # No database constraint: an import inserts one row per changed offer and must not pay a
+    # foreign-key check for each; rows of deleted products are dropped by the refresh task.
+    product = models.ForeignKey(
+        Product, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    # A database default, so raw SQL inserts (the feed import) need not pass it.
+    requested_at = models.DateTimeField(db_default=Now())
+
+    class Meta:
+        verbose_name = "pending cheapest-offer refresh"
+
+    def __str__(self) -> str:
+        return f"refresh product {self.product_id}"

@@ -1,0 +1,332 @@
+"""The stored cheapest offer of every product: marking products stale, and recomputing them
+with ``gpu_engine.cheapest_offer`` (GPU when the worker has one, its numba twin otherwise).
+
+"Cheapest" is exactly what the catalog selectors mean: the cheapest offer that is active, in
+stock (or unlimited) and sold by an active merchant, ties to the lowest merchant id (then the
+lowest offer id); ``buyable_offer_count`` counts those offers.
+
+Freshness. A write that can change a product's cheapest offer inserts a
+``CheapestOfferRefresh`` row in its own transaction (``catalog_cheapest_mark_stale``); the ORM
+signal receivers in ``storefront.receivers`` do it for every ``save()`` and ``delete()`` of
+offers and merchants, the feed import does it in SQL. Selectors use the stored values only for
+products with no pending refresh and a ``cheapest_updated_at``; the others are read live, so
+results are always right and only their speed depends on the refresh task keeping up.
+
+The recompute reads the refresh rows first, then the offers, writes the products and deletes
+exactly the refresh rows it read, all in one transaction per chunk. A writer that commits
+meanwhile leaves its own refresh row behind, so the next run picks the product up again.
+Chunks are serialised by a PostgreSQL advisory lock, so two workers never interleave a stale
+write over a fresh one.
+"""
+
+import json
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+
+from gpu_engine.cheapest_offer import cheapest_offer_device, cheapest_offers
+from storefront.models import CheapestOfferRefresh, Offer, Product
+from storefront.selectors import offer_buyable_q
+
+logger = logging.getLogger(__name__)
+
+# Any constant works; it only has to be the same for every worker of the deployment.
+_ADVISORY_LOCK_KEY = 0x5C_C4EA_9E57
+_INT32_MAX = np.iinfo(np.int32).max
+_ENQUEUED_KEY = "storefront:cheapest-recompute-enqueued"
+
+
+def _setting(name: str, default):
+    return getattr(settings, name, default)
+
+
+@dataclass(frozen=True)
+class CheapestRecomputeResult:
+    products: int = 0
+    written: int = 0
+    offers: int = 0
+    seconds: float = 0.0
+    device: str = ""
+
+    def __add__(self, other: "CheapestRecomputeResult") -> "CheapestRecomputeResult":
+        return CheapestRecomputeResult(
+            products=self.products + other.products,
+            written=self.written + other.written,
+            offers=self.offers + other.offers,
+            seconds=self.seconds + other.seconds,
+            device=other.device or self.device,
+        )
+
+
+# --- marking stale ----------------------------------------------------------------------
+
+
+def _ids_in(ids: Iterable[int]) -> RawSQL:
+    """``field__in=_ids_in(ids)``: any number of ids as one query parameter (an array on
+    PostgreSQL, JSON on SQLite), instead of one placeholder per id."""
+    ids = [int(i) for i in ids]
+    if connection.vendor == "postgresql":
+        return RawSQL("SELECT unnest(%s::bigint[])", [ids])
+    return RawSQL("SELECT value FROM json_each(%s)", [json.dumps(ids)])
+
+
+def _mark_from(products: QuerySet) -> int:
+    """Inserts one refresh row per distinct product id selected by ``products`` (a queryset
+    of ``product_id`` values), in one INSERT ... SELECT."""
+    sql, params = products.order_by().values("product_id").distinct().query.sql_with_params()
+    table = connection.ops.quote_name(CheapestOfferRefresh._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {table} (product_id) {sql}", params)
+        return cursor.rowcount
+
+
+def catalog_cheapest_mark_stale(
+    *,
+    product_ids: Iterable[int] = (),
+    merchant_ids: Iterable[int] = (),
+    offers: QuerySet[Offer] | None = None,
+) -> int:
+    """Marks products for a cheapest-offer refresh, in the caller's transaction: the given
+    products, every product a merchant offers, and the products of an offer queryset. Returns
+    the rows written. Call it for writes that bypass ``save()`` (``QuerySet.update``, raw SQL),
+    then ``catalog_cheapest_recompute_request()``."""
+    ids = sorted({int(i) for i in product_ids if i is not None})
+    written = 0
+    if ids:
+        CheapestOfferRefresh.objects.bulk_create(
+            [CheapestOfferRefresh(product_id=i) for i in ids], batch_size=1000
+        )
+        written += len(ids)
+    merchant_ids = sorted({int(i) for i in merchant_ids})
+    if merchant_ids:
+        written += _mark_from(Offer.objects.filter(merchant_id__in=merchant_ids))
+    if offers is not None:
+        written += _mark_from(Offer.objects.filter(pk__in=offers.order_by().values("pk")))
+    return written
+
+
+def catalog_cheapest_recompute_request() -> None:
+    """Has the pending refreshes recomputed once the current transaction commits.
+
+    Coalesced: one request per transaction however many offers it changed, and (with a
+    broker) at most one queued task per process per ``STOREFRONT_CHEAPEST_DEBOUNCE_S``
+    (default 2 s); the task runs after that delay and drains everything pending by then.
+    """
+    if connection.in_atomic_block and any(
+        entry[1] is _recompute_enqueue for entry in getattr(connection, "run_on_commit", ())
+    ):
+        return
+    transaction.on_commit(_recompute_enqueue, robust=True)
+
+
+def _recompute_enqueue() -> None:
+    from storefront.tasks import catalog_cheapest_recompute_task
+
+    if catalog_cheapest_recompute_task.app.conf.task_always_eager:
+        catalog_cheapest_recompute_task.apply()
+        return
+    debounce = float(_setting("STOREFRONT_CHEAPEST_DEBOUNCE_S", 2.0))
+    # The key lives exactly as long as the countdown: a change committed while it exists is
+    # committed before the queued task starts, so that task sees it.
+    if cache.add(_ENQUEUED_KEY, True, timeout=debounce):
+        catalog_cheapest_recompute_task.apply_async(
+            countdown=debounce, queue=_setting("STOREFRONT_CHEAPEST_QUEUE", "cpu")
+        )
+
+
+# --- recomputing ------------------------------------------------------------------------
+
+
+def _buyable_offers(product_ids: np.ndarray) -> np.ndarray:
+    """(product, offer, merchant, price) rows of the buyable offers, by product then offer id.
+    The filter is the selectors' own ``offer_buyable_q``, so both always mean the same."""
+    rows = (
+        Offer.objects.filter(offer_buyable_q(), product_id__in=_ids_in(product_ids))
+        .order_by("product_id", "id")
+        .values_list("product_id", "id", "merchant_id", "unit_price")
+    )
+    return np.array(list(rows), dtype=np.int64).reshape(-1, 4)
+
+
+def _as_int32_order(values: np.ndarray) -> np.ndarray:
+    """The kernel takes int32; prices may reach 10**10 cents and ids may outgrow int32.
+    Dense ranks keep the order (and ties) exactly, which is all a minimum needs."""
+    if values.size == 0 or (values.min() >= 0 and values.max() <= _INT32_MAX):
+        return values.astype(np.int32)
+    return np.unique(values, return_inverse=True)[1].astype(np.int32)
+
+
+def _cheapest(product_ids: np.ndarray, offers: np.ndarray):
+    """(offer id or -1, price or -1, buyable count) per product, via the CSR kernel."""
+    offsets = np.searchsorted(offers[:, 0], product_ids, side="left").astype(np.int64)
+    offsets = np.append(offsets, offers.shape[0])
+    count = np.diff(offsets)
+    if offers.shape[0] == 0:
+        none = np.full(product_ids.size, -1, dtype=np.int64)
+        return none, none, count
+    result = cheapest_offers(
+        offsets, _as_int32_order(offers[:, 2]), _as_int32_order(offers[:, 3]), device=_device()
+    )
+    found = result.index >= 0
+    best = offers[np.maximum(result.index, 0)]
+    return np.where(found, best[:, 1], -1), np.where(found, best[:, 3], -1), count
+
+
+def _write(product_ids, offer_id, price, count, now) -> int:
+    """Stores the results, skipping products whose stored values are already these."""
+    table = connection.ops.quote_name(Product._meta.db_table)
+    offer_ids = [None if o < 0 else o for o in offer_id.tolist()]
+    prices = [None if p < 0 else p for p in price.tolist()]
+    ids, counts = product_ids.tolist(), count.tolist()
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"""
+                UPDATE {table} AS p SET cheapest_offer_id = r.offer_id,
+                    cheapest_price = r.price, buyable_offer_count = r.n, cheapest_updated_at = %s
+                FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::integer[])
+                    AS r(id, offer_id, price, n)
+                WHERE p.id = r.id AND (p.cheapest_updated_at IS NULL
+                    OR p.cheapest_offer_id IS DISTINCT FROM r.offer_id
+                    OR p.cheapest_price IS DISTINCT FROM r.price OR p.buyable_offer_count <> r.n)
+                """,
+                [now, ids, offer_ids, prices, counts],
+            )
+            return cursor.rowcount
+        # SQLite: "IS NOT" is its null-safe "is distinct from".
+        cursor.executemany(
+            f"UPDATE {table} SET cheapest_offer_id = %s, cheapest_price = %s, "
+            "buyable_offer_count = %s, cheapest_updated_at = %s WHERE id = %s AND "
+            "(cheapest_updated_at IS NULL OR cheapest_offer_id IS NOT %s "
+            "OR cheapest_price IS NOT %s OR buyable_offer_count <> %s)",
+            [
+                (offer, price_, n, now, product, offer, price_, n)
+                for product, offer, price_, n in zip(ids, offer_ids, prices, counts, strict=True)
+            ],
+        )
+        return max(cursor.rowcount, 0)
+
+
+def _lock_chunks() -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ADVISORY_LOCK_KEY])
+
+
+def _recompute_chunk(product_ids: np.ndarray, refresh_ids: list[int]) -> CheapestRecomputeResult:
+    """One transaction: products' offers -> kernel -> products; then the refresh rows read."""
+    start = time.perf_counter()
+    product_ids = np.unique(product_ids)
+    offers = _buyable_offers(product_ids)
+    offer_id, price, count = _cheapest(product_ids, offers)
+    written = _write(product_ids, offer_id, price, count, timezone.now())
+    if refresh_ids:
+        CheapestOfferRefresh.objects.filter(pk__in=_ids_in(refresh_ids)).delete()
+    return CheapestRecomputeResult(
+        products=int(product_ids.size),
+        written=written,
+        offers=int(offers.shape[0]),
+        seconds=time.perf_counter() - start,
+        device=cheapest_offer_device(_device()),
+    )
+
+
+def _device() -> str:
+    return _setting("STOREFRONT_CHEAPEST_DEVICE", "auto")
+
+
+def _chunk_size() -> int:
+    return int(_setting("STOREFRONT_CHEAPEST_CHUNK", 50_000))
+
+
+def _pending_chunk(chunk: int) -> tuple[np.ndarray, list[int]]:
+    pending = list(
+        CheapestOfferRefresh.objects.order_by("id").values_list("id", "product_id")[:chunk]
+    )
+    if pending:
+        refresh_ids = [row[0] for row in pending]
+        return np.array([row[1] for row in pending], dtype=np.int64), refresh_ids
+    never = Product.objects.filter(cheapest_updated_at__isnull=True).order_by("id")
+    return np.array(list(never.values_list("id", flat=True)[:chunk]), dtype=np.int64), []
+
+
+def _drain_pending(chunk: int) -> CheapestRecomputeResult:
+    total = CheapestRecomputeResult()
+    deadline = time.monotonic() + float(_setting("STOREFRONT_CHEAPEST_DRAIN_S", 300))
+    while True:
+        with transaction.atomic():
+            _lock_chunks()
+            product_ids, refresh_ids = _pending_chunk(chunk)
+            if product_ids.size == 0:
+                return total
+            total += _recompute_chunk(product_ids, refresh_ids)
+        if time.monotonic() > deadline:
+            # Writers keep adding work: hand the rest to a fresh task rather than run forever.
+            catalog_cheapest_recompute_request()
+            return total
+
+
+def _recompute_ids(ids: np.ndarray, chunk: int) -> CheapestRecomputeResult:
+    total = CheapestRecomputeResult()
+    for lo in range(0, ids.size, chunk):
+        part = ids[lo : lo + chunk]
+        with transaction.atomic():
+            _lock_chunks()
+            refresh_ids = list(
+                CheapestOfferRefresh.objects.filter(product_id__in=_ids_in(part)).values_list(
+                    "id", flat=True
+                )
+            )
+            total += _recompute_chunk(part, refresh_ids)
+    return total
+
+
+def _recompute_all(chunk: int) -> CheapestRecomputeResult:
+    total = CheapestRecomputeResult()
+    after = 0
+    while True:
+        ids = np.array(
+            list(
+                Product.objects.filter(pk__gt=after)
+                .order_by("id")
+                .values_list("id", flat=True)[:chunk]
+            ),
+            dtype=np.int64,
+        )
+        if ids.size == 0:
+            return total
+        total += _recompute_ids(ids, chunk)
+        after = int(ids[-1])
+
+
+def catalog_cheapest_recompute(
+    *, product_ids: Iterable[int] | None = None, all_products: bool = False
+) -> CheapestRecomputeResult:
+    """Recomputes and stores the cheapest buyable offer of products: the given ones, every
+    product (``all_products``), or by default every product with a pending refresh or never
+    computed. Idempotent; writes only products whose stored values change (or were unset)."""
+    chunk = _chunk_size()
+    if product_ids is not None:
+        ids = np.unique(np.fromiter((int(i) for i in product_ids), dtype=np.int64))
+        result = _recompute_ids(ids, chunk)
+    elif all_products:
+        result = _recompute_all(chunk)
+    else:
+        result = _drain_pending(chunk)
+    logger.info(
+        "cheapest offers: %d products (%d written, %d buyable offers) in %.2f s",
+        result.products,
+        result.written,
+        result.offers,
+        result.seconds,
+    )
+    return result

@@ -1,0 +1,107 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from storefront.models.merchants import Merchant
+
+
+class ImportJob(models.Model):
+    """One upload of a merchant's offer feed and the progress of its import.
+
+    The feed is cut into batches of ``batch_size`` data rows; each batch is written in one
+    transaction together with the counters below, so ``batches_committed`` always says how far
+    the catalog got. A run (first or resumed) starts at that batch.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    class Format(models.TextChoices):
+        CSV = "csv", "CSV"
+        JSONL = "jsonl", "JSON Lines"
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="import_jobs")
+    file = models.FileField(upload_to="offer-feeds/%Y/%m/", max_length=255)
+    format = models.CharField(max_length=8, choices=Format.choices)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=40, blank=True, help_text="What a running job is doing.")
+    message = models.TextField(blank=True, help_text="Why the job failed, or a summary.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the run; a stale one may be resumed."
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    file_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="A resume refuses a file that changed since."
+    )
+
+    batch_size = models.PositiveIntegerField()
+    batches_total = models.PositiveIntegerField(default=0)
+    batches_committed = models.PositiveIntegerField(default=0)
+    rows_total = models.PositiveIntegerField(default=0, help_text="Data rows in the feed.")
+    rows_processed = models.PositiveIntegerField(
+        default=0, help_text="Data rows of the committed batches."
+    )
+    rows_valid = models.PositiveIntegerField(default=0)
+    rows_failed = models.PositiveIntegerField(default=0)
+    offers_created = models.PositiveIntegerField(default=0)
+    offers_updated = models.PositiveIntegerField(default=0)
+    offers_unchanged = models.PositiveIntegerField(default=0)
+    offers_superseded = models.PositiveIntegerField(
+        default=0,
+        help_text="Other active offers of the merchant for a product that the feed gave a new "
+        "active SKU; they were deactivated.",
+    )
+    error_report = models.FileField(
+        upload_to="offer-feeds/errors/%Y/%m/", max_length=255, blank=True
+    )
+    timings = models.JSONField(default=dict, blank=True, help_text="Seconds per phase.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "offer feed import"
+        indexes = [models.Index(fields=["merchant", "status"], name="importjob_merchant_status")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(batch_size__gte=1), name="importjob_batch_size_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(batches_committed__lte=F("batches_total")),
+                name="importjob_batches_committed_le_total",
+            ),
+            models.CheckConstraint(
+                condition=Q(rows_processed__lte=F("rows_total")),
+                name="importjob_rows_processed_le_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Import {self.pk} for {self.merchant.name} ({self.get_status_display()})"
+
+    @property
+    def progress_percent(self) -> int:
+        if self.status == self.Status.DONE:
+            return 100
+        if not self.rows_total:
+            return 0
+        return min(100, self.rows_processed * 100 // self.rows_total)
+
+    @property
+    def offers_changed(self) -> int:
+        return self.offers_created + self.offers_updated + self.offers_superseded
+
+    @property
+    def is_resumable(self) -> bool:
+        return self.status == self.Status.FAILED and bool(self.file)

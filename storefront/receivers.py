@@ -1,0 +1,89 @@
+"""Keeps the stored cheapest offers honest whatever writes the offers: services, the admin's
+forms, a shell, a factory. Every ORM ``save()``/``delete()`` of an offer, and every change of a
+merchant's ``active`` flag, marks the affected products stale in the same transaction and asks
+for a recompute once it commits (see ``storefront.cheapest``).
+
+``QuerySet.update()`` and raw SQL send no signals: code that writes offers that way calls
+``catalog_cheapest_mark_stale`` itself (the admin's bulk actions and the feed import do).
+
+Imported by ``storefront.models`` so that the receivers are connected whenever the models are.
+"""
+
+import threading
+import weakref
+
+from django.db.models.signals import post_save, pre_delete, pre_save
+from django.dispatch import receiver
+
+_OFFER = "storefront.Offer"
+_MERCHANT = "storefront.Merchant"
+_seen = threading.local()
+
+
+def _mark(**targets) -> None:
+    from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
+
+    if catalog_cheapest_mark_stale(**targets):
+        catalog_cheapest_recompute_request()
+
+
+def _fields_touched(update_fields, *names: str) -> bool:
+    return update_fields is None or any(name in update_fields for name in names)
+
+
+@receiver(pre_save, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_pre_save")
+def offer_remember_product(sender, instance, update_fields=None, **kwargs) -> None:
+    # An admin may move an offer to another product: both products need a refresh.
+    instance._cheapest_previous_product_id = None
+    if instance._state.adding or not _fields_touched(update_fields, "product", "product_id"):
+        return
+    instance._cheapest_previous_product_id = (
+        sender.objects.filter(pk=instance.pk).values_list("product_id", flat=True).first()
+    )
+
+
+@receiver(post_save, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_post_save")
+def offer_saved(sender, instance, **kwargs) -> None:
+    previous = getattr(instance, "_cheapest_previous_product_id", None)
+    _mark(product_ids=[instance.product_id, previous])
+
+
+@receiver(pre_delete, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_pre_delete")
+def offer_deleting(sender, instance, origin=None, **kwargs) -> None:
+    """Django sends this once per offer before deleting any; the products are marked in one
+    statement per deletion (its ``origin``), not one per offer."""
+    from storefront.models import Merchant, Offer, Product
+
+    if origin is not None and getattr(_seen, "origin", lambda: None)() is origin:
+        return
+    if origin is not None:
+        _seen.origin = weakref.ref(origin)
+    model = getattr(origin, "model", type(origin))
+    if model is Product:
+        return  # the products go too
+    if isinstance(origin, Merchant):
+        _mark(merchant_ids=[origin.pk])
+    elif model is Merchant:
+        _mark(merchant_ids=list(origin.values_list("pk", flat=True)))
+    elif model is Offer and not isinstance(origin, Offer):
+        _mark(offers=origin)
+    else:
+        _mark(product_ids=[instance.product_id])
+        _seen.origin = lambda: None
+
+
+@receiver(pre_save, sender=_MERCHANT, dispatch_uid="storefront.cheapest.merchant_pre_save")
+def merchant_remember_active(sender, instance, update_fields=None, **kwargs) -> None:
+    instance._cheapest_was_active = None
+    if instance._state.adding or not _fields_touched(update_fields, "active"):
+        return
+    instance._cheapest_was_active = (
+        sender.objects.filter(pk=instance.pk).values_list("active", flat=True).first()
+    )
+
+
+@receiver(post_save, sender=_MERCHANT, dispatch_uid="storefront.cheapest.merchant_post_save")
+def merchant_saved(sender, instance, created=False, **kwargs) -> None:
+    was_active = getattr(instance, "_cheapest_was_active", None)
+    if not created and was_active is not None and was_active != instance.active:
+        _mark(merchant_ids=[instance.pk])

@@ -9,10 +9,36 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    CharField,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import NullIf
 
 from storefront.errors import NotFound, ValidationFailed
-from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
+from storefront.models import (
+    Cart,
+    CartLine,
+    Category,
+    CheapestOfferRefresh,
+    Merchant,
+    MoneyField,
+    Offer,
+    Product,
+    ShippingZone,
+)
 from storefront.pricing import MerchantCost, PricedLine, Shipment, shipments_price
 from storefront.shipping import (
     Discount,
@@ -41,21 +67,50 @@ def offer_buyable_q(prefix: str = "") -> Q:
     )
 
 
+def _stored_cheapest_is_fresh() -> Q:
+    """Products whose stored cheapest offer can be trusted: computed at least once, and no
+    change of their offers or merchants since (no pending ``CheapestOfferRefresh``)."""
+    pending = CheapestOfferRefresh.objects.filter(product_id=OuterRef("pk"))
+    return Q(cheapest_updated_at__isnull=False) & ~Exists(pending)
+
+
 def _with_best_offer(products: QuerySet[Product]) -> QuerySet[Product]:
     """Annotates the cheapest buyable offer (ties: lowest merchant id) and the offer count.
 
-    Correlated subqueries keep it one query; with the (product, active, unit_price) index
-    they stay cheap on a paginated page.
+    Products whose stored cheapest offer is fresh (see ``storefront.cheapest``) read the
+    stored columns, which keeps price ordering over a large catalog cheap; the others fall
+    back to correlated subqueries, which with the (product, active, unit_price) index stay
+    cheap on a paginated page. Either way it is one query, with the same values.
     """
     buyable = Offer.objects.filter(offer_buyable_q(), product=OuterRef("pk"))
     cheapest = buyable.order_by("unit_price", "merchant_id", "id")
     count = buyable.order_by().values("product").annotate(n=Count("id")).values("n")
+    fresh = _stored_cheapest_is_fresh()
+
+    def stored_or_live(stored, live, output_field):
+        return Case(When(fresh, then=stored), default=live, output_field=output_field)
+
     return products.annotate(
-        best_price=Subquery(cheapest.values("unit_price")[:1]),
-        best_offer_id=Subquery(cheapest.values("id")[:1]),
-        best_merchant_id=Subquery(cheapest.values("merchant_id")[:1]),
-        best_merchant_name=Subquery(cheapest.values("merchant__name")[:1]),
-        offer_count=Subquery(count[:1]),
+        best_price=stored_or_live(
+            F("cheapest_price"), Subquery(cheapest.values("unit_price")[:1]), MoneyField()
+        ),
+        best_offer_id=stored_or_live(
+            F("cheapest_offer_id"), Subquery(cheapest.values("id")[:1]), BigIntegerField()
+        ),
+        best_merchant_id=stored_or_live(
+            F("cheapest_offer__merchant_id"),
+            Subquery(cheapest.values("merchant_id")[:1]),
+            BigIntegerField(),
+        ),
+        best_merchant_name=stored_or_live(
+            F("cheapest_offer__merchant__name"),
+            Subquery(cheapest.values("merchant__name")[:1]),
+            CharField(),
+        ),
+        # The live count is NULL, not 0, for a product nobody sells; keep it that way.
+        offer_count=stored_or_live(
+            NullIf(F("buyable_offer_count"), Value(0)), Subquery(count[:1]), IntegerField()
+        ),
     )
 
 

@@ -1,0 +1,375 @@
+"""Offer feed imports: create a job for an uploaded file, run it (on a worker, or in the
+``import_offers`` command), resume it after a failure or a crash.
+
+A run reads and validates the whole feed first (errors are known and the error report is
+written before the first offer changes), then writes it batch by batch; each batch commits
+with the job's counters and ``batches_committed``, so a crash leaves the catalog at a batch
+boundary and the next run starts at the next batch. Validation is deterministic for a given
+file and catalog, so a resumed run cuts the same batches.
+"""
+
+import csv
+import hashlib
+import io
+import logging
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import PurePath
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from storefront.cheapest import catalog_cheapest_recompute_request
+from storefront.errors import Conflict, NotFound, ValidationFailed
+from storefront.imports.feed import FeedFormatError, feed_read
+from storefront.imports.resolve import gtin_index_build, gtin_index_lookup
+from storefront.imports.validate import RowErrors, ValidatedFeed, feed_validate
+from storefront.imports.writers import BatchCounts, merchant_skus, offer_writer_for, product_gtins
+from storefront.models import ImportJob, Merchant
+from storefront.money import currency_decimals
+
+logger = logging.getLogger(__name__)
+
+Status = ImportJob.Status
+Progress = Callable[[ImportJob], None]
+_FORMATS_BY_SUFFIX = {
+    ".csv": ImportJob.Format.CSV,
+    ".txt": ImportJob.Format.CSV,
+    ".tsv": ImportJob.Format.CSV,
+    ".jsonl": ImportJob.Format.JSONL,
+    ".ndjson": ImportJob.Format.JSONL,
+    ".json": ImportJob.Format.JSONL,
+}
+# Spreadsheet programs run cells starting with these as formulas; the report defuses them.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _setting(name: str, default):
+    return getattr(settings, name, default)
+
+
+def import_batch_size() -> int:
+    return int(_setting("OFFER_IMPORT_BATCH_SIZE", 50_000))
+
+
+def import_format_detect(name: str) -> str:
+    """The feed format from a file name (``.gz`` allowed on top): csv, tsv, txt -> CSV;
+    jsonl, ndjson, json -> JSON Lines."""
+    path = PurePath(name.lower())
+    suffix = PurePath(path.stem).suffix if path.suffix == ".gz" else path.suffix
+    try:
+        return _FORMATS_BY_SUFFIX[suffix]
+    except KeyError:
+        raise ValidationFailed(
+            f"Cannot tell the format of {name!r} from its name; choose CSV or JSON Lines.",
+            code="import_format_unknown",
+            field="format",
+        ) from None
+
+
+# --- creating and resuming --------------------------------------------------------------
+
+
+@transaction.atomic
+def import_job_create(
+    *,
+    merchant: Merchant,
+    file: File,
+    format: str = "",
+    created_by=None,
+    batch_size: int | None = None,
+    enqueue: bool = True,
+) -> ImportJob:
+    """Stores the uploaded feed (MEDIA_ROOT/offer-feeds/) and creates its job; with
+    ``enqueue`` the import task is sent once the transaction commits."""
+    name = PurePath(getattr(file, "name", "") or "feed").name
+    format = format or import_format_detect(name)
+    if format not in ImportJob.Format.values:
+        raise ValidationFailed(f"Unknown feed format {format!r}.", field="format")
+    limit = int(_setting("OFFER_IMPORT_MAX_BYTES", 1024**3))
+    size = getattr(file, "size", None)
+    if size is not None and size > limit:
+        raise ValidationFailed(
+            f"The file has {size:,} bytes; the limit is {limit:,} (OFFER_IMPORT_MAX_BYTES).",
+            code="import_file_too_large",
+            field="file",
+        )
+    batch_size = batch_size or import_batch_size()
+    if batch_size < 1:
+        raise ValidationFailed("The batch size must be at least 1.", field="batch_size")
+    job = ImportJob(merchant=merchant, format=format, batch_size=batch_size, created_by=created_by)
+    job.file.save(name, file, save=False)
+    job.save()
+    if enqueue:
+        transaction.on_commit(lambda: import_job_enqueue(job_id=job.pk))
+    return job
+
+
+def import_job_enqueue(*, job_id: int) -> None:
+    from storefront.tasks import import_job_run_task
+
+    import_job_run_task.apply_async(args=[job_id], queue=_setting("OFFER_IMPORT_QUEUE", "cpu"))
+
+
+def _stale_before():
+    return timezone.now() - timedelta(seconds=int(_setting("OFFER_IMPORT_STALE_AFTER_S", 300)))
+
+
+def _crashed() -> Q:
+    """A running job whose run stopped beating: its worker died."""
+    return Q(status=Status.RUNNING) & (
+        Q(heartbeat_at__lt=_stale_before()) | Q(heartbeat_at__isnull=True)
+    )
+
+
+@transaction.atomic
+def import_job_resume(*, job: ImportJob, enqueue: bool = True) -> ImportJob:
+    """Queues a failed job (or one whose worker died) again; its run starts at the first
+    uncommitted batch."""
+    resumable = Q(status=Status.FAILED) | _crashed()
+    updated = ImportJob.objects.filter(resumable, pk=job.pk).update(
+        status=Status.QUEUED, stage="", heartbeat_at=None
+    )
+    if not updated:
+        job.refresh_from_db()
+        raise Conflict(
+            f"Import {job.pk} is {job.get_status_display().lower()}; only a failed import, or "
+            "one whose worker stopped, can be resumed.",
+            code="import_not_resumable",
+        )
+    job.refresh_from_db()
+    if enqueue:
+        transaction.on_commit(lambda: import_job_enqueue(job_id=job.pk))
+    return job
+
+
+def import_job_fail(*, job_id: int, reason: str) -> None:
+    ImportJob.objects.filter(pk=job_id).exclude(status=Status.DONE).update(
+        status=Status.FAILED, stage="", message=reason, finished_at=timezone.now()
+    )
+
+
+# --- running ----------------------------------------------------------------------------
+
+
+def _claim(job_id: int) -> ImportJob | None:
+    """Marks the job running if it is queued (or its previous worker died) and no other
+    import of the same merchant is running; None when it is already done."""
+    now = timezone.now()
+    other_running = ImportJob.objects.filter(
+        merchant_id=OuterRef("merchant_id"),
+        status=Status.RUNNING,
+        heartbeat_at__gte=_stale_before(),
+    ).exclude(pk=OuterRef("pk"))
+    claimed = (
+        ImportJob.objects.filter(Q(status=Status.QUEUED) | _crashed(), pk=job_id)
+        .filter(~Exists(other_running))
+        .update(
+            status=Status.RUNNING,
+            attempts=F("attempts") + 1,
+            heartbeat_at=now,
+            started_at=Coalesce(F("started_at"), now),
+            finished_at=None,
+            stage="starting",
+            message="",
+        )
+    )
+    try:
+        job = ImportJob.objects.select_related("merchant").get(pk=job_id)
+    except ImportJob.DoesNotExist:
+        raise NotFound("No such import.", code="import_not_found") from None
+    if claimed:
+        return job
+    if job.status == Status.DONE:
+        return None
+    raise Conflict(
+        f"Import {job.pk} is {job.get_status_display().lower()}"
+        + (
+            " while another import of this merchant runs; it will run after it."
+            if job.status == Status.QUEUED
+            else "; resume it first."
+            if job.status == Status.FAILED
+            else " on another worker."
+        ),
+        code="import_busy",
+    )
+
+
+def _touch(job: ImportJob, **fields) -> None:
+    fields["heartbeat_at"] = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(job, name, value)
+
+
+@contextmanager
+def _timed(timings: dict[str, float], phase: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[phase] = round(timings.get(phase, 0.0) + time.perf_counter() - start, 3)
+
+
+def _file_bytes(job: ImportJob) -> bytes:
+    with job.file.open("rb") as handle:
+        data = handle.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if job.file_sha256 and job.file_sha256 != digest:
+        raise FeedFormatError(
+            "The stored feed file changed since this import started; start a new import."
+        )
+    if not job.file_sha256:
+        _touch(job, file_sha256=digest)
+    return data
+
+
+def _validate(job: ImportJob, data: bytes, timings: dict[str, float]) -> ValidatedFeed:
+    with _timed(timings, "parse"):
+        table = feed_read(data, format=job.format)
+        limit = int(_setting("OFFER_IMPORT_MAX_ROWS", 5_000_000))
+        if table.rows_total > limit:
+            raise FeedFormatError(
+                f"The feed has {table.rows_total:,} rows; the limit is {limit:,} "
+                "(OFFER_IMPORT_MAX_ROWS). Split it into several files."
+            )
+    _touch(job, stage="matching GTINs to products", rows_total=table.rows_total)
+    with _timed(timings, "gtin_index"):
+        index = gtin_index_build()
+    with _timed(timings, "validate"):
+        return feed_validate(
+            table,
+            decimals=currency_decimals(settings.SHOP_CURRENCY),
+            resolve=lambda keys: gtin_index_lookup(index, keys),
+            existing_skus=lambda: merchant_skus(merchant_id=job.merchant_id),
+            product_gtins=product_gtins,
+        )
+
+
+def _report_csv(errors: RowErrors) -> bytes:
+    def safe(text: str) -> str:
+        return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["row", "sku", "field", "message"])
+    for line, sku, field, message in errors.sorted_rows():
+        writer.writerow([line, safe(sku), field, safe(message)])
+    return buffer.getvalue().encode("utf-8")
+
+
+def _save_report(job: ImportJob, errors: RowErrors) -> None:
+    if job.error_report:
+        job.error_report.delete(save=False)
+    if len(errors):
+        job.error_report.save(
+            f"import-{job.pk}-errors.csv", ContentFile(_report_csv(errors)), save=False
+        )
+    ImportJob.objects.filter(pk=job.pk).update(error_report=job.error_report.name or "")
+
+
+def _commit_batch(job: ImportJob, *, rows_processed: int, counts: BatchCounts) -> None:
+    _touch(
+        job,
+        batches_committed=F("batches_committed") + 1,
+        rows_processed=rows_processed,
+        offers_created=F("offers_created") + counts.created,
+        offers_updated=F("offers_updated") + counts.updated,
+        offers_unchanged=F("offers_unchanged") + counts.unchanged,
+        offers_superseded=F("offers_superseded") + counts.superseded,
+    )
+    job.refresh_from_db()
+
+
+def _summary(job: ImportJob) -> str:
+    text = (
+        f"{job.offers_created:,} offers created, {job.offers_updated:,} updated, "
+        f"{job.offers_unchanged:,} unchanged, {job.offers_superseded:,} superseded"
+    )
+    if job.rows_failed:
+        text += f"; {job.rows_failed:,} of {job.rows_total:,} rows failed (see the error report)"
+    return text + "."
+
+
+def _write(job: ImportJob, feed: ValidatedFeed, timings, progress: Progress | None) -> None:
+    rows, issues = feed.valid.size, feed.rows_total - feed.valid.size
+    writer = offer_writer_for(merchant_id=job.merchant_id, feed=feed)
+    try:
+        _touch(job, stage="staging rows")
+        with _timed(timings, "stage"):
+            writer.prepare()
+        _touch(job, stage="writing offers")
+        for batch in range(job.batches_committed, job.batches_total):
+            lo, hi = batch * job.batch_size, min((batch + 1) * job.batch_size, rows)
+            with _timed(timings, "write"), transaction.atomic():
+                counts = writer.write_batch(lo, hi)
+                _commit_batch(job, rows_processed=hi + issues, counts=counts)
+            if progress:
+                progress(job)
+    finally:
+        writer.close()
+
+
+def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJob:
+    """Runs (or continues) an import; safe to call again at any time. A queued job runs, a
+    done one is returned as it is, a failed one must be resumed first. Problems of the file
+    or the run are recorded on the job (status failed, ``message``), not raised."""
+    job = _claim(job_id)
+    if job is None:
+        return ImportJob.objects.get(pk=job_id)
+    timings: dict[str, float] = dict(job.timings or {}) if job.batches_committed else {}
+    try:
+        _touch(job, stage="reading the file")
+        with _timed(timings, "read"):
+            data = _file_bytes(job)
+        feed = _validate(job, data, timings)
+        _save_report(job, feed.errors)
+        batches = math.ceil(feed.valid.size / job.batch_size)
+        if job.batches_committed > batches:
+            raise FeedFormatError("The feed no longer matches the committed batches.")
+        _touch(
+            job,
+            rows_valid=feed.rows_valid,
+            rows_failed=feed.rows_failed,
+            batches_total=batches,
+            rows_processed=min(job.batches_committed * job.batch_size, feed.valid.size)
+            + feed.rows_total
+            - feed.valid.size,
+            timings=timings,
+        )
+        if progress:
+            progress(job)
+        _write(job, feed, timings, progress)
+    except FeedFormatError as error:
+        import_job_fail(job_id=job.pk, reason=str(error))
+        return ImportJob.objects.get(pk=job.pk)
+    except Exception as error:
+        logger.exception("Offer import %s failed", job.pk)
+        job.refresh_from_db()
+        import_job_fail(
+            job_id=job.pk,
+            reason=f"Stopped after {job.batches_committed} of {job.batches_total} batches: "
+            f"{type(error).__name__}: {error}. Resume to continue from there.",
+        )
+        ImportJob.objects.filter(pk=job.pk).update(timings=timings)
+        return ImportJob.objects.get(pk=job.pk)
+    job.refresh_from_db()
+    _touch(
+        job,
+        status=Status.DONE,
+        stage="",
+        finished_at=timezone.now(),
+        message=_summary(job),
+        timings=timings,
+    )
+    if job.offers_changed:
+        catalog_cheapest_recompute_request()
+    return job

@@ -44,7 +44,8 @@ def test_improve_shows_the_suggestion(client, dear_cart):
     assert "You can save €16.47" in html
     assert "20.1% less" in html
     assert "3 of 3 lines move to another merchant" in html
-    assert "Dear Shop · €25.00" in html and "Bundle Shop · €23.00" in html
+    assert '<span class="cell__main">Dear Shop</span> <span class="cell__sub">€25.00 each' in html
+    assert '<span class="cell__main">Bundle Shop</span> <span class="cell__sub">€23.00 each' in html
     assert "No longer needed: saves €6.99 shipping" in html
     assert "Proven cheapest" in html
     assert "Found in" in html

@@ -1,0 +1,408 @@
+"""Exact merchant selection as a mixed-integer program, solved by HiGHS (``highspy``).
+
+The model prices an assignment exactly as ``shared/spec/cart-pricing.md`` does, so a proven
+HiGHS optimum is a proven optimum of the cart. For every eligible (line, merchant) pair a binary
+``x`` says the line is bought there. Per merchant, with ``S`` = sum(q * p * x) the subtotal and
+``U`` = sum(q * x) the units:
+
+* ``y`` (binary) = the merchant ships something: ``x <= y`` per pair and ``y <= sum x``. The
+  second half matters: ``base_fee - per_extra_unit`` may be negative.
+* Never-free shipping is linear: ``(base - per) * y + per * U``.
+* A free-shipping threshold ``F`` adds a binary ``f`` (free) and a continuous shipping cost
+  ``s >= (base - per) * (y - f) + per * sum(q * (x - w))`` with ``w = x AND f`` per pair
+  (``w <= x``, ``w <= f``), and ``S - D >= F * f``. Minimising pushes ``f`` to 1 whenever the
+  goods reach ``F``, so "free at the threshold" holds at every optimum. The ``w`` form is exact on
+  integral points and far tighter in the relaxation than one big-M on ``f``.
+* A discount (``min_units``, ``bp``) adds a binary ``d`` (active) and an integer ``D`` (cents
+  off): ``D <= bp/10000 * sum(q * p * z)`` with ``z = x AND d``, and ``U >= min_units * d``.
+  ``D`` integral and below ``bp * S / 10000`` is at most the spec's floor; minimising raises it to
+  the floor. Where a threshold exists the solver could prefer a smaller discount to keep shipping
+  free, so those merchants also get ``U <= min_units - 1 + big * d`` (the discount is taken
+  whenever earned) and ``D >= (bp * S - 9999) / 10000 - big * (1 - d)`` (the floor, not less).
+
+HiGHS works in floating point: the returned total is always re-priced in integer cents by the
+engine's pricing routine, and optimality is claimed only when that exact total is within integer
+rounding of HiGHS's dual bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpu_engine.pricing import assignment_cost
+from gpu_engine.problem import CartProblem
+from gpu_engine.results import make_solution
+from gpu_engine.solution import Solution
+
+BP_SCALE = 10_000
+# Costs are integral: an absolute gap below one cent proves optimality.
+_ABS_GAP = 1.0 - 1e-6
+# Slack on HiGHS's floating-point bound before rounding it up to whole cents.
+_BOUND_SLACK = 1e-4
+# HiGHS's primal_solution_status for "a feasible point is known".
+_SOLUTION_FEASIBLE = 2
+
+
+@dataclass(frozen=True, slots=True)
+class MilpOutcome:
+    """HiGHS's answer before it becomes a :class:`Solution`.
+
+    ``choice``: merchant index per line (int64), or None when HiGHS found no feasible point in
+    its time. ``bound``: HiGHS's dual bound in cents (-inf when none).
+    """
+
+    choice: np.ndarray | None
+    bound: float
+    status: str
+    build_ms: float
+    solve_ms: float
+    n_cols: int
+    n_rows: int
+
+
+@dataclass
+class _MerchantCols:
+    """Column indexes of one merchant's variables (-1: the merchant has no such variable)."""
+
+    x: np.ndarray  # its pairs' x columns
+    y: int = -1
+    f: int = -1
+    s: int = -1
+    w: np.ndarray | None = None  # aligned with x
+    d: int = -1
+    big_d: int = -1
+    z: np.ndarray | None = None  # aligned with x
+
+
+@dataclass
+class _Model:
+    """Columns and rows of the program, collected then passed to HiGHS in one call."""
+
+    cost: list[float] = field(default_factory=list)
+    lower: list[float] = field(default_factory=list)
+    upper: list[float] = field(default_factory=list)
+    integer: list[bool] = field(default_factory=list)
+    starts: list[int] = field(default_factory=lambda: [0])
+    index: list[np.ndarray] = field(default_factory=list)
+    value: list[np.ndarray] = field(default_factory=list)
+    row_lower: list[float] = field(default_factory=list)
+    row_upper: list[float] = field(default_factory=list)
+
+    def cols(self, count: int, *, cost: float, upper: float, integer: bool) -> np.ndarray:
+        first = len(self.cost)
+        self.cost.extend([cost] * count)
+        self.lower.extend([0.0] * count)
+        self.upper.extend([upper] * count)
+        self.integer.extend([integer] * count)
+        return np.arange(first, first + count, dtype=np.int64)
+
+    def col(self, *, cost: float, upper: float, integer: bool) -> int:
+        return int(self.cols(1, cost=cost, upper=upper, integer=integer)[0])
+
+    def row(self, cols, vals, lower: float, upper: float) -> None:
+        cols = np.asarray(cols, dtype=np.int32)
+        self.index.append(cols)
+        self.value.append(np.asarray(vals, dtype=np.float64))
+        self.starts.append(self.starts[-1] + cols.size)
+        self.row_lower.append(lower)
+        self.row_upper.append(upper)
+
+    def rows_le(self, left: np.ndarray, right) -> None:
+        """One row ``left[k] <= right[k]`` per k (``right`` a column array or one column)."""
+        right = np.broadcast_to(np.asarray(right, dtype=np.int64), left.shape)
+        self.index.append(np.stack([left, right], axis=1).astype(np.int32).ravel())
+        self.value.append(np.tile([1.0, -1.0], left.size))
+        self.starts.extend((self.starts[-1] + 2 * np.arange(1, left.size + 1)).tolist())
+        self.row_lower.extend([-math.inf] * left.size)
+        self.row_upper.extend([0.0] * left.size)
+
+    def to_highs_lp(self):
+        import highspy
+
+        def finite(values: list[float]) -> np.ndarray:
+            array = np.asarray(values, dtype=np.float64)
+            return np.clip(array, -highspy.kHighsInf, highspy.kHighsInf)
+
+        lp = highspy.HighsLp()
+        lp.num_col_ = len(self.cost)
+        lp.num_row_ = len(self.row_lower)
+        lp.col_cost_ = np.asarray(self.cost, dtype=np.float64)
+        lp.col_lower_ = np.asarray(self.lower, dtype=np.float64)
+        lp.col_upper_ = finite(self.upper)
+        lp.row_lower_ = finite(self.row_lower)
+        lp.row_upper_ = finite(self.row_upper)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.asarray(self.starts, dtype=np.int32)
+        lp.a_matrix_.index_ = np.concatenate(self.index).astype(np.int32)
+        lp.a_matrix_.value_ = np.concatenate(self.value)
+        kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+        lp.integrality_ = [kinds[is_int] for is_int in self.integer]
+        return lp
+
+
+@dataclass(frozen=True)
+class MilpModel:
+    """The program of one cart and where each variable sits in it."""
+
+    problem: CartProblem
+    model: _Model
+    x_line: np.ndarray  # int64[n_x]: line of each x column (x columns come first)
+    x_merchant: np.ndarray  # int64[n_x]
+    merchants: dict[int, _MerchantCols]
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.model.cost)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.model.row_lower)
+
+
+def milp_build(problem: CartProblem) -> MilpModel:
+    """The exact program of ``problem`` (see the module docstring)."""
+    quantity = problem.quantity.astype(np.int64)
+    counts = problem.cand_count.astype(np.int64)
+    width = problem.cand_merchant.shape[1]
+    x_line = np.repeat(np.arange(problem.n_items, dtype=np.int64), counts)
+    x_merchant = problem.cand_merchant[np.arange(width)[None, :] < counts[:, None]].astype(np.int64)
+    units = quantity[x_line]
+    goods = units * problem.price[x_line, x_merchant]
+
+    model = _Model()
+    x = model.cols(x_line.size, cost=0.0, upper=1.0, integer=True)
+    model.cost[: x.size] = goods.astype(np.float64).tolist()
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    for i in range(problem.n_items):
+        span = x[offsets[i] : offsets[i + 1]]
+        model.row(span, np.ones(span.size), 1.0, 1.0)
+
+    order = np.argsort(x_merchant, kind="stable")
+    bounds = np.searchsorted(x_merchant[order], np.arange(problem.n_merchants + 1))
+    merchants: dict[int, _MerchantCols] = {}
+    for m in range(problem.n_merchants):
+        pairs = order[bounds[m] : bounds[m + 1]]
+        if pairs.size:
+            cols = _MerchantCols(x=x[pairs])
+            _add_merchant(problem, model, m, cols, units[pairs], goods[pairs])
+            merchants[m] = cols
+    return MilpModel(problem, model, x_line, x_merchant, merchants)
+
+
+def _add_merchant(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:
+    cols.y = model.col(cost=0.0, upper=1.0, integer=True)
+    model.rows_le(cols.x, cols.y)
+    model.row(np.append(cols.x, cols.y), np.append(-np.ones(cols.x.size), 1.0), -math.inf, 0.0)
+    _add_discount(problem, model, m, cols, units, goods)
+    _add_shipping(problem, model, m, cols, units, goods)
+
+
+def _has_threshold(problem: CartProblem, m: int) -> bool:
+    """Free shipping depends on the goods value: a real switch in the model."""
+    charges = problem.base_fee[m] > 0 or problem.per_extra_unit[m] > 0
+    return int(problem.free_over[m]) > 0 and bool(charges)
+
+
+def _add_discount(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:
+    min_units, bp = int(problem.disc_min_units[m]), int(problem.disc_bp[m])
+    u_max, s_max = int(units.sum()), int(goods.sum())
+    d_max = s_max * bp // BP_SCALE
+    if min_units < 1 or bp == 0 or u_max < min_units or d_max == 0:
+        return
+    rate = bp / BP_SCALE
+    cols.d = model.col(cost=0.0, upper=1.0, integer=True)
+    cols.big_d = model.col(cost=-1.0, upper=float(d_max), integer=True)
+    cols.z = model.cols(cols.x.size, cost=0.0, upper=1.0, integer=False)
+    model.row(np.append(cols.z, cols.big_d), np.append(-rate * goods, 1.0), -math.inf, 0.0)
+    model.rows_le(cols.z, cols.x)
+    model.rows_le(cols.z, cols.d)
+    model.row(np.append(cols.x, cols.d), np.append(units, -float(min_units)), 0.0, math.inf)
+    if _has_threshold(problem, m):
+        model.row(
+            np.append(cols.x, cols.d),
+            np.append(units, -float(u_max - min_units + 1)),
+            -math.inf,
+            float(min_units - 1),
+        )
+        big = rate * s_max
+        model.row(
+            np.concatenate((cols.x, [cols.big_d, cols.d])),
+            np.concatenate((-rate * goods, [1.0, -big])),
+            -(BP_SCALE - 1) / BP_SCALE - big,
+            math.inf,
+        )
+
+
+def _add_shipping(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:
+    base, per = int(problem.base_fee[m]), int(problem.per_extra_unit[m])
+    free_over = int(problem.free_over[m])
+    if free_over == 0 or (base == 0 and per == 0):
+        return
+    units = units.astype(np.float64)
+    if free_over < 0:
+        model.cost[cols.y] += base - per
+        for c, u in zip(cols.x.tolist(), units.tolist(), strict=True):
+            model.cost[c] += per * u
+        return
+    cols.f = model.col(cost=0.0, upper=1.0, integer=True)
+    cols.s = model.col(cost=1.0, upper=math.inf, integer=False)
+    cols.w = model.cols(cols.x.size, cost=0.0, upper=1.0, integer=False)
+    model.row(
+        np.concatenate((cols.x, cols.w, [cols.s, cols.y, cols.f])),
+        np.concatenate((-per * units, per * units, [1.0, -(base - per), base - per])),
+        0.0,
+        math.inf,
+    )
+    model.rows_le(cols.w, cols.x)
+    model.rows_le(cols.w, cols.f)
+    goods_cols = np.append(cols.x, cols.f)
+    goods_vals = np.append(goods.astype(np.float64), -float(free_over))
+    if cols.big_d >= 0:
+        goods_cols = np.append(goods_cols, cols.big_d)
+        goods_vals = np.append(goods_vals, -1.0)
+    model.row(goods_cols, goods_vals, 0.0, math.inf)
+    model.row([cols.f, cols.y], [1.0, -1.0], -math.inf, 0.0)
+
+
+def milp_point(milp: MilpModel, choice: np.ndarray) -> np.ndarray:
+    """The value of every column for an assignment: a feasible point (HiGHS's warm start)."""
+    problem = milp.problem
+    choice = np.asarray(choice, dtype=np.int64)
+    values = np.zeros(milp.n_cols)
+    values[: milp.x_line.size] = choice[milp.x_line] == milp.x_merchant
+    line_goods = problem.quantity * problem.price[np.arange(problem.n_items), choice]
+    subtotal = np.bincount(choice, weights=line_goods, minlength=problem.n_merchants)
+    units = np.bincount(choice, weights=problem.quantity, minlength=problem.n_merchants)
+    for m, cols in milp.merchants.items():
+        if units[m] == 0:
+            continue
+        sub, u = int(subtotal[m]), int(units[m])
+        values[cols.y] = 1.0
+        discount = 0
+        if cols.d >= 0 and u >= problem.disc_min_units[m]:
+            discount = sub * int(problem.disc_bp[m]) // BP_SCALE
+            values[cols.d] = 1.0
+            values[cols.big_d] = discount
+            values[cols.z] = values[cols.x]
+        if cols.f >= 0:
+            if sub - discount >= problem.free_over[m]:
+                values[cols.f] = 1.0
+                values[cols.w] = values[cols.x]
+            else:
+                values[cols.s] = problem.base_fee[m] + problem.per_extra_unit[m] * (u - 1)
+    return values
+
+
+def milp_run(
+    problem: CartProblem,
+    *,
+    time_limit_ms: float | None = None,
+    warm_start: np.ndarray | None = None,
+    threads: int | None = None,
+) -> MilpOutcome:
+    """Build and solve the program. ``warm_start``: a merchant index per line (a feasible
+    assignment, e.g. the GA's) handed to HiGHS as its first incumbent. ``time_limit_ms`` counts
+    the model build too. ``threads``: HiGHS's thread count (one per process in benchmarks)."""
+    import highspy
+
+    started = time.perf_counter()
+    milp = milp_build(problem)
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    highs.setOptionValue("mip_rel_gap", 0.0)
+    highs.setOptionValue("mip_abs_gap", _ABS_GAP)
+    if threads is not None:
+        highs.setOptionValue("threads", int(threads))
+    highs.passModel(milp.model.to_highs_lp())
+    if warm_start is not None:
+        values = milp_point(milp, warm_start)
+        highs.setSolution(milp.n_cols, np.arange(milp.n_cols, dtype=np.int32), values)
+    build_ms = (time.perf_counter() - started) * 1e3
+    if time_limit_ms is not None:
+        highs.setOptionValue("time_limit", max(time_limit_ms - build_ms, 1.0) / 1e3)
+    highs.run()
+    solve_ms = (time.perf_counter() - started) * 1e3 - build_ms
+
+    info = highs.getInfo()
+    choice = None
+    if info.primal_solution_status == _SOLUTION_FEASIBLE:
+        x = np.asarray(highs.getSolution().col_value[: milp.x_line.size])
+        choice = _choice_from_x(problem, milp, x)
+    bound = info.mip_dual_bound
+    return MilpOutcome(
+        choice=choice,
+        bound=bound if math.isfinite(bound) else -math.inf,
+        status=highs.modelStatusToString(highs.getModelStatus()),
+        build_ms=build_ms,
+        solve_ms=solve_ms,
+        n_cols=milp.n_cols,
+        n_rows=milp.n_rows,
+    )
+
+
+def _choice_from_x(problem: CartProblem, milp: MilpModel, x: np.ndarray) -> np.ndarray:
+    """The merchant with the largest ``x`` per line (one is ~1 at any feasible point)."""
+    offsets = np.concatenate(([0], np.cumsum(problem.cand_count, dtype=np.int64)))
+    choice = np.empty(problem.n_items, dtype=np.int64)
+    for i in range(problem.n_items):
+        lo, hi = offsets[i], offsets[i + 1]
+        choice[i] = milp.x_merchant[lo + int(np.argmax(x[lo:hi]))]
+    return choice
+
+
+def milp_proves(total: int, bound: float) -> bool:
+    """An integral ``total`` is optimal when HiGHS's dual ``bound`` rounds up to it."""
+    return math.isfinite(bound) and total <= math.ceil(bound - _BOUND_SLACK)
+
+
+def solve_milp(
+    problem: CartProblem,
+    *,
+    budget_ms: float | None = None,
+    warm_start: np.ndarray | None = None,
+    threads: int | None = None,
+) -> Solution:
+    """Exact HiGHS solve of ``problem``. Within ``budget_ms`` it returns a proven optimum;
+    otherwise HiGHS's best incumbent (never worse than ``warm_start``) with ``optimal=False`` and
+    ``gap`` = (total - bound) / total. Raises RuntimeError when no feasible point is known."""
+    started = time.perf_counter()
+    outcome = milp_run(problem, time_limit_ms=budget_ms, warm_start=warm_start, threads=threads)
+    choice = outcome.choice
+    if warm_start is not None:
+        warm = np.asarray(warm_start, dtype=np.int64)
+        if choice is None or _cost(problem, warm) < _cost(problem, choice):
+            choice = warm
+    if choice is None:
+        raise RuntimeError(f"HiGHS found no assignment in time ({outcome.status})")
+    total = _cost(problem, choice)
+    proven = milp_proves(total, outcome.bound)
+    gap = None
+    if not proven and math.isfinite(outcome.bound) and total > 0:
+        gap = max(0.0, (total - outcome.bound) / total)
+    return make_solution(
+        problem,
+        choice,
+        total=total,
+        optimal=proven,
+        algorithm="milp",
+        device="cpu",
+        elapsed_ms=(time.perf_counter() - started) * 1e3,
+        gap=gap,
+        stats={
+            "highs_status": outcome.status,
+            "bound": outcome.bound if math.isfinite(outcome.bound) else None,
+            "build_ms": outcome.build_ms,
+            "solve_ms": outcome.solve_ms,
+            "columns": outcome.n_cols,
+            "rows": outcome.n_rows,
+            "warm_start": warm_start is not None,
+        },
+    )
+
+
+def _cost(problem: CartProblem, choice: np.ndarray) -> int:
+    return int(assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params))

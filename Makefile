@@ -54,6 +54,7 @@ worker-gpu: venv
 		--concurrency=1 --prefetch-multiplier=1 -n gpu$(GPU)@%h --loglevel=INFO
 
 bench: venv
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	$(BIN)/python -m gpu_engine bench
 
 clean:

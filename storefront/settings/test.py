@@ -8,6 +8,10 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("DEBUG", "0")
+# pytest-django imports these settings (and Django apps, which may import numba) before
+# tests/conftest.py runs, so the CUDA simulator switch must be set here too.
+if os.environ.get("SMARTCART_REAL_GPU") != "1":
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 from storefront.settings.base import *  # noqa: F403
 

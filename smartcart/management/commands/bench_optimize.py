@@ -39,7 +39,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument(
-            "--poll-ms", type=float, default=2.0, help="How often to look for the answer."
+            "--poll-ms", type=float, default=5.0, help="How often to look for the answer."
         )
         parser.add_argument("--spawn-worker", action="store_true")
         parser.add_argument("--json", type=Path, help="Also write the results here.")

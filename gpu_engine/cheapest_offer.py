@@ -37,9 +37,10 @@ _INT32 = np.iinfo(np.int32)
 # Dense GPU path, chosen by measurement on the lent H200 (BENCHMARKS_catalog.md): "rows" is the
 # coalesced 4-byte row scan (group of lanes per product, DENSE_UNROLL loads of each array in
 # flight), "vector" the warp-per-product 16-byte load kernel with cache operator DENSE_FLAVOUR.
-DENSE_KERNEL = "rows"
-DENSE_UNROLL = 4
-DENSE_FLAVOUR = "nc"
+DENSE_KERNEL = "vector"
+DENSE_UNROLL = 8
+DENSE_FLAVOUR = "plain"
+DENSE_THREADS_PER_BLOCK = 128
 _THREADS_PER_BLOCK = 256
 # The simulator runs one Python thread per CUDA thread: keep its blocks small.
 _SIM_THREADS_PER_BLOCK = 32
@@ -178,9 +179,10 @@ def _dense_on_device(merchant, price, device) -> CheapestOffers:
     flat_price = price.reshape(price.size)
     vector_ok = n_offers % 4 == 0 and _aligned16(merchant) and _aligned16(price)
     if DENSE_KERNEL == "vector" and vector_ok:
+        threads = _SIM_THREADS_PER_BLOCK if numba.config.ENABLE_CUDASIM else DENSE_THREADS_PER_BLOCK
         kernels.launch_dense(
             flat_merchant, flat_price, out, reduction=_reduction(),
-            threads_per_block=_threads_per_block(), flavour=DENSE_FLAVOUR,
+            threads_per_block=threads, flavour=DENSE_FLAVOUR,
         )  # fmt: skip
         return out
     # Rows of ``width`` offers need no offsets; zero-width rows go through real (zero) offsets.

@@ -95,9 +95,7 @@ class DestinationForm(DomainErrorsMixin, forms.Form):
 
 
 class SignUpForm(UserCreationForm):
-    email = forms.EmailField(
-        required=False, help_text="Optional; only used for order updates.", label="Email"
-    )
+    email = forms.EmailField(required=False, help_text="Optional.", label="Email")
 
     class Meta(UserCreationForm.Meta):
         model = get_user_model()

@@ -12,6 +12,7 @@ ALGORITHM_LABELS = {
     "gpu-full": "exhaustive search on the GPU",
     "dp": "dynamic programming",
     "milp": "integer programming",
+    "ga": "genetic search",
 }
 
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from storefront.models import Product
 from tests.e2e.conftest import DESKTOP, PHONE
-from tests.e2e.test_shopper_flow import add_offer_through_search, pick_improvable_offers
+from tests.e2e.helpers import add_offer_through_search, pick_improvable_offers
 
 pytestmark = pytest.mark.e2e
 

@@ -130,6 +130,7 @@ def test_csrf_is_enforced(market):
     client = Client(enforce_csrf_checks=True)
     response = add_to_cart(client, market.dear_offers[0])
     assert response.status_code == 403
+    assert "That form expired" in response.content.decode()
     assert not CartLine.objects.exists()
 
 

@@ -89,3 +89,11 @@ def test_product_nobody_sells_is_listed_as_unavailable(client, db):
     assert "Ghost Item" in html
     assert "Currently unavailable" in html
     assert "Add cheapest" not in html
+
+
+def test_amounts_use_the_deployment_currency(client, market, settings):
+    settings.SHOP_CURRENCY = "GBP"
+    html = client.get(reverse("catalog")).content.decode()
+    assert "£22.00" in html
+    assert "€" not in html
+    assert "All prices in GBP." in html

@@ -83,6 +83,7 @@ def test_progress_is_polled_until_the_suggestion_arrives(page, demo_catalog, art
 
     page.locator('#improve[data-state="saving"]').wait_for()
     assert page.evaluate("() => window.__noReload") is True  # the same page, not a reload
+    assert page.get_by_role("button", name="Improve cart").is_enabled()
 
 
 def test_anonymous_cart_survives_sign_in(page, demo_catalog):

@@ -88,6 +88,16 @@
     }
 
     function finished(hadFocus) {
+      // The Improve cart button waited for this run; it may start another one now.
+      var button = document.querySelector("[data-improve-button]");
+      if (button) {
+        button.disabled = false;
+        button.removeAttribute("aria-disabled");
+        var label = button.querySelector("[data-improve-label]");
+        if (label) {
+          label.textContent = "Improve cart";
+        }
+      }
       var panel = region.querySelector(".improve-panel");
       if (panel && hadFocus) {
         panel.focus();

@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class StorefrontConfig(AppConfig):
     name = "storefront"
     verbose_name = "Marketplace"
+
+    def ready(self) -> None:
+        # Merges the anonymous cart into the user's at every login, also logins that never
+        # went through the site's URLconf (tests, admin).
+        from storefront.web import signals  # noqa: F401

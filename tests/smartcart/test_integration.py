@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -59,17 +60,38 @@ def _test_database_url() -> str:
     return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
 
 
+@contextmanager
+def _publishing_to(url: str):
+    """Makes this process publish tasks to ``url`` instead of running them in-process.
+
+    The broker connection pools are created on first publish from the configuration; they
+    are dropped on the way in and out so neither side keeps a connection to the other broker.
+    """
+    saved = app.conf.task_always_eager, app.conf.broker_url
+    _drop_broker_pools()
+    app.conf.task_always_eager, app.conf.broker_url = False, url
+    try:
+        yield
+    finally:
+        _drop_broker_pools()
+        app.conf.task_always_eager, app.conf.broker_url = saved
+
+
+def _drop_broker_pools() -> None:
+    # Not app.close(): that also unregisters the app, and tasks imported later would then
+    # never be added to it.
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def broker_url():
     url = _isolated_redis_url(_require_services())
     redis.Redis.from_url(url).delete("cpu", "gpu")
-    # Publish to the real broker from this process (tests otherwise run tasks in-process).
-    saved = app.conf.task_always_eager, app.conf.broker_url
-    app.close()
-    app.conf.task_always_eager, app.conf.broker_url = False, url
-    yield url
-    app.close()
-    app.conf.task_always_eager, app.conf.broker_url = saved
+    with _publishing_to(url):
+        yield url
     redis.Redis.from_url(url).delete("cpu", "gpu")
 
 

@@ -144,11 +144,11 @@ def grow_order(start, step, keys, order):
 
 
 def grow_best(start, step, m, count, order, removal, qty, price, params, sub, units, mcost):
-    """Best prefix length (1..count) of the growth ``order`` for the range's lengths: (gain,
-    length) with the lowest gain, then the shortest. Each thread re-sums its prefixes, so no
-    scan is needed: count is at most the number of lines."""
+    """Best prefix length (1..count) of the growth ``order`` among the range's lengths: (gain,
+    length) with the lowest gain, then the shortest; (0, -1) for an empty range. A range sums
+    its own prefixes as it goes (count is at most the number of lines), so no scan is needed."""
     best_gain = 0
-    best_len = 0
+    best_len = -1
     s = sub[m]
     u = units[m]
     removed = 0
@@ -160,10 +160,11 @@ def grow_best(start, step, m, count, order, removal, qty, price, params, sub, un
             u += qty[i]
             removed += removal[i]
             done += 1
-        after = merchant_cost(s, u, params[0, m], params[1, m], params[2, m], params[3, m],
-                              params[4, m])  # fmt: skip
+        after = merchant_cost(
+            s, u, params[0, m], params[1, m], params[2, m], params[3, m], params[4, m]
+        )
         gain = removed + after - mcost[m]
-        if best_len == 0 or better(gain, length, best_gain, best_len):
+        if best_len < 0 or better(gain, length, best_gain, best_len):
             best_gain = gain
             best_len = length
     return best_gain, best_len

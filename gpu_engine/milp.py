@@ -91,6 +91,9 @@ class _Model:
     value: list[np.ndarray] = field(default_factory=list)
     row_lower: list[float] = field(default_factory=list)
     row_upper: list[float] = field(default_factory=list)
+    # ``left <= right`` rows, collected per merchant and emitted in one block at the end.
+    le_left: list[np.ndarray] = field(default_factory=list)
+    le_right: list[np.ndarray] = field(default_factory=list)
 
     def cols(self, count: int, *, cost: float, upper: float, integer: bool) -> np.ndarray:
         first = len(self.cost)
@@ -113,7 +116,14 @@ class _Model:
 
     def rows_le(self, left: np.ndarray, right) -> None:
         """One row ``left[k] <= right[k]`` per k (``right`` a column array or one column)."""
-        right = np.broadcast_to(np.asarray(right, dtype=np.int64), left.shape)
+        self.le_left.append(left)
+        self.le_right.append(np.broadcast_to(np.asarray(right, dtype=np.int64), left.shape))
+
+    def _flush_le(self) -> None:
+        if not self.le_left:
+            return
+        left, right = np.concatenate(self.le_left), np.concatenate(self.le_right)
+        self.le_left, self.le_right = [], []
         self.index.append(np.stack([left, right], axis=1).astype(np.int32).ravel())
         self.value.append(np.tile([1.0, -1.0], left.size))
         self.starts.extend((self.starts[-1] + 2 * np.arange(1, left.size + 1)).tolist())
@@ -122,6 +132,8 @@ class _Model:
 
     def to_highs_lp(self):
         import highspy
+
+        self._flush_le()
 
         def finite(values: list[float]) -> np.ndarray:
             array = np.asarray(values, dtype=np.float64)
@@ -160,7 +172,7 @@ class MilpModel:
 
     @property
     def n_rows(self) -> int:
-        return len(self.model.row_lower)
+        return len(self.model.row_lower) + sum(a.size for a in self.model.le_left)
 
 
 def milp_build(problem: CartProblem) -> MilpModel:

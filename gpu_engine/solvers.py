@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 from gpu_engine.cpu_full import solve_cpu_full
 from gpu_engine.dp import solve_dp
+from gpu_engine.ga import solve_ga_cpu, solve_ga_gpu
+from gpu_engine.milp import solve_milp
 from gpu_engine.problem import CartProblem, ProblemError
 from gpu_engine.solution import Solution
 
@@ -24,7 +26,12 @@ SOLVERS: dict[str, Callable[..., Solution]] = {
     "cpu-dp": functools.partial(solve_dp, device="cpu"),
     "gpu-full": solve_gpu_full,
     "gpu-dp": functools.partial(solve_dp, device="gpu"),
+    "milp": solve_milp,
+    "cpu-ga": solve_ga_cpu,
+    "gpu-ga": solve_ga_gpu,
 }
+# Randomised solvers take the seed.
+SEEDED = frozenset({"cpu-ga", "gpu-ga"})
 
 
 def solve(
@@ -33,20 +40,18 @@ def solve(
     algorithm: str = "auto",
     budget_ms: float | None = None,
     seed: int = 0,
+    **planner_options,
 ) -> Solution:
-    """Cheapest assignment for ``problem``. ``algorithm="auto"`` lets the dispatcher choose;
-    ``budget_ms`` time-boxes solvers that can stop early (their answer is then flagged not
-    optimal); ``seed`` is for randomised solvers (the exact ones ignore it)."""
-    del seed
-    from gpu_engine.dispatch import choose_algorithm
-
-    plan = None
-    name = algorithm
+    """Cheapest assignment for ``problem``. ``algorithm="auto"`` lets the planner choose
+    (``gpu_engine.planner.solve_planned``; ``planner_options``: ``gpu_busy``,
+    ``gpu_queue_depth``, ``allow_gpu``, ``profile``); ``budget_ms`` time-boxes solvers that can
+    stop early (their answer is then flagged not optimal); ``seed`` is for randomised solvers
+    (the exact ones ignore it)."""
     if algorithm == "auto":
-        name, plan = choose_algorithm(problem, budget_ms=budget_ms)
-    if name not in SOLVERS:
+        from gpu_engine.planner import solve_planned
+
+        return solve_planned(problem, budget_ms=budget_ms, seed=seed, **planner_options)
+    if algorithm not in SOLVERS:
         raise ProblemError("algorithm", algorithm, f"must be one of auto, {', '.join(SOLVERS)}")
-    solution = SOLVERS[name](problem, budget_ms=budget_ms)
-    if plan is not None:
-        solution.plan = {"algorithm": name, **plan}
-    return solution
+    extra = {"seed": seed} if algorithm in SEEDED else {}
+    return SOLVERS[algorithm](problem, budget_ms=budget_ms, **extra)

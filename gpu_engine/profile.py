@@ -1,0 +1,122 @@
+"""The planner's rate profile: how fast this machine runs each solver.
+
+A profile is a small JSON file written by ``python -m gpu_engine.profile_calibrate`` (see
+:mod:`gpu_engine.profile_calibrate`). :func:`load_profile` reads, in order: the file named by
+``$GPU_ENGINE_PROFILE``; the calibrated profile in the user's cache directory
+(``$XDG_CACHE_HOME/gpu_engine/profile.json``, by default ``~/.cache/...``); the defaults that
+ship with the package (``default_profile.json``, measured on the lent H200 host and GPU).
+
+Rates are work units per second, overheads milliseconds per call:
+
+* full search: assignments (the cart's complexity);
+* subset DP: the engine's step counts (``relaxed_steps``, ``MerchantDPInputs.steps``);
+* MILP: a power law in the number of (line, merchant) pairs, one for carts whose merchants have
+  no free-shipping threshold or discount switch ("flat") and one for the rest ("switched"),
+  fitted to an upper quantile of the measured times so that predictions err on the slow side.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+PROFILE_ENV = "GPU_ENGINE_PROFILE"
+DEFAULT_PROFILE_PATH = Path(__file__).with_name("default_profile.json")
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PowerLaw:
+    """``ms = coef * x ** power`` (x >= 1)."""
+
+    coef: float
+    power: float
+
+    def __call__(self, x: float) -> float:
+        return self.coef * max(1.0, x) ** self.power
+
+
+@dataclass(frozen=True)
+class RateProfile:
+    """Measured speeds of this machine's solvers (see the module docstring)."""
+
+    cpu_full_rate: float
+    cpu_full_overhead_ms: float
+    gpu_full_rate: float
+    gpu_full_overhead_ms: float
+    relaxed_dp_rate: float
+    cpu_dp_rate: float
+    gpu_dp_rate: float
+    dp_overhead_ms: float
+    gpu_dp_overhead_ms: float
+    milp_flat: PowerLaw
+    milp_switched: PowerLaw
+    # Model build and HiGHS set-up of a tiny cart.
+    milp_overhead_ms: float
+    # The GA's set-up before its first generation, per line of the cart (ms).
+    ga_cpu_init_ms_per_line: float
+    ga_gpu_init_ms: float
+    # A typical GPU job, to turn a queue depth into a wait.
+    gpu_job_ms: float
+    source: str = "default"
+    machine: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["format"] = FORMAT_VERSION
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RateProfile:
+        if data.get("format") != FORMAT_VERSION:
+            raise ValueError(f"profile format {data.get('format')!r}, expected {FORMAT_VERSION}")
+        values = {}
+        for f in fields(cls):
+            if f.name not in data:
+                if f.name in ("source", "machine"):
+                    continue
+                raise ValueError(f"profile lacks {f.name!r}")
+            value = data[f.name]
+            if f.name in ("milp_flat", "milp_switched"):
+                value = PowerLaw(float(value["coef"]), float(value["power"]))
+            elif f.name not in ("source", "machine"):
+                value = float(value)
+                if not math.isfinite(value) or value < 0:
+                    raise ValueError(f"profile {f.name!r} must be a finite number >= 0")
+            values[f.name] = value
+        return cls(**values)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        tmp.replace(path)
+
+
+def user_profile_path() -> Path:
+    """Where ``calibrate`` writes by default and :func:`load_profile` looks second."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "gpu_engine" / "profile.json"
+
+
+def read_profile(path: Path) -> RateProfile:
+    return RateProfile.from_dict(json.loads(Path(path).read_text()))
+
+
+def load_profile() -> RateProfile:
+    """The profile in force (see the module docstring). A named file that is missing or bad is
+    an error; a bad cached file falls back to the package defaults."""
+    named = os.environ.get(PROFILE_ENV)
+    if named:
+        return read_profile(Path(named))
+    cached = user_profile_path()
+    if cached.is_file():
+        try:
+            return read_profile(cached)
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return read_profile(DEFAULT_PROFILE_PATH)

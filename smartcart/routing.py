@@ -1,28 +1,37 @@
 """Where an improve-cart job runs: inline in the request, the ``cpu`` queue or the ``gpu`` queue.
 
-Tiny carts are answered in the request (a queue round trip costs more than the solve). Large
-carts go to the GPU queue when GPU workers exist, unless that queue is backed up: then the job
-goes to the CPU queue with a time budget, so the shopper gets a good answer now instead of a
-perfect one late (Jet.com's "GPU busy" failure; we degrade, never fail).
+The decision is the engine planner's (``gpu_engine.planner.make_plan``): it predicts every
+solver's time from the cart's features and the machine's measured rates. Here:
+
+- a cart whose best exact CPU method is predicted to take at most ``SMARTCART_INLINE_MAX_MS``
+  is solved in the request (a queue round trip costs more than the solve);
+- otherwise, when GPU workers serve the ``gpu`` queue, the planner is asked again with the GPU
+  present and the queue's depth; if it picks a GPU method the job goes to the ``gpu`` queue,
+  unless more than ``SMARTCART_GPU_QUEUE_MAX`` jobs wait there: then the job goes to the CPU
+  queue with a time budget, so the shopper gets a good answer now instead of a perfect one
+  late (Jet.com's "GPU busy" failure; we degrade, never fail);
+- everything else goes to the ``cpu`` queue.
 
 Settings (read with defaults, so they are optional):
 
 - ``SMARTCART_INLINE_MAX_MS`` (5): solve in the request when predicted at most this.
 - ``SMARTCART_GPU_QUEUE`` (None): True/False says whether GPU workers serve the ``gpu``
   queue; None asks ``gpu_engine.gpu_available()`` in this process.
-- ``SMARTCART_GPU_MIN_LINES`` (16): smaller carts stay on the CPU even when a GPU exists.
 - ``SMARTCART_GPU_QUEUE_MAX`` (8): waiting ``gpu`` messages past which jobs go to the CPU.
 - ``SMARTCART_DEFAULT_BUDGET_MS`` (2000) and ``SMARTCART_CPU_FALLBACK_BUDGET_MS`` (500): solver
   budgets for a queued job and for one diverted from a busy GPU queue.
 """
 
+import functools
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
 from gpu_engine import CartProblem, gpu_available
-from gpu_engine.rates import cpu_full_rate
+from gpu_engine.planner import GpuState, Plan, make_plan
+from gpu_engine.profile import RateProfile, load_profile
 from smartcart.models import OptimizationRun
 
 logger = logging.getLogger(__name__)
@@ -34,18 +43,20 @@ Route = OptimizationRun.Route
 class RouteChoice:
     route: str
     budget_ms: int | None
-    predicted_ms: float
+    predicted_ms: float | None
     reason: str
+    method: str
+    plan: dict[str, Any]
 
 
 def _setting(name: str, default):
     return getattr(settings, name, default)
 
 
-def predicted_cpu_ms(problem: CartProblem) -> float:
-    """Predicted milliseconds of an exact CPU solve: a full search over every assignment at
-    the measured rate, an upper bound for the smarter exact solvers on small carts."""
-    return problem.complexity / cpu_full_rate() * 1000.0
+@functools.cache
+def rate_profile() -> RateProfile:
+    """The engine's rate profile, read once per process (recalibrating needs a restart)."""
+    return load_profile()
 
 
 def gpu_queue_enabled() -> bool:
@@ -75,31 +86,53 @@ def gpu_queue_backlog(*, broker_url: str | None = None) -> int:
         return 0
 
 
+def _predicted(plan: Plan) -> float | None:
+    return next((e.predicted_ms for e in plan.estimates if e.method == plan.method), None)
+
+
+def _exact(plan: Plan) -> bool:
+    return any(e.method == plan.method and e.exact for e in plan.estimates)
+
+
 def route_choose(*, problem: CartProblem, budget_ms: int | None = None) -> RouteChoice:
-    """Pick inline, ``gpu`` or ``cpu`` for ``problem`` from its features and the GPU's load."""
-    predicted = predicted_cpu_ms(problem)
+    """Pick inline, ``gpu`` or ``cpu`` for ``problem`` (see the module docstring)."""
+    budget = budget_ms or int(_setting("SMARTCART_DEFAULT_BUDGET_MS", 2000))
+    profile = rate_profile()
+    cpu_plan = make_plan(problem, budget_ms=budget, profile=profile, gpu=GpuState(present=False))
+    predicted = _predicted(cpu_plan)
     inline_max = float(_setting("SMARTCART_INLINE_MAX_MS", 5))
-    queued_budget = budget_ms or int(_setting("SMARTCART_DEFAULT_BUDGET_MS", 2000))
-    if predicted <= inline_max:
+    if _exact(cpu_plan) and predicted is not None and predicted <= inline_max:
+        reason = f"{cpu_plan.method} predicted {predicted:.2f} ms <= inline limit {inline_max:g} ms"
         return RouteChoice(
-            Route.INLINE,
-            budget_ms,
-            predicted,
-            f"predicted {predicted:.2f} ms <= inline limit {inline_max:g} ms",
+            Route.INLINE, budget_ms, predicted, reason, cpu_plan.method, cpu_plan.to_dict()
         )
-    min_lines = int(_setting("SMARTCART_GPU_MIN_LINES", 16))
-    if problem.n_items < min_lines or not gpu_queue_enabled():
-        why = "no GPU workers" if problem.n_items >= min_lines else f"< {min_lines} lines"
-        return RouteChoice(Route.CPU, queued_budget, predicted, f"CPU queue ({why})")
+    if not gpu_queue_enabled():
+        reason = (
+            f"CPU queue: {cpu_plan.method} predicted {predicted or budget:.0f} ms, no GPU workers"
+        )
+        return RouteChoice(
+            Route.CPU, budget, predicted, reason, cpu_plan.method, cpu_plan.to_dict()
+        )
     backlog = gpu_queue_backlog()
+    gpu_plan = make_plan(
+        problem, budget_ms=budget, profile=profile, gpu=GpuState(present=True, queue_depth=backlog)
+    )
+    if not gpu_plan.method.startswith("gpu-"):
+        reason = f"CPU queue: the planner prefers {gpu_plan.method} ({backlog} GPU jobs waiting)"
+        return RouteChoice(
+            Route.CPU, budget, predicted, reason, gpu_plan.method, gpu_plan.to_dict()
+        )
     queue_max = int(_setting("SMARTCART_GPU_QUEUE_MAX", 8))
     if backlog > queue_max:
-        fallback = int(_setting("SMARTCART_CPU_FALLBACK_BUDGET_MS", 500))
-        budget = min(queued_budget, fallback)
-        return RouteChoice(
-            Route.CPU,
-            budget,
-            predicted,
-            f"GPU queue busy ({backlog} waiting > {queue_max}): CPU with a {budget} ms budget",
+        fallback = min(budget, int(_setting("SMARTCART_CPU_FALLBACK_BUDGET_MS", 500)))
+        reason = (
+            f"GPU queue busy ({backlog} waiting > {queue_max}): CPU with a {fallback} ms budget "
+            f"instead of {gpu_plan.method}"
         )
-    return RouteChoice(Route.GPU, queued_budget, predicted, f"GPU queue ({backlog} waiting)")
+        return RouteChoice(
+            Route.CPU, fallback, predicted, reason, cpu_plan.method, cpu_plan.to_dict()
+        )
+    reason = f"GPU queue: {gpu_plan.method} predicted {_predicted(gpu_plan) or budget:.0f} ms"
+    return RouteChoice(
+        Route.GPU, budget, _predicted(gpu_plan), reason, gpu_plan.method, gpu_plan.to_dict()
+    )

@@ -6,6 +6,7 @@ Errors are ``storefront.errors`` domain errors, mapped to HTTP by the API's one 
 """
 
 import logging
+import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -122,7 +123,18 @@ class _Answer:
     fields: dict
 
 
-def _answer(build: CartProblemBuild, solution: Solution) -> _Answer:
+def _json_safe(value):
+    """Plans carry predicted times; an infinite or NaN one is stored as null (JSON has none)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(key): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(item) for item in value]
+    return value
+
+
+def _answer(build: CartProblemBuild, solution: Solution, *, routing: dict | None = None) -> _Answer:
     """The fields a finished run stores. A solver answer dearer than the cart as it stands
     (an approximate solver out of time) is replaced by the cart itself: the suggestion is
     never worse than what the shopper has."""
@@ -136,6 +148,7 @@ def _answer(build: CartProblemBuild, solution: Solution) -> _Answer:
     plan.setdefault("estimates", solution.estimates)
     plan["gap"] = solution.gap
     plan["stats"] = solution.to_dict()["stats"]
+    plan["routing"] = routing
     return _Answer(
         fields={
             "cart_version": build.cart_version,
@@ -151,15 +164,19 @@ def _answer(build: CartProblemBuild, solution: Solution) -> _Answer:
                 "current_merchants": _merchant_rows(build, current),
                 "kept_current": kept_current,
             },
-            "plan": plan,
+            "plan": _json_safe(plan),
             "problem_size": build.size,
         }
     )
 
 
-def _solve(build: CartProblemBuild, budget_ms: int | None) -> tuple[Solution, float]:
+def _solve(
+    build: CartProblemBuild, budget_ms: int | None, *, allow_gpu: bool
+) -> tuple[Solution, float]:
+    """The planner picks the solver; ``allow_gpu`` only on the ``gpu`` queue's workers (a
+    forked CPU worker or the web process must never open a CUDA context)."""
     start = time.perf_counter()
-    solution = solve(build.problem, budget_ms=budget_ms)
+    solution = solve(build.problem, budget_ms=budget_ms, allow_gpu=allow_gpu)
     return solution, _ms_since(start)
 
 
@@ -212,10 +229,11 @@ def optimization_run_create(
             cart_version=build.cart_version,
             requested_by=user,
             route=choice.route,
-            route_reason=choice.reason,
+            route_reason=choice.reason[:200],
             budget_ms=choice.budget_ms,
             status=Status.QUEUED,
             problem_size=build.size,
+            plan={"routing": _json_safe(choice.plan)},
         )
         transaction.on_commit(lambda: optimization_run_enqueue(run=run))
     if _tasks_run_in_process() and not transaction.get_connection().in_atomic_block:
@@ -239,7 +257,7 @@ def _create_inline(
         "cart_version": build.cart_version,
         "requested_by": user,
         "route": OptimizationRun.Route.INLINE,
-        "route_reason": choice.reason,
+        "route_reason": choice.reason[:200],
         "budget_ms": choice.budget_ms,
         "attempts": 1,
         "build_ms": build_ms,
@@ -248,8 +266,8 @@ def _create_inline(
         "problem_size": build.size,
     }
     try:
-        solution, solve_ms = _solve(build, choice.budget_ms)
-        fields = _answer(build, solution).fields
+        solution, solve_ms = _solve(build, choice.budget_ms, allow_gpu=False)
+        fields = _answer(build, solution, routing=choice.plan).fields
     except Exception as error:  # the shopper gets a failed run to look at, never a 500
         logger.exception("Inline optimization of cart %s failed", cart.pk)
         with _run_write():
@@ -375,8 +393,10 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
         # Only the id is needed: no query for the cart row itself.
         build = cart_problem_build(cart=Cart(pk=run.cart_id))
         build_ms = _ms_since(t0)
-        solution, solve_ms = _solve(build, run.budget_ms)
-        fields = _answer(build, solution).fields
+        solution, solve_ms = _solve(
+            build, run.budget_ms, allow_gpu=run.route == OptimizationRun.Route.GPU
+        )
+        fields = _answer(build, solution, routing=(run.plan or {}).get("routing")).fields
     except Exception as error:
         if not isinstance(error, EXPECTED_FAILURES):
             logger.exception("Optimization run %s failed", run.pk)

@@ -1,3 +1,4 @@
+import dataclasses
 import os
 
 import pytest
@@ -31,33 +32,74 @@ def test_tiny_carts_are_solved_inline():
     choice = routing.route_choose(problem=problem(3))
     assert choice.route == "inline"
     assert choice.predicted_ms < 5
+    assert choice.method in {"cpu-full", "cpu-dp"}
+    assert choice.plan["method"] == choice.method
 
 
-@override_settings(SMARTCART_GPU_QUEUE=False)
-def test_larger_carts_queue_on_cpu_without_gpu_workers():
-    choice = routing.route_choose(problem=problem(20, offers=5))
-    assert choice.route == "cpu"
-    assert choice.budget_ms == 2000
+@override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_GPU_QUEUE=False)
+def test_without_gpu_workers_queued_carts_go_to_cpu():
+    choice = routing.route_choose(problem=problem(8, offers=5), budget_ms=700)
+    assert (choice.route, choice.budget_ms) == ("cpu", 700)
     assert "no GPU workers" in choice.reason
 
 
-@override_settings(SMARTCART_GPU_QUEUE=True, SMARTCART_GPU_MIN_LINES=16)
-def test_large_carts_go_to_the_gpu_queue(monkeypatch):
+def _planner_prefers(monkeypatch, method_with_gpu: str) -> None:
+    """The planner picks ``method_with_gpu`` when told a GPU is present (and the CPU DP
+    otherwise), whatever the rates of this machine."""
+    real = routing.make_plan
+
+    def make_plan(problem, *, budget_ms, profile, gpu):
+        plan = real(problem, budget_ms=budget_ms, profile=profile, gpu=gpu)
+        if gpu.present:
+            return dataclasses.replace(plan, method=method_with_gpu)
+        return plan
+
+    monkeypatch.setattr(routing, "make_plan", make_plan)
+
+
+@override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_GPU_QUEUE=True, SMARTCART_GPU_QUEUE_MAX=8)
+def test_the_planners_gpu_choice_goes_to_the_gpu_queue(monkeypatch):
+    _planner_prefers(monkeypatch, "gpu-ga")
     monkeypatch.setattr(routing, "gpu_queue_backlog", lambda: 2)
-    assert routing.route_choose(problem=problem(20, offers=5), budget_ms=800).route == "gpu"
-    # Below the line threshold the CPU is as good and the GPU stays free for big carts.
-    assert routing.route_choose(problem=problem(12, offers=5)).route == "cpu"
+    choice = routing.route_choose(problem=problem(8, offers=5), budget_ms=800)
+    assert (choice.route, choice.budget_ms, choice.method) == ("gpu", 800, "gpu-ga")
+
+
+@override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_GPU_QUEUE=True)
+def test_a_cpu_choice_stays_on_the_cpu_queue_even_with_gpus(monkeypatch):
+    _planner_prefers(monkeypatch, "cpu-dp")
+    monkeypatch.setattr(routing, "gpu_queue_backlog", lambda: 0)
+    assert routing.route_choose(problem=problem(8, offers=5)).route == "cpu"
 
 
 @override_settings(
-    SMARTCART_GPU_QUEUE=True, SMARTCART_GPU_QUEUE_MAX=8, SMARTCART_CPU_FALLBACK_BUDGET_MS=400
+    SMARTCART_INLINE_MAX_MS=0,
+    SMARTCART_GPU_QUEUE=True,
+    SMARTCART_GPU_QUEUE_MAX=8,
+    SMARTCART_CPU_FALLBACK_BUDGET_MS=400,
 )
 def test_a_busy_gpu_queue_degrades_to_cpu_with_a_budget(monkeypatch):
+    _planner_prefers(monkeypatch, "gpu-dp")
     monkeypatch.setattr(routing, "gpu_queue_backlog", lambda: 9)
-    choice = routing.route_choose(problem=problem(20, offers=5), budget_ms=3000)
-    assert choice.route == "cpu"
-    assert choice.budget_ms == 400
-    assert "busy" in choice.reason
+    choice = routing.route_choose(problem=problem(8, offers=5), budget_ms=3000)
+    assert (choice.route, choice.budget_ms) == ("cpu", 400)
+    assert "busy" in choice.reason and "gpu-dp" in choice.reason
+
+
+def test_the_gpu_queue_depth_reaches_the_planner(monkeypatch, settings):
+    settings.SMARTCART_INLINE_MAX_MS = 0
+    settings.SMARTCART_GPU_QUEUE = True
+    seen = []
+    real = routing.make_plan
+
+    def make_plan(problem, *, budget_ms, profile, gpu):
+        seen.append(gpu)
+        return real(problem, budget_ms=budget_ms, profile=profile, gpu=gpu)
+
+    monkeypatch.setattr(routing, "make_plan", make_plan)
+    monkeypatch.setattr(routing, "gpu_queue_backlog", lambda: 5)
+    routing.route_choose(problem=problem(8, offers=5))
+    assert [(g.present, g.queue_depth) for g in seen] == [(False, 0), (True, 5)]
 
 
 @override_settings(SMARTCART_INLINE_MAX_MS=0)

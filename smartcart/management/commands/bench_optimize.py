@@ -10,8 +10,10 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
+from django.test import override_settings
 from django.utils import timezone
 
 from smartcart import benchmark
@@ -35,7 +37,12 @@ class Command(BaseCommand):
         parser.add_argument("--lines", type=int, default=10, help="Lines of the queued carts.")
         parser.add_argument("--inline-lines", type=int, default=3)
         parser.add_argument(
-            "--series", choices=["queued", "inline", "both"], default="both", help="What to run."
+            "--series",
+            choices=["inline", "queued", "auto", "all"],
+            default="all",
+            help="inline: --inline-lines carts as routed (inline when predicted within "
+            "SMARTCART_INLINE_MAX_MS); queued: --lines carts forced through the queue; auto: "
+            "--lines carts as the planner routes them; all (default): the three.",
         )
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument(
@@ -45,7 +52,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", type=Path, help="Also write the results here.")
 
     def handle(self, *args, **options) -> None:
-        if options["series"] != "inline" and app.conf.task_always_eager:
+        if options["series"] in ("queued", "all") and app.conf.task_always_eager:
             raise CommandError("The queued series needs REDIS_URL (a real broker and worker).")
         rng = random.Random(options["seed"])
         benchmark.bench_users_delete()
@@ -60,30 +67,32 @@ class Command(BaseCommand):
     def _run(self, options, rng: random.Random) -> list[benchmark.Series]:
         count = options["runs"] + options["warmup"]
         results = []
-        plan = []
-        if options["series"] in ("inline", "both"):
-            plan.append((f"inline {options['inline_lines']}-line", options["inline_lines"]))
-        if options["series"] in ("queued", "both"):
-            plan.append((f"queued {options['lines']}-line", options["lines"]))
+        wanted = options["series"]
+        specs = [
+            (f"inline {options['inline_lines']}-line", options["inline_lines"], False, "inline"),
+            (f"queued {options['lines']}-line", options["lines"], True, "queued"),
+            (f"auto {options['lines']}-line", options["lines"], False, "auto"),
+        ]
+        specs = [spec for spec in specs if wanted in (spec[3], "all")]
         prepared = []
-        for name, lines in plan:
+        for name, lines, force_queue, label in specs:
             self.stderr.write(f"Preparing {count} carts of {lines} lines for {name}...")
-            tokens = benchmark.carts_create(
-                count=count, lines=lines, rng=rng, label=name.split()[0]
-            )
-            prepared.append((name, tokens))
-        with self._worker(options["spawn_worker"] and options["series"] != "inline"):
-            for name, tokens in prepared:
+            tokens = benchmark.carts_create(count=count, lines=lines, rng=rng, label=label)
+            prepared.append((name, tokens, force_queue))
+        with self._worker(options["spawn_worker"] and wanted in ("queued", "auto", "all")):
+            for name, tokens, force_queue in prepared:
                 self.stderr.write(f"Running {name}...")
-                results.append(
-                    benchmark.series_run(
+                # Forcing the queue: an inline limit of 0 sends every run to a worker.
+                limit = 0 if force_queue else getattr(settings, "SMARTCART_INLINE_MAX_MS", 5)
+                with override_settings(SMARTCART_INLINE_MAX_MS=limit):
+                    series = benchmark.series_run(
                         name,
                         tokens,
                         warmup=options["warmup"],
                         poll_ms=options["poll_ms"],
                         progress=self.stderr.write,
                     )
-                )
+                results.append(series)
         return results
 
     @contextmanager

@@ -248,24 +248,30 @@ def _chunk_size() -> int:
     return int(_setting("STOREFRONT_CHEAPEST_CHUNK", 50_000))
 
 
-def _pending_chunk(chunk: int) -> tuple[np.ndarray, list[int]]:
+def _pending_chunk(chunk: int, never_after: list[int]) -> tuple[np.ndarray, list[int]]:
+    """The next products to refresh: those with pending refresh rows first, then those never
+    computed (walked by id from ``never_after[0]``, which it advances)."""
     pending = list(
         CheapestOfferRefresh.objects.order_by("id").values_list("id", "product_id")[:chunk]
     )
     if pending:
         refresh_ids = [row[0] for row in pending]
         return np.array([row[1] for row in pending], dtype=np.int64), refresh_ids
-    never = Product.objects.filter(cheapest_updated_at__isnull=True).order_by("id")
-    return np.array(list(never.values_list("id", flat=True)[:chunk]), dtype=np.int64), []
+    never = Product.objects.filter(cheapest_updated_at__isnull=True, pk__gt=never_after[0])
+    ids = np.array(list(never.order_by("id").values_list("id", flat=True)[:chunk]), np.int64)
+    if ids.size:
+        never_after[0] = int(ids[-1])
+    return ids, []
 
 
 def _drain_pending(chunk: int) -> CheapestRecomputeResult:
     total = CheapestRecomputeResult()
     deadline = time.monotonic() + float(_setting("STOREFRONT_CHEAPEST_DRAIN_S", 300))
+    never_after = [0]
     while True:
         with transaction.atomic():
             _lock_chunks()
-            product_ids, refresh_ids = _pending_chunk(chunk)
+            product_ids, refresh_ids = _pending_chunk(chunk, never_after)
             if product_ids.size == 0:
                 return total
             total += _recompute_chunk(product_ids, refresh_ids)

@@ -11,6 +11,7 @@ GTIN is ambiguous and rows naming it are refused rather than guessed.
 from dataclasses import dataclass
 
 import numpy as np
+from django.db import connection
 
 from gpu_engine.radix_tree import RadixTree, radix_tree_build, radix_tree_lookup
 from storefront.imports.parse import MAX_GTIN_CHARS, OK, fixed_width, gtin_parse
@@ -28,7 +29,10 @@ class GtinIndex:
 
 def gtin_index_build() -> GtinIndex:
     """Every catalog product's GTIN in a radix tree: two columns read in one query."""
-    rows = list(Product.objects.order_by().values_list("id", "gtin"))
+    table = connection.ops.quote_name(Product._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, gtin FROM {table}")
+        rows = cursor.fetchall()
     ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
     gtins, _ = fixed_width([row[1] for row in rows], max_chars=MAX_GTIN_CHARS)
     keys, code = gtin_parse(gtins)

@@ -30,9 +30,10 @@ from django.utils import timezone
 from storefront.cheapest import catalog_cheapest_recompute_request
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.imports.feed import FeedFormatError, feed_read
+from storefront.imports.plan import MerchantOffers, merchant_offers_load, offers_plan
 from storefront.imports.resolve import gtin_index_build, gtin_index_lookup
 from storefront.imports.validate import RowErrors, ValidatedFeed, feed_validate
-from storefront.imports.writers import BatchCounts, merchant_skus, offer_writer_for, product_gtins
+from storefront.imports.writers import BatchCounts, offer_writer_for, product_gtins
 from storefront.models import ImportJob, Merchant
 from storefront.money import currency_decimals
 
@@ -232,7 +233,9 @@ def _file_bytes(job: ImportJob) -> bytes:
     return data
 
 
-def _validate(job: ImportJob, data: bytes, timings: dict[str, float]) -> ValidatedFeed:
+def _validate(
+    job: ImportJob, data: bytes, snapshot: MerchantOffers, timings: dict[str, float]
+) -> ValidatedFeed:
     with _timed(timings, "parse"):
         table = feed_read(data, format=job.format)
         limit = int(_setting("OFFER_IMPORT_MAX_ROWS", 5_000_000))
@@ -249,7 +252,7 @@ def _validate(job: ImportJob, data: bytes, timings: dict[str, float]) -> Validat
             table,
             decimals=currency_decimals(settings.SHOP_CURRENCY),
             resolve=lambda keys: gtin_index_lookup(index, keys),
-            existing_skus=lambda: merchant_skus(merchant_id=job.merchant_id),
+            snapshot=snapshot,
             product_gtins=product_gtins,
         )
 
@@ -299,9 +302,9 @@ def _summary(job: ImportJob) -> str:
     return text + "."
 
 
-def _write(job: ImportJob, feed: ValidatedFeed, timings, progress: Progress | None) -> None:
+def _write(job: ImportJob, feed: ValidatedFeed, plan, timings, progress: Progress | None) -> None:
     rows, issues = feed.valid.size, feed.rows_total - feed.valid.size
-    writer = offer_writer_for(merchant_id=job.merchant_id, feed=feed)
+    writer = offer_writer_for(merchant_id=job.merchant_id, feed=feed, plan=plan)
     try:
         _touch(job, stage="staging rows")
         with _timed(timings, "stage"):
@@ -330,8 +333,20 @@ def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJo
         _touch(job, stage="reading the file")
         with _timed(timings, "read"):
             data = _file_bytes(job)
-        feed = _validate(job, data, timings)
+        with _timed(timings, "snapshot"):
+            snapshot = merchant_offers_load(merchant_id=job.merchant_id)
+        feed = _validate(job, data, snapshot, timings)
         _save_report(job, feed.errors)
+        with _timed(timings, "plan"):
+            plan = offers_plan(
+                snapshot=snapshot,
+                valid=feed.valid,
+                sku=feed.sku,
+                product_id=feed.product_id,
+                price=feed.price,
+                stock=feed.stock,
+                active=feed.active,
+            )
         batches = math.ceil(feed.valid.size / job.batch_size)
         if job.batches_committed > batches:
             raise FeedFormatError("The feed no longer matches the committed batches.")
@@ -347,7 +362,7 @@ def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJo
         )
         if progress:
             progress(job)
-        _write(job, feed, timings, progress)
+        _write(job, feed, plan, timings, progress)
     except FeedFormatError as error:
         import_job_fail(job_id=job.pk, reason=str(error))
         return ImportJob.objects.get(pk=job.pk)

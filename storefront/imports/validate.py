@@ -13,6 +13,7 @@ import numpy as np
 
 from storefront.imports import parse
 from storefront.imports.feed import FeedTable
+from storefront.imports.plan import MerchantOffers
 from storefront.imports.resolve import AMBIGUOUS, UNKNOWN
 from storefront.models import MAX_MONEY_CENTS
 from storefront.money import format_amount
@@ -71,8 +72,6 @@ class ValidatedFeed:
         return self.rows_total - self.rows_valid
 
 
-# (existing offers of the merchant) sku -> product id
-ExistingSkus = Callable[[], Mapping[str, int]]
 # product ids -> their GTINs, for messages
 ProductGtins = Callable[[list[int]], Mapping[int, str]]
 # GTIN-14 numbers -> product ids (or UNKNOWN / AMBIGUOUS)
@@ -281,21 +280,18 @@ class _Checker:
         return product_id
 
     def moved_skus(
-        self, product_id: np.ndarray, existing: Mapping[str, int], gtins: ProductGtins
+        self, product_id: np.ndarray, snapshot: MerchantOffers, gtins: ProductGtins
     ) -> None:
-        if not existing:
-            return
         rows = np.flatnonzero(self.ok)
-        current = np.fromiter(
-            (existing.get(self.skus[row], -1) for row in rows), dtype=np.int64, count=rows.size
-        )
-        moved = rows[(current != -1) & (current != product_id[rows])]
-        if moved.size == 0:
+        at = snapshot.find(self.sku_array[rows])
+        owner = np.where(at >= 0, snapshot.product_id[np.maximum(at, 0)], -1)
+        moved = (owner != -1) & (owner != product_id[rows])
+        if not moved.any():
             return
-        owners = {row: existing[self.skus[row]] for row in moved}
+        owners = dict(zip(rows[moved].tolist(), owner[moved].tolist(), strict=True))
         owner_gtins = gtins(sorted(set(owners.values())))
         self.fail(
-            moved,
+            rows[moved],
             "gtin",
             lambda row: (
                 f"The SKU {_quote(self.skus[row])} is already this merchant's offer "
@@ -331,11 +327,11 @@ def feed_validate(
     *,
     decimals: int,
     resolve: GtinResolver,
-    existing_skus: ExistingSkus,
+    snapshot: MerchantOffers,
     product_gtins: ProductGtins,
 ) -> ValidatedFeed:
     """Every check of the feed; ``resolve`` maps GTIN-14 numbers to product ids in one call,
-    ``existing_skus`` loads the merchant's SKUs (only when some row could clash with them)."""
+    ``snapshot`` holds the merchant's offers (a SKU may not move to another product)."""
     check = _Checker(table, decimals=decimals)
     keys = check.gtin()
     check.sku()
@@ -344,12 +340,12 @@ def feed_validate(
     active = check.active()
     check.duplicate_skus()
     product_id = check.products(keys, resolve)
-    if check.ok.any():
-        check.moved_skus(product_id, existing_skus(), product_gtins)
+    if check.ok.any() and len(snapshot):
+        check.moved_skus(product_id, snapshot, product_gtins)
     check.one_active_sku_per_product(product_id, active)
     return ValidatedFeed(
         lines=table.lines,
-        sku=np.asarray(check.skus, dtype=object),
+        sku=check.sku_array,
         product_id=product_id,
         price=price,
         stock=stock,

@@ -22,6 +22,7 @@ from django.db import connection
 from django.utils import timezone
 
 from storefront.cheapest import catalog_cheapest_mark_stale
+from storefront.imports.plan import WritePlan
 from storefront.imports.validate import UNLIMITED, ValidatedFeed
 from storefront.models import CheapestOfferRefresh, Offer, Product
 
@@ -36,21 +37,37 @@ class BatchCounts:
     superseded: int = 0
 
 
-def _batch_rows(feed: ValidatedFeed, lo: int, hi: int) -> np.ndarray:
-    return lo + np.flatnonzero(feed.valid[lo:hi])
+def _copy_text(feed: ValidatedFeed, rows: np.ndarray) -> bytes:
+    """COPY text format for the rows, built column-wise by NumPy. Validation has refused
+    control characters in SKUs, so a backslash is the only character to escape."""
+    if rows.size == 0:
+        return b""
+    stock = feed.stock[rows]
+    columns = [
+        rows.astype(np.str_),
+        feed.product_id[rows].astype(np.str_),
+        np.strings.replace(feed.sku[rows], "\\", "\\\\"),
+        feed.price[rows].astype(np.str_),
+        np.where(stock == UNLIMITED, "\\N", stock.astype(np.str_)),
+        np.where(feed.active[rows], "t", "f"),
+    ]
+    lines = columns[0]
+    for column in columns[1:]:
+        lines = np.strings.add(np.strings.add(lines, "\t"), column)
+    return ("\n".join(lines.tolist()) + "\n").encode("utf-8")
 
 
 class PostgresOfferWriter:
-    def __init__(self, *, merchant_id: int, feed: ValidatedFeed) -> None:
+    def __init__(self, *, merchant_id: int, feed: ValidatedFeed, plan: WritePlan) -> None:
         self.merchant_id = merchant_id
         self.feed = feed
+        self.plan = plan
         quote = connection.ops.quote_name
         self.offer = quote(Offer._meta.db_table)
         self.refresh = quote(CheapestOfferRefresh._meta.db_table)
 
     def prepare(self) -> None:
-        """Copies every valid row into a session-private table, in one COPY."""
-        rows = np.flatnonzero(self.feed.valid)
+        """Copies the rows to write into a session-private table, in one COPY."""
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{STAGE_TABLE}")
             cursor.execute(
@@ -58,152 +75,107 @@ class PostgresOfferWriter:
                 "product_id bigint NOT NULL, sku varchar(64) NOT NULL, price bigint NOT NULL, "
                 "stock integer, active boolean NOT NULL)"
             )
+            payload = _copy_text(self.feed, np.flatnonzero(self.plan.write))
             columns = "seq, product_id, sku, price, stock, active"
             with cursor.copy(f"COPY {STAGE_TABLE} ({columns}) FROM STDIN") as copy:
-                for row in zip(
-                    rows.tolist(),
-                    self.feed.product_id[rows].tolist(),
-                    self.feed.sku[rows].tolist(),
-                    self.feed.price[rows].tolist(),
-                    np.where(
-                        self.feed.stock[rows] == UNLIMITED, None, self.feed.stock[rows]
-                    ).tolist(),
-                    self.feed.active[rows].tolist(),
-                    strict=True,
-                ):
-                    copy.write_row(row)
+                for start in range(0, len(payload), 1 << 20):
+                    copy.write(payload[start : start + (1 << 20)])
             cursor.execute(f"CREATE INDEX ON {STAGE_TABLE} (seq)")
             cursor.execute(f"ANALYZE {STAGE_TABLE}")
 
     def write_batch(self, lo: int, hi: int) -> BatchCounts:
-        staged = int(self.feed.valid[lo:hi].sum())
-        if staged == 0:
-            return BatchCounts()
-        now = timezone.now()
-        batch = {"merchant": self.merchant_id, "lo": lo, "hi": hi, "now": now}
+        rows, replaced = self.plan.batch(lo, hi)
+        params = {"merchant": self.merchant_id, "lo": lo, "hi": hi, "now": timezone.now()}
+        superseded = created = updated = 0
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"""
-                WITH replaced AS (
-                    UPDATE {self.offer} AS o SET active = false, updated_at = %(now)s
-                    FROM {STAGE_TABLE} AS s
-                    WHERE s.seq >= %(lo)s AND s.seq < %(hi)s AND s.active
-                      AND o.merchant_id = %(merchant)s AND o.product_id = s.product_id
-                      AND o.active AND o.merchant_sku <> s.sku
-                    RETURNING o.product_id
-                ), marked AS (
-                    INSERT INTO {self.refresh} (product_id) SELECT product_id FROM replaced
+            if replaced.size:
+                cursor.execute(
+                    f"""
+                    WITH replaced AS (
+                        UPDATE {self.offer} SET active = false, updated_at = %(now)s
+                        WHERE id = ANY(%(ids)s) AND active RETURNING product_id
+                    ), marked AS (
+                        INSERT INTO {self.refresh} (product_id) SELECT product_id FROM replaced
+                    )
+                    SELECT count(*) FROM replaced
+                    """,
+                    {**params, "ids": replaced.tolist()},
                 )
-                SELECT count(*) FROM replaced
-                """,
-                batch,
-            )
-            (superseded,) = cursor.fetchone()
-            cursor.execute(
-                f"""
-                WITH written AS (
-                    INSERT INTO {self.offer} AS o (product_id, merchant_id, merchant_sku,
-                        unit_price, stock, active, created_at, updated_at)
-                    SELECT product_id, %(merchant)s, sku, price, stock, active, %(now)s, %(now)s
-                    FROM {STAGE_TABLE} WHERE seq >= %(lo)s AND seq < %(hi)s ORDER BY seq
-                    ON CONFLICT (merchant_id, merchant_sku) DO UPDATE
-                    SET unit_price = excluded.unit_price, stock = excluded.stock,
-                        active = excluded.active, updated_at = excluded.updated_at
-                    WHERE o.product_id = excluded.product_id
-                      AND (o.unit_price, o.stock, o.active)
-                          IS DISTINCT FROM (excluded.unit_price, excluded.stock, excluded.active)
-                    RETURNING (o.xmax = 0) AS inserted, o.product_id
-                ), marked AS (
-                    INSERT INTO {self.refresh} (product_id) SELECT product_id FROM written
+                (superseded,) = cursor.fetchone()
+            if rows.size:
+                cursor.execute(
+                    f"""
+                    WITH written AS (
+                        INSERT INTO {self.offer} AS o (product_id, merchant_id, merchant_sku,
+                            unit_price, stock, active, created_at, updated_at)
+                        SELECT product_id, %(merchant)s, sku, price, stock, active,
+                            %(now)s, %(now)s
+                        FROM {STAGE_TABLE} WHERE seq >= %(lo)s AND seq < %(hi)s ORDER BY seq
+                        ON CONFLICT (merchant_id, merchant_sku) DO UPDATE
+                        SET unit_price = excluded.unit_price, stock = excluded.stock,
+                            active = excluded.active, updated_at = excluded.updated_at
+                        WHERE o.product_id = excluded.product_id
+                          AND (o.unit_price, o.stock, o.active) IS DISTINCT FROM
+                              (excluded.unit_price, excluded.stock, excluded.active)
+                        RETURNING (o.xmax = 0) AS inserted, o.product_id
+                    ), marked AS (
+                        INSERT INTO {self.refresh} (product_id) SELECT product_id FROM written
+                    )
+                    SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted)
+                    FROM written
+                    """,
+                    params,
                 )
-                SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted)
-                FROM written
-                """,
-                batch,
-            )
-            created, updated = cursor.fetchone()
-        return BatchCounts(
-            created=created,
-            updated=updated,
-            unchanged=staged - created - updated,
-            superseded=superseded,
-        )
+                created, updated = cursor.fetchone()
+        valid = int(self.feed.valid[lo:hi].sum())
+        return BatchCounts(created, updated, valid - created - updated, superseded)
 
     def close(self) -> None:
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{STAGE_TABLE}")
 
 
-@dataclass
-class _Current:
-    id: int
-    product_id: int
-    price: int
-    stock: int | None
-    active: bool
-
-
 class OrmOfferWriter:
-    """The same rules through the ORM, for SQLite and any other database."""
+    """The same plan through the ORM, for SQLite and any other database."""
 
-    def __init__(self, *, merchant_id: int, feed: ValidatedFeed) -> None:
+    def __init__(self, *, merchant_id: int, feed: ValidatedFeed, plan: WritePlan) -> None:
         self.merchant_id = merchant_id
         self.feed = feed
-        self.current: dict[str, _Current] = {}
-        self.active_sku: dict[int, str] = {}
+        self.plan = plan
 
     def prepare(self) -> None:
-        offers = Offer.objects.filter(merchant_id=self.merchant_id).values_list(
-            "merchant_sku", "id", "product_id", "unit_price", "stock", "active"
-        )
-        for sku, *values in offers:
-            self.current[sku] = _Current(*values)
-            if self.current[sku].active:
-                self.active_sku[self.current[sku].product_id] = sku
+        pass
 
     def write_batch(self, lo: int, hi: int) -> BatchCounts:
-        rows = _batch_rows(self.feed, lo, hi)
+        rows, replaced = self.plan.batch(lo, hi)
         now = timezone.now()
-        superseded = self._supersede(rows, now)
-        created, updated, changed_products = [], [], [offer.product_id for offer in superseded]
-        for row in rows.tolist():
-            offer = self._offer(row, now)
-            current = self.current.get(offer.merchant_sku)
-            if current is None:
-                created.append(offer)
-            elif (current.price, current.stock, current.active) != (
-                offer.unit_price,
-                offer.stock,
-                offer.active,
-            ):
-                offer.pk = current.id
-                updated.append(offer)
-            else:
-                continue
-            changed_products.append(offer.product_id)
-            self._remember(offer)
+        changed_products = self._supersede(replaced, now)
+        superseded = len(changed_products)
+        offers = [self._offer(row, now) for row in rows.tolist()]
+        created = [offer for offer in offers if offer.pk is None]
+        updated = self._differing([offer for offer in offers if offer.pk is not None])
         Offer.objects.bulk_create(created, batch_size=500)
         Offer.objects.bulk_update(
             updated, ["unit_price", "stock", "active", "updated_at"], batch_size=500
         )
+        changed_products += [offer.product_id for offer in (*created, *updated)]
         catalog_cheapest_mark_stale(product_ids=changed_products)
+        valid = int(self.feed.valid[lo:hi].sum())
         return BatchCounts(
-            created=len(created),
-            updated=len(updated),
-            unchanged=rows.size - len(created) - len(updated),
-            superseded=len(superseded),
+            len(created), len(updated), valid - len(created) - len(updated), superseded
         )
 
     def close(self) -> None:
-        self.current.clear()
-        self.active_sku.clear()
+        pass
 
     def _offer(self, row: int, now) -> Offer:
         stock = int(self.feed.stock[row])
+        existing = int(self.plan.existing_id[row])
         return Offer(
+            pk=None if existing < 0 else existing,
             product_id=int(self.feed.product_id[row]),
             merchant_id=self.merchant_id,
-            merchant_sku=self.feed.sku[row],
+            merchant_sku=str(self.feed.sku[row]),
             unit_price=int(self.feed.price[row]),
             stock=None if stock == UNLIMITED else stock,
             active=bool(self.feed.active[row]),
@@ -211,42 +183,35 @@ class OrmOfferWriter:
             updated_at=now,
         )
 
-    def _supersede(self, rows: np.ndarray, now) -> list[_Current]:
-        replaced = []
-        for row in rows[self.feed.active[rows]].tolist():
-            product_id, sku = int(self.feed.product_id[row]), self.feed.sku[row]
-            other = self.active_sku.get(product_id)
-            if other is not None and other != sku:
-                replaced.append(self.current[other])
-                self.current[other].active = False
-                del self.active_sku[product_id]
-        if replaced:
-            Offer.objects.filter(pk__in=[offer.id for offer in replaced]).update(
-                active=False, updated_at=now
+    def _supersede(self, ids: np.ndarray, now) -> list[int]:
+        if ids.size == 0:
+            return []
+        offers = Offer.objects.filter(pk__in=ids.tolist(), active=True)
+        products = list(offers.values_list("product_id", flat=True))
+        offers.update(active=False, updated_at=now)
+        return products
+
+    def _differing(self, offers: list[Offer]) -> list[Offer]:
+        """Those whose stored price, stock or active differ now (the snapshot may be older,
+        e.g. an offer an earlier batch superseded), on the same product."""
+        current = {
+            pk: values
+            for pk, *values in Offer.objects.filter(pk__in=[o.pk for o in offers]).values_list(
+                "pk", "product_id", "unit_price", "stock", "active"
             )
-        return replaced
-
-    def _remember(self, offer: Offer) -> None:
-        current = self.current.get(offer.merchant_sku)
-        if current is not None and current.active and not offer.active:
-            self.active_sku.pop(current.product_id, None)
-        self.current[offer.merchant_sku] = _Current(
-            offer.pk or 0, offer.product_id, offer.unit_price, offer.stock, offer.active
-        )
-        if offer.active:
-            self.active_sku[offer.product_id] = offer.merchant_sku
+        }
+        return [
+            offer
+            for offer in offers
+            if offer.pk in current
+            and current[offer.pk][0] == offer.product_id
+            and tuple(current[offer.pk][1:]) != (offer.unit_price, offer.stock, offer.active)
+        ]
 
 
-def offer_writer_for(*, merchant_id: int, feed: ValidatedFeed):
+def offer_writer_for(*, merchant_id: int, feed: ValidatedFeed, plan: WritePlan):
     writer = PostgresOfferWriter if connection.vendor == "postgresql" else OrmOfferWriter
-    return writer(merchant_id=merchant_id, feed=feed)
-
-
-def merchant_skus(*, merchant_id: int) -> Mapping[str, int]:
-    """The merchant's SKUs and their products (for the check that a SKU never moves)."""
-    return dict(
-        Offer.objects.filter(merchant_id=merchant_id).values_list("merchant_sku", "product_id")
-    )
+    return writer(merchant_id=merchant_id, feed=feed, plan=plan)
 
 
 def product_gtins(product_ids: list[int]) -> Mapping[int, str]:

@@ -37,11 +37,17 @@ class Product(models.Model):
     # The stored cheapest buyable offer, written by ``catalog_cheapest_recompute`` (see
     # storefront.cheapest). Selectors trust it only while ``cheapest_updated_at`` is set and no
     # CheapestOfferRefresh is pending for the product; otherwise they read the offers live.
+    # No constraint, index or cascade: the recompute rewrites this column for a million
+    # products at a time, which must stay a cheap in-place (HOT) update, and deleting an offer
+    # must not scan the products. A deleted offer always leaves its product with a pending
+    # refresh (storefront.receivers), so a dangling id here is never read.
     cheapest_offer = models.ForeignKey(
         "Offer",
         null=True,
         blank=True,
-        on_delete=models.SET_NULL,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
         related_name="+",
         editable=False,
         help_text="Cheapest active, in-stock offer of an active merchant (ties: lowest "
@@ -62,15 +68,7 @@ class Product(models.Model):
 
     class Meta:
         ordering = ["name", "id"]
-        indexes = [
-            models.Index(fields=["name"], name="product_name_idx"),
-            # The refresh task finds never-computed products through this small index.
-            models.Index(
-                fields=["id"],
-                condition=Q(cheapest_updated_at__isnull=True),
-                name="product_cheapest_unset_idx",
-            ),
-        ]
+        indexes = [models.Index(fields=["name"], name="product_name_idx")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(cheapest_price__isnull=True) | Q(cheapest_price__gte=0),

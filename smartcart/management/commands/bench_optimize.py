@@ -19,6 +19,9 @@ from django.utils import timezone
 from smartcart import benchmark
 from storefront.celery import app
 
+REPORTED_OPTIONS = frozenset(
+    {"runs", "warmup", "lines", "inline_lines", "seed", "poll_ms", "spawn_worker", "worker_pool"}
+)
 WORKER_READY_S = 120
 WORKER_STOP_S = 30
 
@@ -49,6 +52,12 @@ class Command(BaseCommand):
             "--poll-ms", type=float, default=5.0, help="How often to look for the answer."
         )
         parser.add_argument("--spawn-worker", action="store_true")
+        parser.add_argument(
+            "--worker-pool",
+            choices=["prefork", "solo"],
+            default="prefork",
+            help="Pool of the spawned worker (prefork like `make worker-cpu`; concurrency 1).",
+        )
         parser.add_argument("--json", type=Path, help="Also write the results here.")
 
     def handle(self, *args, **options) -> None:
@@ -79,7 +88,8 @@ class Command(BaseCommand):
             self.stderr.write(f"Preparing {count} carts of {lines} lines for {name}...")
             tokens = benchmark.carts_create(count=count, lines=lines, rng=rng, label=label)
             prepared.append((name, tokens, force_queue))
-        with self._worker(options["spawn_worker"] and wanted in ("queued", "auto", "all")):
+        spawn = options["spawn_worker"] and wanted in ("queued", "auto", "all")
+        with self._worker(spawn, pool=options["worker_pool"]):
             for name, tokens, force_queue in prepared:
                 self.stderr.write(f"Running {name}...")
                 # Forcing the queue: an inline limit of 0 sends every run to a worker.
@@ -96,7 +106,7 @@ class Command(BaseCommand):
         return results
 
     @contextmanager
-    def _worker(self, spawn: bool):
+    def _worker(self, spawn: bool, *, pool: str):
         if not spawn:
             yield
             return
@@ -107,6 +117,7 @@ class Command(BaseCommand):
             "worker",
             "-Q",
             "cpu",
+            f"--pool={pool}",
             "--concurrency=1",
             "--prefetch-multiplier=1",
             "--without-gossip",
@@ -146,15 +157,12 @@ class Command(BaseCommand):
             "date": timezone.now().isoformat(),
             "host": platform.node(),
             "cpus": os.cpu_count(),
+            # Load at the end of the run: others' work on a shared machine shows here.
             "load_average": os.getloadavg(),
+            "series_names": [series.name for series in results],
             "database": connection.vendor,
             "broker": "eager" if app.conf.task_always_eager else "redis",
-            "options": {
-                k: str(v)
-                for k, v in options.items()
-                if k
-                in ("runs", "warmup", "lines", "inline_lines", "seed", "poll_ms", "spawn_worker")
-            },
+            "options": {k: str(v) for k, v in options.items() if k in REPORTED_OPTIONS},
             "series": [
                 {
                     "name": series.name,

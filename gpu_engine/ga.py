@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 
 from gpu_engine import ga_cpu
-from gpu_engine.ga_core import GaArrays, GaConfig, ga_arrays, seeded_individuals
+from gpu_engine.ga_core import GaArrays, GaConfig, ga_arrays, init_states, seeded_individuals
 from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
@@ -49,18 +49,15 @@ _STATES_CACHE_SIZE = 8
 
 
 def rng_states(population: int, seed: int) -> np.ndarray:
-    """uint64[population, 2] xoroshiro128+ states from ``numba.cuda.random``'s initialiser
-    (state k is state 0 jumped k * 2**64 steps), computed once per (size, seed) and copied."""
+    """uint64[population, 2] xoroshiro128+ states in ``numba.cuda.random``'s layout and seeding
+    (:func:`gpu_engine.ga_core.init_states`), computed once per (size, seed) and copied."""
     key = (population, seed)
     with _states_lock:
         if key in _states_cache:
             _states_cache.move_to_end(key)
             return _states_cache[key].copy()
-    from numba.cuda.random import init_xoroshiro128p_states_cpu, xoroshiro128p_dtype
-
-    records = np.empty(population, dtype=xoroshiro128p_dtype)
-    init_xoroshiro128p_states_cpu(records, np.uint64(seed), np.uint64(0))
-    states = np.ascontiguousarray(records.view(np.uint64).reshape(population, 2))
+    states = np.empty((population, 2), dtype=np.uint64)
+    init_states(states, np.uint64(seed))
     with _states_lock:
         _states_cache[key] = states
         while len(_states_cache) > _STATES_CACHE_SIZE:

@@ -173,6 +173,39 @@ def rng_next(states, index):
     return result
 
 
+_JUMP = (np.uint64(0xBEAC0467EBA5FACB), np.uint64(0xD86B048B86AA9922))
+
+
+@numba.njit(cache=True)
+def init_states(states, seed):
+    """Seed uint64[n, 2] xoroshiro128+ states exactly as ``numba.cuda.random``'s
+    ``init_xoroshiro128p_states`` does (splitmix64 of the seed, then each state the previous one
+    jumped 2**64 steps), so that streams never overlap. Compiled and cached here: numba's own
+    host initialiser is compiled afresh in every process (seconds), which a worker must not pay
+    on its first shopper."""
+    z = np.uint64(seed) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    if states.shape[0] == 0:
+        return
+    states[0, 0] = z
+    states[0, 1] = z
+    for k in range(1, states.shape[0]):
+        states[k, 0] = states[k - 1, 0]
+        states[k, 1] = states[k - 1, 1]
+        s0 = np.uint64(0)
+        s1 = np.uint64(0)
+        for word in range(2):
+            for bit in range(64):
+                if (_JUMP[word] >> np.uint64(bit)) & np.uint64(1):
+                    s0 ^= states[k, 0]
+                    s1 ^= states[k, 1]
+                rng_next(states, k)
+        states[k, 0] = s0
+        states[k, 1] = s1
+
+
 @numba.njit(cache=True)
 def rand_below(draw, k):
     """A number in [0, k) from a uint64 draw (31 high bits; bias < k / 2**31)."""

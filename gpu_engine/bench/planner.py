@@ -1,0 +1,179 @@
+"""The planner on a mixed set of carts: does it keep its budget, and is it exact when it can be?
+
+200 carts (``--planner-carts``) of 1 to 100 lines (log-uniform, so small carts are common), in
+three kinds: dense carts with thresholds and discounts (5-20 offers a line, 100 merchants),
+sparse ones (1-6 offers, 5-60 merchants, rules on or off) and flat ones (2-10 offers, no
+thresholds or discounts). Each goes through ``gpu_engine.solve(problem, budget_ms=B)``, timed
+end to end (planning included) after a warm-up.
+
+An oracle then asks, per cart, whether some exact method *does* finish within B: the CPU full
+search and the HiGHS MILP run with B as their limit (one thread, in worker processes); the DPs
+and the GPU methods run where the planner's own prediction is within 10 x B (beyond that they
+are taken not to fit). Reported: carts over 1.1 x B, the worst time / B, and among the carts an
+exact method fits, how many the planner answered with a proven optimum.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpu_engine.bench.common import device_facts
+from gpu_engine.problem import CartProblem
+from gpu_engine.profile_carts import random_cart
+
+SUITE = "planner"
+# The oracle runs a slow-predicted exact method only within this factor of the budget.
+ORACLE_REACH = 10.0
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--planner-carts", type=int, default=200)
+    parser.add_argument("--planner-budget-ms", type=float, default=200.0)
+    parser.add_argument("--planner-workers", type=int, default=None)
+    parser.add_argument("--planner-detail", type=Path, default=None, help="planner: JSON here")
+
+
+def mixed_cart(k: int) -> dict[str, Any]:
+    rng = np.random.default_rng(5000 + k)
+    n_lines = max(1, min(100, round(math.exp(rng.uniform(0.0, math.log(100.0))))))
+    seed = 50_000 + k
+    kind = k % 3
+    if kind == 0:
+        return random_cart(seed, n_lines)
+    if kind == 1:
+        rules = bool(rng.random() < 0.5)
+        return random_cart(
+            seed,
+            n_lines,
+            n_merchants=int(rng.integers(5, 61)),
+            offers=(1, 6),
+            thresholds=rules,
+            discounts=rules,
+        )
+    return random_cart(seed, n_lines, offers=(2, 10), thresholds=False, discounts=False)
+
+
+def _timed(fn) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    result = fn()
+    return result, (time.perf_counter() - t0) * 1e3
+
+
+def _oracle_cpu(k: int, budget_ms: float) -> dict[str, Any]:
+    """Which CPU exact methods finish within the budget (ms when they do, None otherwise)."""
+    from gpu_engine.cpu_full import solve_cpu_full
+    from gpu_engine.dp import solve_dp
+    from gpu_engine.milp import solve_milp
+    from gpu_engine.planner import GpuState, make_plan
+    from gpu_engine.profile import load_profile
+
+    problem = CartProblem.from_dict(mixed_cart(k))
+    plan = make_plan(problem, budget_ms=budget_ms, profile=load_profile(), gpu=GpuState(False))
+    predicted = {e.method: e.predicted_ms for e in plan.estimates}
+    out: dict[str, Any] = {}
+    runs = {
+        "cpu-full": lambda: solve_cpu_full(problem, budget_ms=budget_ms),
+        "cpu-dp": lambda: solve_dp(problem, device="cpu"),
+        "milp": lambda: solve_milp(problem, budget_ms=budget_ms, threads=1),
+    }
+    for method, fn in runs.items():
+        reach = math.inf if method in ("cpu-full", "milp") else ORACLE_REACH * budget_ms
+        if predicted.get(method) is None or predicted[method] > reach:
+            out[method] = None
+            continue
+        solution, ms = _timed(fn)
+        out[method] = ms if solution.optimal and ms <= budget_ms else None
+    return out
+
+
+def _oracle_gpu(problem: CartProblem, budget_ms: float, predicted: dict) -> dict[str, Any]:
+    from gpu_engine.dp import solve_dp
+    from gpu_engine.gpu_full import solve_gpu_full
+
+    out: dict[str, Any] = {}
+    runs = {
+        "gpu-full": lambda: solve_gpu_full(problem, budget_ms=budget_ms),
+        "gpu-dp": lambda: solve_dp(problem, device="gpu"),
+    }
+    for method, fn in runs.items():
+        if predicted.get(method) is None or predicted[method] > ORACLE_REACH * budget_ms:
+            out[method] = None
+            continue
+        try:
+            solution, ms = _timed(fn)
+        except Exception as exc:  # a capacity refusal means "does not fit", not a crash
+            out[method] = None
+            out[method + "_error"] = f"{type(exc).__name__}: {exc}"
+            continue
+        out[method] = ms if solution.optimal and ms <= budget_ms else None
+    return out
+
+
+def run(args) -> list[dict[str, Any]]:
+    from gpu_engine import solve, warmup
+    from gpu_engine.device import gpu_available
+
+    budget = args.planner_budget_ms
+    n_carts = args.planner_carts
+    workers = args.planner_workers or max(1, (os.cpu_count() or 2) - 2)
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=spawn) as pool:
+        oracle = list(pool.map(_oracle_cpu, range(n_carts), [budget] * n_carts))
+    warmup()
+    for k in range(3):
+        solve(CartProblem.from_dict(mixed_cart(k)), budget_ms=budget)
+    records = []
+    for k in range(n_carts):
+        problem = CartProblem.from_dict(mixed_cart(k))
+        solution, wall_ms = _timed(lambda p=problem: solve(p, budget_ms=budget))
+        record = {
+            "cart": k,
+            "lines": problem.n_items,
+            "log10_complexity": math.log10(problem.complexity),
+            "method": solution.plan["method"],
+            "optimal": solution.optimal,
+            "wall_ms": wall_ms,
+            "predicted_ms": solution.plan["predicted_ms"],
+            "fallback": solution.plan.get("fallback"),
+            "oracle": dict(oracle[k]),
+        }
+        if gpu_available():
+            record["oracle"].update(_oracle_gpu(problem, budget, solution.plan["predicted_ms"]))
+        fits = {m: ms for m, ms in record["oracle"].items() if isinstance(ms, float)}
+        record["exact_fits"] = bool(fits)
+        record["fastest_exact_ms"] = min(fits.values()) if fits else None
+        records.append(record)
+    walls = np.array([r["wall_ms"] for r in records])
+    fit = [r for r in records if r["exact_fits"]]
+    missed = [r["cart"] for r in fit if not r["optimal"]]
+    methods: dict[str, int] = {}
+    for r in records:
+        methods[r["method"]] = methods.get(r["method"], 0) + 1
+    if args.planner_detail:
+        args.planner_detail.write_text(
+            json.dumps({"device": device_facts(), "budget_ms": budget, "records": records})
+        )
+    return [
+        {
+            "suite": SUITE,
+            "case": f"{n_carts} mixed carts, 1-100 lines",
+            "budget_ms": budget,
+            "over_1.1x_budget": int(np.sum(walls > 1.1 * budget)),
+            "max_wall_over_budget": round(float(walls.max() / budget), 3),
+            "p95_wall_ms": round(float(np.quantile(walls, 0.95)), 1),
+            "exact_fits": len(fit),
+            "exact_answered": len(fit) - len(missed),
+            "missed_carts": missed[:20],
+            "optimal_total": sum(bool(r["optimal"]) for r in records),
+            "methods": methods,
+        }
+    ]

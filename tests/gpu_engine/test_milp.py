@@ -1,0 +1,165 @@
+"""The HiGHS MILP backend: exact against brute force, warm starts, time limits and gaps."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpu_engine import CartProblem, solve
+from gpu_engine.milp import milp_build, milp_point, milp_proves, solve_milp
+from gpu_engine.pricing import assignment_cost
+from gpu_engine.profile_carts import random_cart
+from gpu_engine.reference import reference_brute_force, reference_cost
+from tests.gpu_engine.strategies import carts
+
+
+def _merchant(mid, base, extra, free_over=None, discount=None):
+    return {
+        "id": mid,
+        "shipping": {"base_fee": base, "per_extra_unit": extra, "free_over": free_over},
+        "discount": discount,
+    }
+
+
+def _offer(item, merchant, price, stock=None):
+    return {"item": item, "merchant": merchant, "price": price, "stock": stock}
+
+
+def _assert_exact(cart):
+    best, _ = reference_brute_force(cart)
+    solution = solve_milp(CartProblem.from_dict(cart))
+    assert solution.optimal and solution.total == best
+    assert reference_cost(cart, solution.assignment) == best
+    return solution
+
+
+@settings(max_examples=60, deadline=None)
+@given(carts(max_items=5, max_merchants=4))
+def test_equals_brute_force(cart):
+    _assert_exact(cart)
+
+
+@st.composite
+def boundary_carts(draw):
+    """Two merchants; merchant x's threshold or discount sits exactly at the goods or units of
+    one group of lines, so the optimum hinges on the boundary (and on the discount pushing the
+    goods back under the threshold)."""
+    n = draw(st.integers(2, 4))
+    qty = [draw(st.integers(1, 3)) for _ in range(n)]
+    price_x = [draw(st.integers(100, 2000)) for _ in range(n)]
+    group = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+    goods = sum(qty[i] * price_x[i] for i in group)
+    units = sum(qty[i] for i in group)
+    bp = draw(st.sampled_from([0, 500, 1000, 10_000]))
+    discounted = goods - goods * bp // 10_000
+    free_over = draw(st.sampled_from([goods, discounted, discounted + 1, goods - 1]))
+    discount = draw(st.sampled_from([None, {"min_units": units, "basis_points": bp}]))
+    items = [{"id": f"i{i}", "quantity": q} for i, q in enumerate(qty)]
+    offers = [_offer(f"i{i}", "x", price_x[i]) for i in range(n)]
+    offers += [_offer(f"i{i}", "y", price_x[i] + draw(st.integers(-50, 50))) for i in range(n)]
+    merchants = [
+        _merchant(
+            "x",
+            draw(st.sampled_from([300, 700])),
+            draw(st.sampled_from([0, 900])),
+            max(0, free_over),
+            discount,
+        ),
+        _merchant("y", draw(st.sampled_from([0, 400])), 100),
+    ]
+    return {"items": items, "merchants": merchants, "offers": offers}
+
+
+@settings(max_examples=60, deadline=None)
+@given(boundary_carts())
+def test_thresholds_and_discounts_at_the_boundary(cart):
+    _assert_exact(cart)
+
+
+def test_a_discount_that_costs_free_shipping():
+    # Both lines at x: 10% off drops the goods to 1800, under free_over 2000, so 1800 + 500.
+    # A model that let the solver skip the discount would keep shipping free and answer 2000;
+    # the discount is mandatory, and a at x (1000 + 500) with b at y (700) wins at 2200.
+    cart = {
+        "items": [{"id": "a", "quantity": 1}, {"id": "b", "quantity": 1}],
+        "merchants": [
+            _merchant("x", 500, 0, 2000, {"min_units": 2, "basis_points": 1000}),
+            _merchant("y", 0, 0, None),
+        ],
+        "offers": [
+            _offer("a", "x", 1000),
+            _offer("b", "x", 1000),
+            _offer("b", "y", 700),
+        ],
+    }
+    solution = _assert_exact(cart)
+    assert solution.total == 1000 + 500 + 700
+
+
+@settings(max_examples=30, deadline=None)
+@given(carts(max_items=5, max_merchants=4), st.integers(0, 10**6))
+def test_any_assignment_is_a_feasible_warm_start(cart, pick):
+    problem = CartProblem.from_dict(cart)
+    rng = np.random.default_rng(pick)
+    choice = np.array(
+        [
+            problem.cand_merchant[i, rng.integers(problem.cand_count[i])]
+            for i in range(problem.n_items)
+        ]
+    )
+    milp = milp_build(problem)
+    lp = milp.model.to_highs_lp()
+    values = milp_point(milp, choice)
+    starts = np.asarray(lp.a_matrix_.start_)
+    index = np.asarray(lp.a_matrix_.index_)
+    value = np.asarray(lp.a_matrix_.value_)
+    activity = np.array(
+        [
+            value[starts[r] : starts[r + 1]] @ values[index[starts[r] : starts[r + 1]]]
+            for r in range(lp.num_row_)
+        ]
+    )
+    assert np.all(activity >= np.asarray(lp.row_lower_) - 1e-6)
+    assert np.all(activity <= np.asarray(lp.row_upper_) + 1e-6)
+    objective = float(np.asarray(lp.col_cost_) @ values)
+    priced = assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params)
+    assert math.isclose(objective, priced, abs_tol=1e-6)
+
+
+def test_time_limit_returns_the_incumbent_with_its_gap():
+    problem = CartProblem.from_dict(random_cart(3, 60))
+    warm = problem.cand_merchant[:, 0].astype(np.int64)
+    warm_total = int(
+        assignment_cost(warm, problem.quantity, problem.price, *problem.merchant_params)
+    )
+    solution = solve_milp(problem, budget_ms=200, warm_start=warm)
+    assert solution.total <= warm_total
+    # The limit holds, model building included (a shared CI core adds noise).
+    assert solution.elapsed_ms < 200 * 1.5
+    assert solution.stats["highs_status"] in ("Optimal", "Time limit reached")
+    if not solution.optimal:
+        assert 0 < solution.gap < 1
+
+
+def test_proof_needs_the_bound_to_round_up_to_the_total():
+    assert milp_proves(100, 99.5)
+    assert milp_proves(100, 99.01)
+    assert milp_proves(100, 100.00001)  # floating-point noise above the integer
+    assert not milp_proves(100, 98.9)
+    assert not milp_proves(100, -math.inf)
+
+
+def test_registered_as_a_solver():
+    cart = random_cart(4, 6, n_merchants=5, offers=(1, 3))
+    best, _ = reference_brute_force(cart)
+    solution = solve(CartProblem.from_dict(cart), algorithm="milp")
+    assert solution.algorithm == "milp" and solution.optimal and solution.total == best
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_flat_carts_of_thirty_lines_are_proven(seed):
+    cart = random_cart(seed, 30, thresholds=False, discounts=False)
+    solution = solve_milp(CartProblem.from_dict(cart), budget_ms=20_000)
+    assert solution.optimal

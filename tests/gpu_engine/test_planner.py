@@ -1,0 +1,155 @@
+"""The planner's decisions on synthetic rate profiles (fast GPU, no GPU, busy GPU) and end to
+end through ``gpu_engine.solve``."""
+
+import dataclasses
+import time
+
+import pytest
+from hypothesis import given, settings
+
+from gpu_engine import CartProblem, solve
+from gpu_engine import planner as planner_module
+from gpu_engine.bench.instances import uniform_cart
+from gpu_engine.planner import GpuState, make_plan
+from gpu_engine.problem import CapacityError
+from gpu_engine.profile import PowerLaw, RateProfile
+from gpu_engine.profile_carts import random_cart
+from gpu_engine.reference import reference_brute_force
+from tests.gpu_engine.strategies import carts
+
+# Planning a GPU estimate imports the GA kernels' module, and with it numba.cuda.random, whose
+# simulator build passes a deprecated numba argument.
+pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaDeprecationWarning")
+
+SLOW = PowerLaw(coef=1e6, power=1.0)
+
+
+def _profile(**changes) -> RateProfile:
+    """Every method slow unless a test makes it fast."""
+    base = RateProfile(
+        cpu_full_rate=1e6,
+        cpu_full_overhead_ms=0.1,
+        gpu_full_rate=1e6,
+        gpu_full_overhead_ms=1.0,
+        relaxed_dp_rate=1.0,
+        cpu_dp_rate=1.0,
+        gpu_dp_rate=1.0,
+        dp_overhead_ms=0.1,
+        gpu_dp_overhead_ms=1.0,
+        milp_flat=SLOW,
+        milp_switched=SLOW,
+        milp_overhead_ms=1.0,
+        ga_cpu_init_ms_per_line=0.1,
+        ga_gpu_init_ms=2.0,
+        gpu_job_ms=200.0,
+        source="test",
+    )
+    return dataclasses.replace(base, **changes)
+
+
+# 9 lines x 8 offers: 1.3e8 assignments.
+MID = CartProblem.from_dict(uniform_cart(9, 8, 24, seed=3))
+BIG = CartProblem.from_dict(random_cart(1, 60))
+
+
+def test_a_fast_gpu_takes_the_full_search():
+    profile = _profile(gpu_full_rate=1e11)
+    plan = make_plan(MID, budget_ms=500, profile=profile, gpu=GpuState(present=True))
+    assert plan.method == "gpu-full"
+    predicted = {e.method: e.predicted_ms for e in plan.estimates}
+    assert predicted["gpu-full"] < predicted["cpu-full"]
+    assert plan.to_dict()["predicted_ms"]["gpu-full"] == predicted["gpu-full"]
+
+
+def test_without_a_gpu_only_cpu_methods_are_planned():
+    profile = _profile(gpu_full_rate=1e11, cpu_full_rate=1e9)
+    plan = make_plan(MID, budget_ms=500, profile=profile, gpu=GpuState(present=False))
+    assert plan.method == "cpu-full"
+    notes = plan.to_dict()["notes"]
+    assert notes["gpu-full"] == notes["gpu-dp"] == notes["gpu-ga"] == "no GPU"
+    plan = make_plan(BIG, budget_ms=100, profile=profile, gpu=GpuState(present=False))
+    assert plan.method == "cpu-ga"
+
+
+def test_a_busy_gpu_sends_the_work_to_the_cpu():
+    profile = _profile(gpu_full_rate=1e11, cpu_full_rate=1e9, gpu_job_ms=300.0)
+    idle = make_plan(MID, budget_ms=500, profile=profile, gpu=GpuState(present=True))
+    busy = make_plan(
+        MID, budget_ms=500, profile=profile, gpu=GpuState(present=True, busy=True, queue_depth=2)
+    )
+    assert idle.method == "gpu-full" and busy.method == "cpu-full"
+    # Nothing exact fits: the GA leaves the queued GPU for the CPU.
+    assert make_plan(BIG, budget_ms=100, profile=profile, gpu=GpuState(True)).method == "gpu-ga"
+    assert make_plan(BIG, budget_ms=100, profile=profile, gpu=GpuState(True, True)).method == (
+        "cpu-ga"
+    )
+
+
+def test_exact_whenever_one_is_predicted_to_fit():
+    fast_milp = _profile(milp_switched=PowerLaw(coef=0.01, power=1.0))
+    plan = make_plan(BIG, budget_ms=1000, profile=fast_milp, gpu=GpuState(present=False))
+    assert plan.method == "milp" and plan.reason.startswith("exact")
+
+
+def test_uninterruptible_methods_need_a_margin():
+    # The seed-cart-like DP is predicted at 90% of the budget: only an interruptible method
+    # may be planned that close to it.
+    problem = CartProblem.from_dict(uniform_cart(8, 3, 12, seed=5))
+    base = make_plan(problem, budget_ms=100, profile=_profile(), gpu=GpuState(False))
+    steps_ms = {e.method: e.predicted_ms for e in base.estimates}["cpu-dp"] - 0.1
+    rate = steps_ms / 90.0  # rescale the DP to take 90 ms of the 100 ms budget
+    profile = _profile(cpu_dp_rate=rate, relaxed_dp_rate=rate, cpu_full_rate=1.0)
+    plan = make_plan(problem, budget_ms=100, profile=profile, gpu=GpuState(False))
+    assert plan.method == "cpu-ga"
+    plan = make_plan(problem, budget_ms=120, profile=profile, gpu=GpuState(False))
+    assert plan.method == "cpu-dp"
+
+
+def test_solve_auto_records_the_plan():
+    problem = CartProblem.from_dict(random_cart(2, 6, n_merchants=6, offers=(1, 4)))
+    solution = solve(problem, budget_ms=500, gpu_busy=lambda: True, gpu_queue_depth=3)
+    plan = solution.plan
+    assert plan["method"] in {"cpu-full", "cpu-dp", "milp"} and solution.optimal
+    assert plan["algorithm"] == solution.algorithm
+    assert set(plan["predicted_ms"]) == {
+        "cpu-full",
+        "gpu-full",
+        "cpu-dp",
+        "gpu-dp",
+        "milp",
+        "cpu-ga",
+        "gpu-ga",
+    }
+    assert plan["gpu"] == {"present": False, "busy": True, "queue_depth": 3}
+    assert plan["budget_ms"] == 500 and plan["fallback"] is None
+
+
+def test_a_method_that_cannot_run_falls_back_to_the_cpu_ga(monkeypatch):
+    run = planner_module._run
+
+    def refuse(method, *args):
+        if method != "cpu-ga":
+            raise CapacityError("items", 0, "refused for the test")
+        return run(method, *args)
+
+    monkeypatch.setattr(planner_module, "_run", refuse)
+    problem = CartProblem.from_dict(random_cart(2, 6, n_merchants=6, offers=(1, 4)))
+    solution = solve(problem, budget_ms=200)
+    assert solution.algorithm == "ga" and "cpu-ga ran instead" in solution.plan["fallback"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(carts(max_items=5, max_merchants=4))
+def test_small_carts_are_answered_exactly(cart):
+    best, _ = reference_brute_force(cart)
+    solution = solve(CartProblem.from_dict(cart), budget_ms=1000)
+    assert solution.optimal and solution.total == best
+
+
+def test_the_budget_holds_end_to_end():
+    solve(BIG, budget_ms=50)  # compilation out of the way
+    t0 = time.perf_counter()
+    solution = solve(BIG, budget_ms=300, allow_gpu=False)
+    wall = (time.perf_counter() - t0) * 1e3
+    assert wall <= 300 * 1.25
+    assert solution.elapsed_ms == pytest.approx(wall, abs=20)

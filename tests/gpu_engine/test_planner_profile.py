@@ -1,0 +1,69 @@
+"""Rate profiles: the packaged defaults, saving and loading, and calibration's pieces."""
+
+import json
+
+import pytest
+
+from gpu_engine.profile import (
+    DEFAULT_PROFILE_PATH,
+    PROFILE_ENV,
+    PowerLaw,
+    load_profile,
+    read_profile,
+    user_profile_path,
+)
+from gpu_engine.profile_calibrate import fit_power_law, measure_dp, measure_full_search
+
+
+def test_the_packaged_default_profile_is_valid():
+    profile = read_profile(DEFAULT_PROFILE_PATH)
+    assert profile.cpu_full_rate > 0 and profile.gpu_full_rate > profile.cpu_full_rate
+    assert profile.milp_switched(1000) > profile.milp_flat(1000)
+
+
+def test_round_trip_and_lookup_order(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    assert load_profile().source == read_profile(DEFAULT_PROFILE_PATH).source
+    calibrated = read_profile(DEFAULT_PROFILE_PATH)
+    calibrated = type(calibrated).from_dict({**calibrated.to_dict(), "source": "calibrated"})
+    calibrated.save(user_profile_path())
+    assert load_profile() == calibrated
+    named = tmp_path / "named.json"
+    named.write_text(json.dumps({**calibrated.to_dict(), "source": "named"}))
+    monkeypatch.setenv(PROFILE_ENV, str(named))
+    assert load_profile().source == "named"
+
+
+def test_a_broken_cached_profile_falls_back_to_the_defaults(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    user_profile_path().parent.mkdir(parents=True)
+    user_profile_path().write_text("{not json")
+    assert load_profile() == read_profile(DEFAULT_PROFILE_PATH)
+
+
+def test_bad_values_are_refused():
+    data = read_profile(DEFAULT_PROFILE_PATH).to_dict()
+    with pytest.raises(ValueError):
+        type(read_profile(DEFAULT_PROFILE_PATH)).from_dict({**data, "cpu_full_rate": -1})
+    with pytest.raises(ValueError):
+        type(read_profile(DEFAULT_PROFILE_PATH)).from_dict({**data, "format": 99})
+
+
+def test_power_law_fit_sits_at_the_upper_quantile():
+    pairs = [10, 20, 40, 80, 160, 320]
+    times = [0.5 * p**1.5 for p in pairs]
+    law = fit_power_law(pairs, times, 0.8)
+    assert law.power == pytest.approx(1.5, abs=1e-6)
+    assert law(100) == pytest.approx(0.5 * 100**1.5, rel=1e-6)
+    noisy = [t * (2.0 if k % 2 else 1.0) for k, t in enumerate(times)]
+    assert fit_power_law(pairs, noisy, 0.8)(100) > fit_power_law(pairs, noisy, 0.5)(100)
+    assert PowerLaw(2.0, 1.0)(0.5) == 2.0  # x below 1 counts as 1
+
+
+def test_cpu_rates_are_measured():
+    full = measure_full_search(gpu=False)
+    assert full["cpu_full_rate"] > 1e6 and full["cpu_full_overhead_ms"] >= 0
+    dp = measure_dp(gpu=False)
+    assert dp["cpu_dp_rate"] > 1e5 and dp["relaxed_dp_rate"] > 1e5

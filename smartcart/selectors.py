@@ -7,7 +7,7 @@ whatever the size of the cart (the tests pin the count).
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from gpu_engine import CartProblem, ProblemError, price_assignment
 from gpu_engine.solution import MerchantCost
@@ -57,6 +57,8 @@ class CartProblemBuild:
     lines: tuple[LineSnapshot, ...]
     offers: dict[tuple[int, int], OfferSnapshot]
     merchants: dict[int, MerchantTerms]
+    # A run already queued or running for this version (asked for with ``with_in_flight``).
+    in_flight_run_id: int | None = None
 
     @property
     def current_assignment(self) -> dict[str, str]:
@@ -107,59 +109,77 @@ def _check_lines(rows: list[_LineRow]) -> None:
         )
 
 
-def _read_lines(cart: Cart) -> tuple[int, str, list[_LineRow]]:
+_LINE_COLUMNS = (
+    "id",
+    "quantity",
+    "product_id",
+    "product__name",
+    "offer_id",
+    "offer__active",
+    "offer__stock",
+    "offer__merchant_id",
+    "offer__merchant__active",
+    "cart__version",
+    "cart__postal_code",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _CartRead:
+    version: int
+    postal_code: str
+    lines: list[_LineRow]
+    in_flight_run_id: int | None
+
+
+def _in_flight_subquery() -> Subquery:
+    """The newest queued or running run of the line's cart for the cart's current version."""
+    runs = OptimizationRun.objects.filter(
+        cart_id=OuterRef("cart_id"),
+        cart_version=OuterRef("cart__version"),
+        status__in=[OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING],
+        dismissed_at__isnull=True,
+    ).order_by("-created_at", "-id")
+    return Subquery(runs.values("id")[:1])
+
+
+def _read_lines(cart: Cart, *, with_in_flight: bool) -> _CartRead:
     """The cart's version, destination and lines in ONE statement: PostgreSQL reads them from
-    one snapshot, so the version always belongs to exactly these lines."""
-    rows = (
-        CartLine.objects.filter(cart_id=cart.pk)
-        .order_by("created_at", "id")
-        .values_list(
-            "id",
-            "quantity",
-            "product_id",
-            "product__name",
-            "offer_id",
-            "offer__active",
-            "offer__stock",
-            "offer__merchant_id",
-            "offer__merchant__active",
-            "cart__version",
-            "cart__postal_code",
-        )
-    )
-    lines = [
-        _LineRow(
-            snapshot=LineSnapshot(
-                line_id=line_id,
-                product_id=product_id,
-                product_name=product_name,
-                quantity=quantity,
-                offer_id=offer_id,
-                merchant_id=merchant_id,
-            ),
-            offer_active=offer_active,
-            merchant_active=merchant_active,
-            stock=stock,
-        )
-        for (
-            line_id,
-            quantity,
-            product_id,
-            product_name,
-            offer_id,
-            offer_active,
-            stock,
-            merchant_id,
-            merchant_active,
-            _,
-            _,
-        ) in rows
-    ]
+    one snapshot, so the version always belongs to exactly these lines. ``with_in_flight``
+    adds the id of a run already queued for this version, in the same statement."""
+    lines_qs = CartLine.objects.filter(cart_id=cart.pk).order_by("created_at", "id")
+    columns = _LINE_COLUMNS
+    if with_in_flight:
+        lines_qs = lines_qs.annotate(in_flight=_in_flight_subquery())
+        columns = (*columns, "in_flight")
+    rows = list(lines_qs.values_list(*columns))
     if not rows:
         if not Cart.objects.filter(pk=cart.pk).exists():
             raise NotFound("No such cart.", code="cart_not_found", field="cart")
         raise ValidationFailed("The cart is empty.", code="cart_empty", field="cart")
-    return rows[0][-2], rows[0][-1], lines
+    lines = [
+        _LineRow(
+            snapshot=LineSnapshot(
+                line_id=row[0],
+                product_id=row[2],
+                product_name=row[3],
+                quantity=row[1],
+                offer_id=row[4],
+                merchant_id=row[7],
+            ),
+            offer_active=row[5],
+            merchant_active=row[8],
+            stock=row[6],
+        )
+        for row in rows
+    ]
+    first = rows[0]
+    return _CartRead(
+        version=first[9],
+        postal_code=first[10],
+        lines=lines,
+        in_flight_run_id=first[11] if with_in_flight else None,
+    )
 
 
 def _read_offers(
@@ -250,7 +270,7 @@ def _problem(
     )
 
 
-def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
+def cart_problem_build(*, cart: Cart, with_in_flight: bool = False) -> CartProblemBuild:
     """The engine problem of ``cart`` as it stands in the database, in three queries
     whatever the size of the cart: the lines (with the cart's version and destination), the
     candidate offers with their merchants' terms, and the zones that match the destination.
@@ -263,11 +283,11 @@ def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
     (``line_unavailable``) when a line's own offer can no longer be bought as it is, so the
     current total is a price the shopper could pay now.
     """
-    version, postal_code, rows = _read_lines(cart)
-    _check_lines(rows)
-    lines = tuple(row.snapshot for row in rows)
+    read = _read_lines(cart, with_in_flight=with_in_flight)
+    _check_lines(read.lines)
+    lines = tuple(row.snapshot for row in read.lines)
     offers, merchant_columns = _read_offers(lines)
-    merchants = _merchant_terms(merchant_columns, postal_code)
+    merchants = _merchant_terms(merchant_columns, read.postal_code)
     try:
         problem = _problem(lines, offers, merchants)
     except ProblemError as error:
@@ -276,12 +296,13 @@ def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
         ) from error
     return CartProblemBuild(
         cart_id=cart.pk,
-        cart_version=version,
-        postal_code=postal_code,
+        cart_version=read.version,
+        postal_code=read.postal_code,
         problem=problem,
         lines=lines,
         offers=offers,
         merchants=merchants,
+        in_flight_run_id=read.in_flight_run_id,
     )
 
 
@@ -314,21 +335,6 @@ def optimization_run_latest(
     if not include_dismissed:
         runs = runs.filter(dismissed_at__isnull=True)
     return runs.order_by("-created_at", "-id").first()
-
-
-def optimization_run_in_flight(*, cart: Cart, cart_version: int) -> OptimizationRun | None:
-    """A queued or running run for this very cart version, so a double click reuses it."""
-    return (
-        OptimizationRun.objects.select_related("cart")
-        .filter(
-            cart_id=cart.pk,
-            cart_version=cart_version,
-            status__in=[OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING],
-            dismissed_at__isnull=True,
-        )
-        .order_by("-created_at", "-id")
-        .first()
-    )
 
 
 def optimization_run_list(*, cart: Cart) -> QuerySet[OptimizationRun]:

@@ -27,7 +27,6 @@ from smartcart.selectors import (
     CartProblemBuild,
     cart_current_breakdown,
     cart_problem_build,
-    optimization_run_in_flight,
 )
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, CartLine, Offer
@@ -214,15 +213,14 @@ def optimization_run_create(
     """
     budget_ms = _check_budget(budget_ms)
     t0 = time.perf_counter()
-    build = cart_problem_build(cart=cart)
+    build = cart_problem_build(cart=cart, with_in_flight=True)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
     user = requested_by if getattr(requested_by, "is_authenticated", False) else None
     if choice.route == OptimizationRun.Route.INLINE:
         return _create_inline(cart, user, build, build_ms, choice, t0)
-    in_flight = optimization_run_in_flight(cart=cart, cart_version=build.cart_version)
-    if in_flight is not None:
-        return in_flight
+    if build.in_flight_run_id is not None:
+        return OptimizationRun.objects.select_related("cart").get(pk=build.in_flight_run_id)
     with _run_write():
         run = OptimizationRun.objects.create(
             cart=cart,

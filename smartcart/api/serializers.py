@@ -6,7 +6,6 @@ from rest_framework import serializers
 
 from smartcart.models import OptimizationRun
 from storefront.models import MAX_LINE_QUANTITY
-from storefront.models.fields import MAX_MONEY_CENTS
 from storefront.selectors import PRODUCT_ORDERINGS, CartPricingSummary, LinePricing
 
 # --- catalog ------------------------------------------------------------------------------
@@ -275,55 +274,41 @@ class TimingsSerializer(serializers.Serializer):
     elapsed_ms = serializers.FloatField(allow_null=True, help_text="Request to answer.")
 
 
-class OptimizationRunSerializer(serializers.ModelSerializer):
+class OptimizationRunSerializer(serializers.Serializer):
+    """An optimization run. Explicit fields (not a ModelSerializer): it is on every improve-cart
+    response and poll, and building fields by model introspection per response costs more
+    than the rest of the serialization."""
+
+    id = serializers.IntegerField()
     url = serializers.SerializerMethodField()
     apply_url = serializers.SerializerMethodField()
+    status = serializers.ChoiceField(choices=OptimizationRun.Status.choices)
+    route = serializers.ChoiceField(
+        choices=OptimizationRun.Route.choices, help_text="Where the job ran."
+    )
+    cart_version = serializers.IntegerField(help_text="The cart version it was computed for.")
+    is_stale = serializers.BooleanField(help_text="The cart changed since; it cannot be applied.")
+    is_improvement = serializers.BooleanField()
+    algorithm = serializers.CharField(help_text="The solver that answered (empty until done).")
+    optimal = serializers.BooleanField(help_text="The total is proven minimal.")
+    device = serializers.CharField()
     currency = serializers.SerializerMethodField()
-    is_stale = serializers.BooleanField(
-        read_only=True, help_text="The cart changed since; it cannot be applied."
-    )
-    is_improvement = serializers.BooleanField(read_only=True)
-    savings_percent = serializers.FloatField(read_only=True, allow_null=True)
+    current_total = serializers.IntegerField(allow_null=True, help_text="In cents.")
+    suggested_total = serializers.IntegerField(allow_null=True, help_text="In cents.")
+    savings = serializers.IntegerField(allow_null=True, help_text="In cents.")
+    savings_percent = serializers.FloatField(allow_null=True)
     suggestion = serializers.SerializerMethodField()
+    plan = serializers.JSONField(
+        allow_null=True, help_text="The planner's choice, its reason and predicted times."
+    )
+    problem_size = serializers.JSONField(help_text="Lines, merchants, offers, complexity.")
     timings = serializers.SerializerMethodField()
-    current_total = serializers.IntegerField(
-        read_only=True, allow_null=True, max_value=MAX_MONEY_CENTS
-    )
-    suggested_total = serializers.IntegerField(
-        read_only=True, allow_null=True, max_value=MAX_MONEY_CENTS
-    )
-
-    class Meta:
-        model = OptimizationRun
-        fields = [
-            "id",
-            "url",
-            "apply_url",
-            "status",
-            "route",
-            "cart_version",
-            "is_stale",
-            "is_improvement",
-            "algorithm",
-            "optimal",
-            "device",
-            "currency",
-            "current_total",
-            "suggested_total",
-            "savings",
-            "savings_percent",
-            "suggestion",
-            "plan",
-            "problem_size",
-            "timings",
-            "error",
-            "created_at",
-            "started_at",
-            "finished_at",
-            "applied_at",
-            "dismissed_at",
-        ]
-        read_only_fields = fields
+    error = serializers.CharField(help_text="Why it failed (empty otherwise).")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    applied_at = serializers.DateTimeField(allow_null=True)
+    dismissed_at = serializers.DateTimeField(allow_null=True)
 
     def _absolute(self, path: str) -> str:
         request = self.context.get("request")

@@ -84,14 +84,26 @@ def test_problem_build_query_count_is_bounded(shopper, lines, django_assert_num_
     assert build.problem.n_items == lines
 
 
-def test_inline_create_query_count_is_bounded(shopper):
-    small, large = (cart_with_choices(owner=UserFactory(), lines=n) for n in (1, 6))
-    counts = []
-    for cart in (small, large):
-        with CaptureQueriesContext(connection) as queries:
+@pytest.mark.parametrize("inline_max_ms", [5, 0], ids=["inline", "queued"])
+def test_create_reads_three_times_and_writes_once(
+    shopper, inline_max_ms, settings, django_capture_on_commit_callbacks
+):
+    settings.SMARTCART_INLINE_MAX_MS = inline_max_ms
+    for lines in (1, 6):
+        cart = cart_with_choices(owner=UserFactory(), lines=lines)
+        with (
+            django_capture_on_commit_callbacks(execute=False),
+            CaptureQueriesContext(connection) as queries,
+        ):
             optimization_run_create(cart=cart)
-        counts.append(len(queries))
-    assert counts[0] == counts[1] <= 8
+        statements = [
+            query["sql"].split()[0]
+            for query in queries
+            if not query["sql"].startswith(("SAVEPOINT", "RELEASE", "SET LOCAL"))
+        ]
+        # The lines (with the version and any run already queued for it), the offers,
+        # the zones; then the run itself.
+        assert statements == ["SELECT", "SELECT", "SELECT", "INSERT"]
 
 
 def test_empty_and_unbuyable_carts_are_refused(shopper):

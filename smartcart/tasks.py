@@ -10,7 +10,7 @@ import logging
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, close_old_connections
 
 from smartcart import services
 
@@ -27,8 +27,15 @@ logger = logging.getLogger(__name__)
     retry_backoff=True,
     retry_backoff_max=10,
     max_retries=3,
+    bind=True,
 )
-def optimization_run_execute_task(run_id: int) -> None:
+def optimization_run_execute_task(self, run_id: int) -> None:
+    if not self.request.is_eager:
+        # What Django does at the start of each request: drop a connection that broke or
+        # aged past CONN_MAX_AGE. Workers keep connections across tasks
+        # (CELERY_DB_REUSE_MAX), so a database restart must not fail every later task.
+        # Never in-process: that would close the caller's connection mid-transaction.
+        close_old_connections()
     try:
         services.optimization_run_execute(run_id=run_id)
     except SoftTimeLimitExceeded:

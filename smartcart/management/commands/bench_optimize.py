@@ -159,7 +159,8 @@ class Command(BaseCommand):
             "cpus": os.cpu_count(),
             # Load at the end of the run: others' work on a shared machine shows here.
             "load_average": os.getloadavg(),
-            "series_names": [series.name for series in results],
+            # Celery closes a worker's DB connection around every task unless this is set.
+            "celery_db_reuse_max": app.conf.get("CELERY_DB_REUSE_MAX"),
             "database": connection.vendor,
             "broker": "eager" if app.conf.task_always_eager else "redis",
             "options": {k: str(v) for k, v in options.items() if k in REPORTED_OPTIONS},

@@ -1,25 +1,26 @@
-"""The stored cheapest offer of every product: marking products stale, and recomputing them
-with ``gpu_engine.cheapest_offer`` (GPU when the worker has one, its numba twin otherwise).
+"""The stored cheapest offer of every product (``ProductCheapest``): marking products stale,
+and recomputing them with ``gpu_engine.cheapest_offer`` (GPU when the worker has one, its
+numba twin otherwise).
 
 "Cheapest" is exactly what the catalog selectors mean: the cheapest offer that is active, in
 stock (or unlimited) and sold by an active merchant, ties to the lowest merchant id (then the
-lowest offer id); ``buyable_offer_count`` counts those offers.
+lowest offer id); ``offer_count`` counts those offers. Both sides build their filter from
+``selectors.offer_buyable_q``.
 
 Freshness. A write that can change a product's cheapest offer inserts a
 ``CheapestOfferRefresh`` row in its own transaction (``catalog_cheapest_mark_stale``); the ORM
 signal receivers in ``storefront.receivers`` do it for every ``save()`` and ``delete()`` of
 offers and merchants, the feed import does it in SQL. Selectors use the stored values only for
-products with no pending refresh and a ``cheapest_updated_at``; the others are read live, so
-results are always right and only their speed depends on the refresh task keeping up.
+products that have them and no pending refresh; the others are read live, so results are
+always right and only their speed depends on the refresh task keeping up.
 
-The recompute reads the refresh rows first, then the offers, writes the products and deletes
+The recompute reads the refresh rows first, then the offers, writes the results and deletes
 exactly the refresh rows it read, all in one transaction per chunk. A writer that commits
 meanwhile leaves its own refresh row behind, so the next run picks the product up again.
 Chunks are serialised by a PostgreSQL advisory lock, so two workers never interleave a stale
 write over a fresh one.
 """
 
-import json
 import logging
 import time
 from collections.abc import Iterable
@@ -30,12 +31,11 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import QuerySet
-from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from gpu_engine.cheapest_offer import cheapest_offer_device, cheapest_offers
+from storefront.cheapest_io import chunk_io, ids_in
 from storefront.models import CheapestOfferRefresh, Offer, Product
-from storefront.selectors import offer_buyable_q
 
 logger = logging.getLogger(__name__)
 
@@ -68,15 +68,6 @@ class CheapestRecomputeResult:
 
 
 # --- marking stale ----------------------------------------------------------------------
-
-
-def _ids_in(ids: Iterable[int]) -> RawSQL:
-    """``field__in=_ids_in(ids)``: any number of ids as one query parameter (an array on
-    PostgreSQL, JSON on SQLite), instead of one placeholder per id."""
-    ids = [int(i) for i in ids]
-    if connection.vendor == "postgresql":
-        return RawSQL("SELECT unnest(%s::bigint[])", [ids])
-    return RawSQL("SELECT value FROM json_each(%s)", [json.dumps(ids)])
 
 
 def _mark_from(products: QuerySet) -> int:
@@ -146,17 +137,6 @@ def _recompute_enqueue() -> None:
 # --- recomputing ------------------------------------------------------------------------
 
 
-def _buyable_offers(product_ids: np.ndarray) -> np.ndarray:
-    """(product, offer, merchant, price) rows of the buyable offers, by product then offer id.
-    The filter is the selectors' own ``offer_buyable_q``, so both always mean the same."""
-    rows = (
-        Offer.objects.filter(offer_buyable_q(), product_id__in=_ids_in(product_ids))
-        .order_by("product_id", "id")
-        .values_list("product_id", "id", "merchant_id", "unit_price")
-    )
-    return np.array(list(rows), dtype=np.int64).reshape(-1, 4)
-
-
 def _as_int32_order(values: np.ndarray) -> np.ndarray:
     """The kernel takes int32; prices may reach 10**10 cents and ids may outgrow int32.
     Dense ranks keep the order (and ties) exactly, which is all a minimum needs."""
@@ -181,56 +161,22 @@ def _cheapest(product_ids: np.ndarray, offers: np.ndarray):
     return np.where(found, best[:, 1], -1), np.where(found, best[:, 3], -1), count
 
 
-def _write(product_ids, offer_id, price, count, now) -> int:
-    """Stores the results, skipping products whose stored values are already these."""
-    table = connection.ops.quote_name(Product._meta.db_table)
-    offer_ids = [None if o < 0 else o for o in offer_id.tolist()]
-    prices = [None if p < 0 else p for p in price.tolist()]
-    ids, counts = product_ids.tolist(), count.tolist()
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"""
-                UPDATE {table} AS p SET cheapest_offer_id = r.offer_id,
-                    cheapest_price = r.price, buyable_offer_count = r.n, cheapest_updated_at = %s
-                FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::integer[])
-                    AS r(id, offer_id, price, n)
-                WHERE p.id = r.id AND (p.cheapest_updated_at IS NULL
-                    OR p.cheapest_offer_id IS DISTINCT FROM r.offer_id
-                    OR p.cheapest_price IS DISTINCT FROM r.price OR p.buyable_offer_count <> r.n)
-                """,
-                [now, ids, offer_ids, prices, counts],
-            )
-            return cursor.rowcount
-        # SQLite: "IS NOT" is its null-safe "is distinct from".
-        cursor.executemany(
-            f"UPDATE {table} SET cheapest_offer_id = %s, cheapest_price = %s, "
-            "buyable_offer_count = %s, cheapest_updated_at = %s WHERE id = %s AND "
-            "(cheapest_updated_at IS NULL OR cheapest_offer_id IS NOT %s "
-            "OR cheapest_price IS NOT %s OR buyable_offer_count <> %s)",
-            [
-                (offer, price_, n, now, product, offer, price_, n)
-                for product, offer, price_, n in zip(ids, offer_ids, prices, counts, strict=True)
-            ],
-        )
-        return max(cursor.rowcount, 0)
-
-
 def _lock_chunks() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ADVISORY_LOCK_KEY])
 
 
-def _recompute_chunk(product_ids: np.ndarray, refresh_ids: list[int]) -> CheapestRecomputeResult:
-    """One transaction: products' offers -> kernel -> products; then the refresh rows read."""
+def _recompute_chunk(product_ids: np.ndarray, refresh_ids: np.ndarray) -> CheapestRecomputeResult:
+    """One transaction: the products' buyable offers -> kernel -> stored values; then the
+    refresh rows that asked for it."""
     start = time.perf_counter()
+    io = chunk_io()
     product_ids = np.unique(product_ids)
-    offers = _buyable_offers(product_ids)
+    offers = io.read_offers(product_ids)
     offer_id, price, count = _cheapest(product_ids, offers)
-    written = _write(product_ids, offer_id, price, count, timezone.now())
-    if refresh_ids:
-        CheapestOfferRefresh.objects.filter(pk__in=_ids_in(refresh_ids)).delete()
+    written = io.write(product_ids, offer_id, price, count, timezone.now())
+    io.forget(refresh_ids)
     return CheapestRecomputeResult(
         products=int(product_ids.size),
         written=written,
@@ -248,20 +194,20 @@ def _chunk_size() -> int:
     return int(_setting("STOREFRONT_CHEAPEST_CHUNK", 50_000))
 
 
-def _pending_chunk(chunk: int, never_after: list[int]) -> tuple[np.ndarray, list[int]]:
-    """The next products to refresh: those with pending refresh rows first, then those never
-    computed (walked by id from ``never_after[0]``, which it advances)."""
-    pending = list(
-        CheapestOfferRefresh.objects.order_by("id").values_list("id", "product_id")[:chunk]
-    )
-    if pending:
-        refresh_ids = [row[0] for row in pending]
-        return np.array([row[1] for row in pending], dtype=np.int64), refresh_ids
-    never = Product.objects.filter(cheapest_updated_at__isnull=True, pk__gt=never_after[0])
+def _pending_chunk(chunk: int, never_after: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The next products to refresh and the refresh rows naming them: products with pending
+    refreshes first, then those never computed (walked by id from ``never_after[0]``)."""
+    pending = np.array(
+        list(CheapestOfferRefresh.objects.order_by("id").values_list("id", "product_id")[:chunk]),
+        dtype=np.int64,
+    ).reshape(-1, 2)
+    if pending.size:
+        return pending[:, 1], pending[:, 0]
+    never = Product.objects.filter(stored_cheapest__isnull=True, pk__gt=never_after[0])
     ids = np.array(list(never.order_by("id").values_list("id", flat=True)[:chunk]), np.int64)
     if ids.size:
         never_after[0] = int(ids[-1])
-    return ids, []
+    return ids, np.empty(0, dtype=np.int64)
 
 
 def _drain_pending(chunk: int) -> CheapestRecomputeResult:
@@ -287,10 +233,13 @@ def _recompute_ids(ids: np.ndarray, chunk: int) -> CheapestRecomputeResult:
         part = ids[lo : lo + chunk]
         with transaction.atomic():
             _lock_chunks()
-            refresh_ids = list(
-                CheapestOfferRefresh.objects.filter(product_id__in=_ids_in(part)).values_list(
-                    "id", flat=True
-                )
+            refresh_ids = np.array(
+                list(
+                    CheapestOfferRefresh.objects.filter(
+                        product_id__in=ids_in(part.tolist())
+                    ).values_list("id", flat=True)
+                ),
+                dtype=np.int64,
             )
             total += _recompute_chunk(part, refresh_ids)
     return total

@@ -68,19 +68,19 @@ def offer_buyable_q(prefix: str = "") -> Q:
 
 
 def _stored_cheapest_is_fresh() -> Q:
-    """Products whose stored cheapest offer can be trusted: computed at least once, and no
-    change of their offers or merchants since (no pending ``CheapestOfferRefresh``)."""
+    """Products whose stored cheapest offer (``ProductCheapest``) can be trusted: computed,
+    and no change of their offers or merchants since (no pending ``CheapestOfferRefresh``)."""
     pending = CheapestOfferRefresh.objects.filter(product_id=OuterRef("pk"))
-    return Q(cheapest_updated_at__isnull=False) & ~Exists(pending)
+    return Q(stored_cheapest__isnull=False) & ~Exists(pending)
 
 
 def _with_best_offer(products: QuerySet[Product]) -> QuerySet[Product]:
     """Annotates the cheapest buyable offer (ties: lowest merchant id) and the offer count.
 
-    Products whose stored cheapest offer is fresh (see ``storefront.cheapest``) read the
-    stored columns, which keeps price ordering over a large catalog cheap; the others fall
-    back to correlated subqueries, which with the (product, active, unit_price) index stay
-    cheap on a paginated page. Either way it is one query, with the same values.
+    Products whose stored cheapest offer is fresh (see ``storefront.cheapest``) read it, which
+    keeps price ordering over a large catalog cheap; the others fall back to correlated
+    subqueries, which with the (product, active, unit_price) index stay cheap on a paginated
+    page. Either way it is one query, with the same values.
     """
     buyable = Offer.objects.filter(offer_buyable_q(), product=OuterRef("pk"))
     cheapest = buyable.order_by("unit_price", "merchant_id", "id")
@@ -92,24 +92,24 @@ def _with_best_offer(products: QuerySet[Product]) -> QuerySet[Product]:
 
     return products.annotate(
         best_price=stored_or_live(
-            F("cheapest_price"), Subquery(cheapest.values("unit_price")[:1]), MoneyField()
+            F("stored_cheapest__price"), Subquery(cheapest.values("unit_price")[:1]), MoneyField()
         ),
         best_offer_id=stored_or_live(
-            F("cheapest_offer_id"), Subquery(cheapest.values("id")[:1]), BigIntegerField()
+            F("stored_cheapest__offer_id"), Subquery(cheapest.values("id")[:1]), BigIntegerField()
         ),
         best_merchant_id=stored_or_live(
-            F("cheapest_offer__merchant_id"),
+            F("stored_cheapest__offer__merchant_id"),
             Subquery(cheapest.values("merchant_id")[:1]),
             BigIntegerField(),
         ),
         best_merchant_name=stored_or_live(
-            F("cheapest_offer__merchant__name"),
+            F("stored_cheapest__offer__merchant__name"),
             Subquery(cheapest.values("merchant__name")[:1]),
             CharField(),
         ),
         # The live count is NULL, not 0, for a product nobody sells; keep it that way.
         offer_count=stored_or_live(
-            NullIf(F("buyable_offer_count"), Value(0)), Subquery(count[:1]), IntegerField()
+            NullIf(F("stored_cheapest__offer_count"), Value(0)), Subquery(count[:1]), IntegerField()
         ),
     )
 

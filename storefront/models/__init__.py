@@ -1,5 +1,11 @@
 from storefront.models.carts import MAX_CART_LINES, MAX_LINE_QUANTITY, Cart, CartLine
-from storefront.models.catalog import Category, CheapestOfferRefresh, Offer, Product
+from storefront.models.catalog import (
+    Category,
+    CheapestOfferRefresh,
+    Offer,
+    Product,
+    ProductCheapest,
+)
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
 from storefront.models.imports import ImportJob
 from storefront.models.merchants import MAX_BASIS_POINTS, Merchant, ShippingZone
@@ -18,6 +24,7 @@ __all__ = [
     "MoneyField",
     "Offer",
     "Product",
+    "ProductCheapest",
     "ShippingZone",
 ]
 

@@ -1,0 +1,155 @@
+"""Bulk reads and writes of the cheapest-offer refresh, one chunk of products at a time, in
+the caller's transaction.
+
+PostgreSQL moves the chunk's ids, offers and results through COPY and session-private
+tables (``ON COMMIT DELETE ROWS``: empty again after every chunk), so a chunk of 50,000
+products is a handful of statements with no per-row parameters. Other databases (SQLite)
+use plain queries with the same meaning. The offer filter is built by the ORM from the
+selectors' ``offer_buyable_q``, so stored and live "cheapest" can never drift apart.
+"""
+
+import json
+from collections.abc import Iterable
+
+import numpy as np
+from django.db import connection
+from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
+
+from storefront.models import CheapestOfferRefresh, Offer, Product, ProductCheapest
+from storefront.selectors import offer_buyable_q
+
+_OFFER_COLUMNS = ("product_id", "id", "merchant_id", "unit_price")
+_TEMP_TABLES = {
+    "cheapest_chunk_products": "product_id bigint NOT NULL",
+    "cheapest_chunk_refresh": "id bigint NOT NULL",
+    "cheapest_chunk_result": "product_id bigint NOT NULL, offer_id bigint, price bigint, "
+    "offer_count integer NOT NULL",
+}
+
+
+def ids_in(ids: Iterable[int]) -> RawSQL:
+    """``field__in=ids_in(ids)``: any number of ids as one query parameter (an array on
+    PostgreSQL, JSON on SQLite), instead of one placeholder per id."""
+    ids = [int(i) for i in ids]
+    if connection.vendor == "postgresql":
+        return RawSQL("SELECT unnest(%s::bigint[])", [ids])
+    return RawSQL("SELECT value FROM json_each(%s)", [json.dumps(ids)])
+
+
+def _quote(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _buyable(product_filter) -> QuerySet:
+    return (
+        Offer.objects.filter(offer_buyable_q(), product_id__in=product_filter)
+        .order_by("product_id", "id")
+        .values_list(*_OFFER_COLUMNS)
+    )
+
+
+def _copy_in(cursor, table: str, columns: list[np.ndarray]) -> None:
+    """Replaces a temporary table's rows by integer columns (-1: NULL in nullable ones).
+    Emptied explicitly: a caller's enclosing transaction may keep ``ON COMMIT`` from firing
+    between chunks."""
+    cursor.execute(f"DELETE FROM {table}")
+    if columns[0].size == 0:
+        return
+    text = [np.where(column < 0, "\\N", column.astype(np.str_)) for column in columns]
+    lines = text[0]
+    for column in text[1:]:
+        lines = np.strings.add(np.strings.add(lines, "\t"), column)
+    with cursor.copy(f"COPY {table} FROM STDIN") as copy:
+        copy.write(("\n".join(lines.tolist()) + "\n").encode())
+
+
+def _ensure_temp_tables(cursor) -> None:
+    for name, columns in _TEMP_TABLES.items():
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {name} ({columns}) ON COMMIT DELETE ROWS"
+        )
+
+
+_UPSERT = """
+    INSERT INTO {table} AS s (product_id, offer_id, price, offer_count, updated_at)
+    {rows}
+    ON CONFLICT (product_id) DO UPDATE SET offer_id = excluded.offer_id,
+        price = excluded.price, offer_count = excluded.offer_count,
+        updated_at = excluded.updated_at
+    WHERE s.offer_id IS DISTINCT FROM excluded.offer_id
+       OR s.price IS DISTINCT FROM excluded.price OR s.offer_count <> excluded.offer_count
+"""
+
+
+class PostgresChunkIO:
+    def __init__(self) -> None:
+        with connection.cursor() as cursor:
+            _ensure_temp_tables(cursor)
+
+    def read_offers(self, product_ids: np.ndarray) -> np.ndarray:
+        """(product, offer, merchant, price) of the buyable offers, by product then offer."""
+        with connection.cursor() as cursor:
+            _copy_in(cursor, "cheapest_chunk_products", [product_ids])
+            chunk = RawSQL("SELECT product_id FROM cheapest_chunk_products", ())
+            sql, params = _buyable(chunk).query.sql_with_params()
+            data = bytearray()
+            with cursor.copy(f"COPY ({connection.ops.compose_sql(sql, params)}) TO STDOUT") as copy:
+                for block in copy:
+                    data += block
+        return np.array(bytes(data).split(), dtype=np.int64).reshape(-1, len(_OFFER_COLUMNS))
+
+    def write(self, product_ids, offer_id, price, count, now) -> int:
+        """Upserts the results, leaving rows that already hold them untouched."""
+        with connection.cursor() as cursor:
+            _copy_in(cursor, "cheapest_chunk_result", [product_ids, offer_id, price, count])
+            # The join skips products deleted since their refresh was requested.
+            rows = (
+                "SELECT r.product_id, r.offer_id, r.price, r.offer_count, %s "
+                f"FROM cheapest_chunk_result r JOIN {_quote(Product)} p ON p.id = r.product_id"
+            )
+            cursor.execute(_UPSERT.format(table=_quote(ProductCheapest), rows=rows), [now])
+            return cursor.rowcount
+
+    def forget(self, refresh_ids: np.ndarray) -> None:
+        """Deletes exactly these refresh rows (never "every row up to an id": a row with a
+        lower id may have committed after they were read)."""
+        if refresh_ids.size == 0:
+            return
+        with connection.cursor() as cursor:
+            _copy_in(cursor, "cheapest_chunk_refresh", [refresh_ids])
+            cursor.execute(
+                f"DELETE FROM {_quote(CheapestOfferRefresh)} AS r USING cheapest_chunk_refresh "
+                "AS f WHERE r.id = f.id"
+            )
+
+
+class OrmChunkIO:
+    def read_offers(self, product_ids: np.ndarray) -> np.ndarray:
+        rows = list(_buyable(ids_in(product_ids.tolist())))
+        return np.array(rows, dtype=np.int64).reshape(-1, len(_OFFER_COLUMNS))
+
+    def write(self, product_ids, offer_id, price, count, now) -> int:
+        existing = set(
+            Product.objects.filter(pk__in=ids_in(product_ids.tolist())).values_list("pk", flat=True)
+        )
+        rows = [
+            (product, None if offer < 0 else offer, None if cents < 0 else cents, n, now)
+            for product, offer, cents, n in zip(
+                product_ids.tolist(), offer_id.tolist(), price.tolist(), count.tolist(),
+                strict=True,
+            )
+            if product in existing
+        ]  # fmt: skip
+        sql = _UPSERT.format(table=_quote(ProductCheapest), rows="VALUES (%s, %s, %s, %s, %s)")
+        with connection.cursor() as cursor:
+            cursor.executemany(sql, rows)
+            return max(cursor.rowcount, 0)
+
+    def forget(self, refresh_ids: np.ndarray) -> None:
+        if refresh_ids.size:
+            CheapestOfferRefresh.objects.filter(pk__in=ids_in(refresh_ids.tolist())).delete()
+
+
+def chunk_io():
+    return PostgresChunkIO() if connection.vendor == "postgresql" else OrmChunkIO()

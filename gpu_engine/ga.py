@@ -35,10 +35,12 @@ from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 
-CPU_CONFIG = GaConfig(population=128)
-# Tens of thousands of individuals would converge in fewer generations, but each generation
-# then costs more than a 100 ms budget can afford a few dozen of; see BENCHMARKS_ga.md.
-GPU_CONFIG = GaConfig(population=4096, tournament=2, child_ls_steps=8)
+# A CPU core breeds about a hundred children a few hundred times in 500 ms: the budget, not
+# stalling, should end its runs.
+CPU_CONFIG = GaConfig(population=128, stall_generations=200)
+# On the lent H200 a generation of 16384 children (100 lines) takes about 2 ms: some 50
+# generations in a 100 ms budget, the best of the population sizes measured (BENCHMARKS_ga.md).
+GPU_CONFIG = GaConfig(population=16384, child_ls_steps=8, stall_generations=100)
 BP_SCALE = 10_000
 # Generations whose durations predict the next one (the longest of them is assumed).
 _TIMING_WINDOW = 4

@@ -10,7 +10,11 @@ switches) and the machine's measured rates (:mod:`gpu_engine.profile`), and the 
   stop early (the DPs) must fit within ``UNINTERRUPTIBLE_SHARE`` of the budget; the others are
   handed the remaining budget and stop at it;
 * otherwise the GA runs for the budget, on the GPU when one is present and its queue leaves
-  room, else on the CPU.
+  room, else on the CPU. The time the GA leaves (it stops early when it stalls) goes to the
+  MILP, warm-started with the GA's answer: it often proves that answer optimal, or improves it,
+  on carts whose MILP time the profile over-predicts. When the MILP is predicted within
+  ``PROOF_REACH`` x the budget, the GA gets only ``PROOF_GA_SHARE`` of it, to leave the proof a
+  real chance. The answer is never worse than the GA's.
 
 The GPU's state comes from the caller (the Celery side knows its queues): ``gpu_busy`` and
 ``gpu_queue_depth`` (values or callables) turn into a predicted wait of ``depth *
@@ -45,6 +49,10 @@ WARM_START_SHARE = 0.1
 WARM_START_MAX_MS = 30.0
 # The GPU GA only when the predicted wait for the GPU leaves most of the budget.
 GPU_GA_MAX_WAIT_SHARE = 0.25
+# After the GA, the MILP runs only when at least this much of the budget is left (ms).
+MIN_PROOF_MS = 20.0
+PROOF_REACH = 10.0
+PROOF_GA_SHARE = 0.5
 # Beyond this many free lines the subset DPs are astronomically slow: not even estimated.
 MAX_DP_FREE_LINES = 40
 
@@ -86,12 +94,15 @@ class Plan:
     estimates: tuple[Estimate, ...]
     features: dict[str, Any]
     gpu: GpuState
+    # The GA's share of the budget (the MILP tries to prove on the rest).
+    ga_share: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "method": self.method,
             "reason": self.reason,
             "budget_ms": self.budget_ms,
+            "ga_share": self.ga_share,
             "predicted_ms": {e.method: e.predicted_ms for e in self.estimates},
             "notes": {e.method: e.note for e in self.estimates if e.note},
             "features": self.features,
@@ -252,8 +263,13 @@ def make_plan(
         return Plan(best.method, reason, budget_ms, tuple(estimates), features, gpu)
     ga = {e.method: e for e in estimates if not e.exact}
     method = "gpu-ga" if ga["gpu-ga"].predicted_ms is not None else "cpu-ga"
-    reason = f"no exact method is predicted to finish in {budget_ms:.0f} ms: GA for the budget"
-    return Plan(method, reason, budget_ms, tuple(estimates), features, gpu)
+    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
+    share = PROOF_GA_SHARE if milp_ms <= PROOF_REACH * budget_ms else 1.0
+    reason = (
+        f"no exact method is predicted to finish in {budget_ms:.0f} ms: GA for "
+        f"{share:.0%} of the budget, then the MILP on the time it leaves"
+    )
+    return Plan(method, reason, budget_ms, tuple(estimates), features, gpu, ga_share=share)
 
 
 def _value(value: Any) -> Any:
@@ -285,12 +301,12 @@ def solve_planned(
     planning_ms = (time.perf_counter() - started) * 1e3
     fallback = None
     try:
-        solution = _run(plan.method, problem, started, budget, seed, gpu)
+        solution = _run(plan.method, problem, started, budget, seed, gpu, plan.ga_share)
     except (CapacityError, MemoryError, RuntimeError) as exc:
         # A GPU that fails at run time, or memory the prediction did not foresee: the CPU GA
         # always runs, and the plan says what happened.
         fallback = f"{plan.method} failed ({type(exc).__name__}: {exc}); cpu-ga ran instead"
-        solution = _run("cpu-ga", problem, started, budget, seed, gpu)
+        solution = _run("cpu-ga", problem, started, budget, seed, gpu, plan.ga_share)
     solution.plan = {
         **plan.to_dict(),
         "algorithm": solution.algorithm,
@@ -306,7 +322,7 @@ def _remaining(started: float, budget_ms: float) -> float:
     return max(1.0, budget_ms - (time.perf_counter() - started) * 1e3)
 
 
-def _run(method, problem, started, budget_ms, seed, gpu: GpuState) -> Solution:
+def _run(method, problem, started, budget_ms, seed, gpu: GpuState, ga_share=1.0) -> Solution:
     from gpu_engine.ga import solve_ga
 
     if method == "cpu-full":
@@ -324,7 +340,41 @@ def _run(method, problem, started, budget_ms, seed, gpu: GpuState) -> Solution:
     if method == "milp":
         return _warm_milp(problem, started, budget_ms, seed, gpu)
     device = "gpu" if method == "gpu-ga" else "cpu"
-    return solve_ga(problem, budget_ms=_remaining(started, budget_ms), seed=seed, device=device)
+    ga_ms = ga_share * _remaining(started, budget_ms)
+    solution = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
+    return _prove(problem, solution, started, budget_ms)
+
+
+def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
+    index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
+    return np.array([index[solution.assignment[item]] for item in problem.item_ids])
+
+
+def _prove(problem, ga: Solution, started, budget_ms) -> Solution:
+    """Spend what the GA left of the budget on the MILP, warm-started with the GA's answer:
+    a proven optimum (or a better incumbent) replaces the GA's answer; otherwise the GA's
+    answer stands with the tighter of the two gaps."""
+    from gpu_engine.milp import solve_milp
+
+    left = budget_ms - (time.perf_counter() - started) * 1e3
+    if ga.optimal or left < MIN_PROOF_MS:
+        return ga
+    milp = solve_milp(problem, budget_ms=left, warm_start=_choice(problem, ga))
+    summary = {
+        "total": milp.total,
+        "optimal": milp.optimal,
+        "gap": milp.gap,
+        "elapsed_ms": milp.elapsed_ms,
+        "highs_status": milp.stats["highs_status"],
+    }
+    if milp.optimal or milp.total < ga.total:
+        milp.stats["warm_start_ga"] = {"total": ga.total, "elapsed_ms": ga.elapsed_ms}
+        milp.elapsed_ms += ga.elapsed_ms
+        return milp
+    ga.stats["milp_after_ga"] = summary
+    if milp.gap is not None and (ga.gap is None or milp.gap < ga.gap):
+        ga.gap = milp.gap
+    return ga
 
 
 def _gpu_ga_fits(problem: CartProblem) -> bool:
@@ -345,8 +395,8 @@ def _warm_milp(problem, started, budget_ms, seed, gpu: GpuState) -> Solution:
     warm = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
     if warm.optimal:
         return warm
-    index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
-    choice = np.array([index[warm.assignment[item]] for item in problem.item_ids])
-    solution = solve_milp(problem, budget_ms=_remaining(started, budget_ms), warm_start=choice)
+    solution = solve_milp(
+        problem, budget_ms=_remaining(started, budget_ms), warm_start=_choice(problem, warm)
+    )
     solution.stats["warm_start_ga"] = {"total": warm.total, "elapsed_ms": warm.elapsed_ms}
     return solution

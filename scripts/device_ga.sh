@@ -29,15 +29,16 @@ phase() {  # phase NAME TIMEOUT CMD...: run, log, and report the exit code and s
     echo "=== $name exit ${PIPESTATUS[0]} after $((SECONDS - t0)) s" | tee -a "$LOG"
 }
 
-phase tests "${TEST_TIMEOUT:-100}" python3 -m pytest -m gpu -q -p no:cacheprovider -p no:django \
+phase tests "${TEST_TIMEOUT:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider -p no:django \
     tests/gpu_engine/test_ga_cuda.py
-phase calibrate "${CAL_TIMEOUT:-90}" python3 -m gpu_engine.profile_calibrate \
+phase calibrate "${CAL_TIMEOUT:-60}" python3 -m gpu_engine.profile_calibrate \
     --out "$OUT/profile.json"
 if [ -s "$OUT/profile.json" ]; then export GPU_ENGINE_PROFILE="$OUT/profile.json"; fi
 # shellcheck disable=SC2086
-phase ga "${GA_TIMEOUT:-230}" python3 -m gpu_engine bench --suite ga --ga-sweep \
+phase ga "${GA_TIMEOUT:-170}" python3 -m gpu_engine bench --suite ga --ga-sweep \
     --ga-detail "$OUT/ga_detail.json" --json "$OUT/ga.json" ${GA_ARGS:-}
 # shellcheck disable=SC2086
-phase planner "${PLANNER_TIMEOUT:-100}" python3 -m gpu_engine bench --suite planner \
+phase planner "${PLANNER_TIMEOUT:-210}" python3 -m gpu_engine bench --suite planner \
+    --planner-budget-ms "${PLANNER_BUDGETS:-200,1000}" \
     --planner-detail "$OUT/planner_detail.json" --json "$OUT/planner.json" ${PLANNER_ARGS:-}
 grep "^=== .* exit" "$LOG"

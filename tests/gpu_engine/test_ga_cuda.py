@@ -76,3 +76,14 @@ def test_gpu_ga_finds_the_optimum_of_small_carts(seed):
     solution = solve_ga(CartProblem.from_dict(cart), device="gpu", budget_ms=200, seed=seed)
     assert solution.total == best
     assert solution.device != "cpu"
+
+
+@pytest.mark.gpu
+def test_gpu_ga_honours_its_budget():
+    problem = CartProblem.from_dict(random_cart(33, 100))
+    solve_ga(problem, device="gpu", budget_ms=20)  # kernels compiled or loaded
+    for budget in (30.0, 100.0):
+        config = GaConfig(population=16384, child_ls_steps=8, stall_generations=10_000)
+        solution = solve_ga(problem, device="gpu", budget_ms=budget, config=config)
+        assert solution.stats["stop"] == "budget"
+        assert solution.elapsed_ms <= 1.1 * budget

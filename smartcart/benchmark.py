@@ -52,6 +52,7 @@ class Sample:
     finish: float | None
     route: str
     algorithm: str
+    optimal: bool
     lines: int
 
 
@@ -90,7 +91,7 @@ class Series:
     def routes(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for sample in self.samples:
-            key = f"{sample.route}/{sample.algorithm}"
+            key = f"{sample.route}/{sample.algorithm}" + ("" if sample.optimal else " (not proven)")
             counts[key] = counts.get(key, 0) + 1
         return counts
 
@@ -232,6 +233,7 @@ def optimize_once(token: str, *, poll_ms: float = 1.0, timeout_s: float = 60) ->
         finish=None if inline else worker_total - (run.build_ms or 0) - (run.solve_ms or 0),
         route=run.route,
         algorithm=run.algorithm,
+        optimal=run.optimal,
         lines=int(run.problem_size.get("lines", 0)),
     )
 

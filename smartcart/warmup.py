@@ -4,12 +4,18 @@ Numba compiles (or loads from its cache) on first call, which takes seconds. Wor
 as they start; the web process warms up in a background thread at start, never inside a
 request, and never in management commands such as ``migrate`` or under tests.
 
-- solo/thread pools (the ``gpu`` queue): the worker process itself runs jobs; it starts
-  warming up on ``worker_process_init`` and ``worker_ready`` waits for it to finish, so the
-  first message finds the kernels compiled.
-- prefork pools (the ``cpu`` queue): each child warms up on ``worker_process_init``, in a
-  thread, because Celery gives a child only seconds to report itself alive. The parent never
-  warms up: it must not touch CUDA before forking.
+Two kinds of warm-up, each at most once per process:
+
+- ``cpu``: every CPU solver and the planner, without touching CUDA. The web process and the
+  ``cpu`` queue's workers only ever solve on the CPU, and must not hold a CUDA context (GPU
+  memory per process; a prefork parent must never create one before forking).
+- ``gpu``: ``gpu_engine.warmup()``, CPU and GPU kernels, only in workers that consume the
+  ``gpu`` queue (one solo worker per GPU).
+
+When: each prefork child starts the ``cpu`` warm-up on ``worker_process_init`` in a thread
+(Celery gives a child only seconds to report itself alive); a solo or thread pool gets the
+same signal in the worker process itself, and on ``worker_ready`` the worker waits for that
+warm-up and, if it serves the ``gpu`` queue, runs the ``gpu`` one, before its first message.
 
 ``SMARTCART_WARMUP`` (default True) turns all of it off.
 """
@@ -18,45 +24,100 @@ import logging
 import os
 import sys
 import threading
+import time
+from collections.abc import Callable
 
 from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
 WEB_SERVERS = frozenset({"gunicorn", "uwsgi", "daphne", "uvicorn", "hypercorn"})
-_lock = threading.Lock()
-_done = threading.Event()
+CPU, GPU = "cpu", "gpu"
+_locks = {CPU: threading.Lock(), GPU: threading.Lock()}
+_done: set[str] = set()
+
+# Three lines, two merchants, a threshold and a discount: every code path of the pricing.
+_TINY_CART = {
+    "items": [{"id": "a", "quantity": 2}, {"id": "b", "quantity": 1}, {"id": "c", "quantity": 3}],
+    "merchants": [
+        {
+            "id": "m1",
+            "shipping": {"base_fee": 499, "per_extra_unit": 100, "free_over": 5000},
+            "discount": {"min_units": 3, "basis_points": 500},
+        },
+        {"id": "m2", "shipping": {"base_fee": 0, "per_extra_unit": 0, "free_over": None}},
+    ],
+    "offers": [
+        {"item": item, "merchant": merchant, "price": price, "stock": None}
+        for item, merchant, price in (
+            ("a", "m1", 1999),
+            ("a", "m2", 2100),
+            ("b", "m1", 500),
+            ("b", "m2", 450),
+            ("c", "m1", 999),
+            ("c", "m2", 1200),
+        )
+    ],
+}
 
 
 def warmup_enabled() -> bool:
     return bool(getattr(settings, "SMARTCART_WARMUP", True))
 
 
-def engine_warmup() -> None:
-    """Runs ``gpu_engine.warmup()`` and logs what it took; errors are logged, not raised
-    (a cold kernel is slower, not broken)."""
+def cpu_warmup() -> dict[str, float]:
+    """Runs every CPU solver and the planner once on a tiny cart, never touching CUDA.
+    Returns seconds per solver."""
+    from gpu_engine import CartProblem, solve
+    from gpu_engine.solvers import SOLVERS
+
+    problem = CartProblem.from_dict(_TINY_CART)
+    timings: dict[str, float] = {}
+    for name, solver in SOLVERS.items():
+        if name.startswith("gpu"):
+            continue
+        start = time.perf_counter()
+        solver(problem)
+        timings[name] = time.perf_counter() - start
+    start = time.perf_counter()
+    solve(problem, allow_gpu=False)
+    timings["planner"] = time.perf_counter() - start
+    return timings
+
+
+def _gpu_warmup() -> dict[str, float]:
     from gpu_engine import warmup
 
+    return warmup()
+
+
+WARMUPS: dict[str, Callable[[], dict[str, float]]] = {CPU: cpu_warmup, GPU: _gpu_warmup}
+
+
+def engine_warmup(kind: str = CPU) -> None:
+    """Runs one kind of warm-up and logs what it took; errors are logged, not raised (a cold
+    kernel is slower, not broken)."""
     try:
-        timings = warmup()
+        timings = WARMUPS[kind]()
     except Exception:
-        logger.exception("gpu_engine warm-up failed; the first jobs will compile instead")
+        logger.exception("gpu_engine %s warm-up failed; the first jobs will compile instead", kind)
         return
-    total = sum(timings.values())
-    logger.info("gpu_engine warmed up in %.2f s: %s", total, timings)
+    logger.info("gpu_engine %s warm-up took %.2f s: %s", kind, sum(timings.values()), timings)
 
 
-def engine_warmup_once() -> None:
-    """Warms up once per process; a second caller waits for the first to finish."""
-    with _lock:
-        if _done.is_set():
+def engine_warmup_once(kind: str = CPU) -> None:
+    """Warms up once per process and kind; a second caller waits for the first to finish."""
+    with _locks[kind]:
+        if kind in _done:
             return
-        engine_warmup()
-        _done.set()
+        engine_warmup(kind)
+        _done.add(kind)
 
 
-def engine_warmup_in_background(name: str = "gpu-engine-warmup") -> threading.Thread:
-    thread = threading.Thread(target=engine_warmup_once, name=name, daemon=True)
+def engine_warmup_in_background(kind: str = CPU) -> threading.Thread:
+    thread = threading.Thread(
+        target=engine_warmup_once, args=(kind,), name=f"gpu-engine-{kind}-warmup", daemon=True
+    )
     thread.start()
     return thread
 
@@ -80,7 +141,7 @@ def is_web_server_process(argv: list[str] | None = None, environ=None) -> bool:
 def web_warmup_start() -> bool:
     if not warmup_enabled() or not is_web_server_process():
         return False
-    engine_warmup_in_background()
+    engine_warmup_in_background(CPU)
     return True
 
 
@@ -91,13 +152,22 @@ def _is_prefork(pool) -> bool:
     return type(pool).__module__ == "celery.concurrency.prefork"
 
 
+def _consumed_queues(consumer) -> set[str]:
+    task_consumer = getattr(consumer, "task_consumer", None)
+    return {queue.name for queue in getattr(task_consumer, "queues", ())}
+
+
 def on_worker_ready(sender=None, **kwargs) -> None:
-    # Blocks until warm (joining a warm-up that worker_process_init began, for solo pools).
-    if warmup_enabled() and not _is_prefork(getattr(sender, "pool", None)):
-        engine_warmup_once()
+    if not warmup_enabled() or _is_prefork(getattr(sender, "pool", None)):
+        return
+    # Joins the warm-up worker_process_init began, then the GPU kernels if this worker
+    # serves the gpu queue: the first message finds everything compiled.
+    engine_warmup_once(CPU)
+    if GPU in _consumed_queues(sender):
+        engine_warmup_once(GPU)
 
 
 def on_worker_process_init(**kwargs) -> None:
     # Sent in each prefork child, and by the solo pool in the worker process itself.
     if warmup_enabled():
-        engine_warmup_in_background(name="gpu-engine-warmup-init")
+        engine_warmup_in_background(CPU)

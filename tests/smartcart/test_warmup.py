@@ -1,5 +1,3 @@
-import threading
-
 import pytest
 
 from smartcart import warmup
@@ -28,45 +26,77 @@ def test_not_under_tests():
 
 @pytest.fixture
 def fresh_process(monkeypatch):
-    """A process that has not warmed up yet, whose warm-up only records that it ran."""
+    """A process that has not warmed up yet, whose warm-ups only record that they ran."""
     calls = []
-    monkeypatch.setattr(warmup, "engine_warmup", lambda: calls.append("warm"))
-    monkeypatch.setattr(warmup, "_done", threading.Event())
+    monkeypatch.setattr(warmup, "engine_warmup", lambda kind="cpu": calls.append(kind))
+    monkeypatch.setattr(warmup, "_done", set())
     return calls
 
 
-def test_solo_worker_warms_up_once_before_its_first_job(fresh_process):
-    from celery.concurrency.solo import TaskPool
+class _Queue:
+    def __init__(self, name):
+        self.name = name
+
+
+def _consumer(pool, *queues):
+    class TaskConsumer:
+        pass
 
     class Consumer:
-        pool = TaskPool()  # sends worker_process_init, which starts the warm-up thread
+        pass
 
-    warmup.on_worker_ready(sender=Consumer())
-    assert fresh_process == ["warm"]
+    consumer = Consumer()
+    consumer.pool = pool
+    consumer.task_consumer = TaskConsumer()
+    consumer.task_consumer.queues = [_Queue(name) for name in queues]
+    return consumer
+
+
+def test_solo_gpu_worker_warms_cpu_and_gpu_once_before_its_first_job(fresh_process):
+    from celery.concurrency.solo import TaskPool
+
+    pool = TaskPool()  # sends worker_process_init, which starts the cpu warm-up thread
+    warmup.on_worker_ready(sender=_consumer(pool, "gpu"))
+    assert fresh_process == ["cpu", "gpu"]
+
+
+def test_solo_cpu_worker_never_touches_the_gpu(fresh_process):
+    from celery.concurrency.solo import TaskPool
+
+    warmup.on_worker_ready(sender=_consumer(TaskPool(), "cpu"))
+    assert fresh_process == ["cpu"]
 
 
 def test_prefork_parent_never_warms_up(fresh_process):
     from celery.concurrency.prefork import TaskPool
 
-    class Consumer:
-        pool = TaskPool.__new__(TaskPool)
-
-    warmup.on_worker_ready(sender=Consumer())
+    warmup.on_worker_ready(sender=_consumer(TaskPool.__new__(TaskPool), "cpu", "gpu"))
     assert fresh_process == []
 
 
-def test_prefork_child_warms_up_in_a_thread(fresh_process):
+def test_prefork_child_warms_the_cpu_solvers_in_a_thread(fresh_process):
     warmup.on_worker_process_init()
-    warmup.engine_warmup_once()  # waits for the thread
-    assert fresh_process == ["warm"]
+    warmup.engine_warmup_once("cpu")  # waits for the thread
+    assert fresh_process == ["cpu"]
+
+
+def test_cpu_warmup_runs_every_cpu_solver_without_cuda(monkeypatch):
+    import gpu_engine.device
+
+    def no_cuda():
+        raise AssertionError("the CPU warm-up asked for CUDA")
+
+    monkeypatch.setattr(gpu_engine.device, "gpu_available", no_cuda)
+    timings = warmup.cpu_warmup()
+    assert "planner" in timings
+    assert not any(name.startswith("gpu") for name in timings)
+    assert {"cpu-full", "cpu-dp"} <= set(timings)
 
 
 def test_engine_warmup_logs_failures_instead_of_raising(monkeypatch, caplog):
-    import gpu_engine
-
     def broken():
         raise RuntimeError("no driver")
 
-    monkeypatch.setattr(gpu_engine, "warmup", broken)
-    warmup.engine_warmup()
+    monkeypatch.setitem(warmup.WARMUPS, "gpu", broken)
+    warmup.engine_warmup("gpu")
     assert "warm-up failed" in caplog.text

@@ -94,3 +94,9 @@ def test_unknown_api_path_is_json_404(api):
     response = api.get("/api/v1/nothing/here/")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "endpoint_not_found"
+
+
+def test_missing_trailing_slash_gets_a_hint(api):
+    response = api.get("/api/v1/products")
+    assert response.status_code == 404
+    assert "/api/v1/products/" in response.json()["error"]["message"]

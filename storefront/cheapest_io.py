@@ -41,9 +41,16 @@ def _quote(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _buyable(product_filter) -> QuerySet:
+def _buyable(product_ids: np.ndarray, product_filter) -> QuerySet:
+    """The chunk's buyable offers. The id range lets the planner walk the (product, active,
+    unit_price) index over just the chunk instead of hashing the whole offer table."""
     return (
-        Offer.objects.filter(offer_buyable_q(), product_id__in=product_filter)
+        Offer.objects.filter(
+            offer_buyable_q(),
+            product_id__gte=int(product_ids[0]),
+            product_id__lte=int(product_ids[-1]),
+            product_id__in=product_filter,
+        )
         .order_by("product_id", "id")
         .values_list(*_OFFER_COLUMNS)
     )
@@ -88,11 +95,15 @@ class PostgresChunkIO:
             _ensure_temp_tables(cursor)
 
     def read_offers(self, product_ids: np.ndarray) -> np.ndarray:
-        """(product, offer, merchant, price) of the buyable offers, by product then offer."""
+        """(product, offer, merchant, price) of the buyable offers of the chunk's (sorted)
+        products, by product then offer."""
+        if product_ids.size == 0:
+            return np.empty((0, len(_OFFER_COLUMNS)), dtype=np.int64)
         with connection.cursor() as cursor:
             _copy_in(cursor, "cheapest_chunk_products", [product_ids])
+            cursor.execute("ANALYZE cheapest_chunk_products")
             chunk = RawSQL("SELECT product_id FROM cheapest_chunk_products", ())
-            sql, params = _buyable(chunk).query.sql_with_params()
+            sql, params = _buyable(product_ids, chunk).query.sql_with_params()
             data = bytearray()
             with cursor.copy(f"COPY ({connection.ops.compose_sql(sql, params)}) TO STDOUT") as copy:
                 for block in copy:
@@ -126,7 +137,9 @@ class PostgresChunkIO:
 
 class OrmChunkIO:
     def read_offers(self, product_ids: np.ndarray) -> np.ndarray:
-        rows = list(_buyable(ids_in(product_ids.tolist())))
+        if product_ids.size == 0:
+            return np.empty((0, len(_OFFER_COLUMNS)), dtype=np.int64)
+        rows = list(_buyable(product_ids, ids_in(product_ids.tolist())))
         return np.array(rows, dtype=np.int64).reshape(-1, len(_OFFER_COLUMNS))
 
     def write(self, product_ids, offer_id, price, count, now) -> int:

@@ -3,9 +3,10 @@
 
 A run reads and validates the whole feed first (errors are known and the error report is
 written before the first offer changes), then writes it batch by batch; each batch commits
-with the job's counters and ``batches_committed``, so a crash leaves the catalog at a batch
-boundary and the next run starts at the next batch. Validation is deterministic for a given
-file and catalog, so a resumed run cuts the same batches.
+with its ``ImportJobBatch`` record and the job's counters, so a crash leaves the catalog at
+batch boundaries and the next run writes only the batches not recorded. Batches are cut from
+the file's data rows by position, so a resumed run cuts the same ones. On PostgreSQL two
+connections write batches at once (``OFFER_IMPORT_WRITERS``).
 """
 
 import csv
@@ -13,6 +14,8 @@ import hashlib
 import io
 import logging
 import math
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,8 +25,8 @@ from pathlib import PurePath
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
-from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db import connection, connections, transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -33,8 +36,8 @@ from storefront.imports.feed import FeedFormatError, feed_read
 from storefront.imports.plan import MerchantOffers, merchant_offers_load, offers_plan
 from storefront.imports.resolve import gtin_index_build, gtin_index_lookup
 from storefront.imports.validate import RowErrors, ValidatedFeed, feed_validate
-from storefront.imports.writers import BatchCounts, offer_writer_for, product_gtins
-from storefront.models import ImportJob, Merchant
+from storefront.imports.writers import offer_writer_for, product_gtins
+from storefront.models import ImportJob, ImportJobBatch, Merchant
 from storefront.money import currency_decimals
 
 logger = logging.getLogger(__name__)
@@ -279,17 +282,31 @@ def _save_report(job: ImportJob, errors: RowErrors) -> None:
     ImportJob.objects.filter(pk=job.pk).update(error_report=job.error_report.name or "")
 
 
-def _commit_batch(job: ImportJob, *, rows_processed: int, counts: BatchCounts) -> None:
-    _touch(
-        job,
-        batches_committed=F("batches_committed") + 1,
-        rows_processed=rows_processed,
-        offers_created=F("offers_created") + counts.created,
-        offers_updated=F("offers_updated") + counts.updated,
-        offers_unchanged=F("offers_unchanged") + counts.unchanged,
-        offers_superseded=F("offers_superseded") + counts.superseded,
-    )
-    job.refresh_from_db()
+def _write_one(job: ImportJob, writer, index: int, rows_total: int) -> None:
+    """Writes batch ``index`` and records it, in one transaction."""
+    lo, hi = index * job.batch_size, min((index + 1) * job.batch_size, rows_total)
+    start = time.perf_counter()
+    with transaction.atomic():
+        counts = writer.write_batch(lo, hi)
+        ImportJobBatch.objects.create(
+            job_id=job.pk,
+            index=index,
+            rows=hi - lo,
+            created=counts.created,
+            updated=counts.updated,
+            unchanged=counts.unchanged,
+            superseded=counts.superseded,
+            seconds=round(time.perf_counter() - start, 3),
+        )
+        ImportJob.objects.filter(pk=job.pk).update(
+            heartbeat_at=timezone.now(),
+            batches_committed=F("batches_committed") + 1,
+            rows_processed=F("rows_processed") + (hi - lo),
+            offers_created=F("offers_created") + counts.created,
+            offers_updated=F("offers_updated") + counts.updated,
+            offers_unchanged=F("offers_unchanged") + counts.unchanged,
+            offers_superseded=F("offers_superseded") + counts.superseded,
+        )
 
 
 def _summary(job: ImportJob) -> str:
@@ -302,23 +319,68 @@ def _summary(job: ImportJob) -> str:
     return text + "."
 
 
-def _write(job: ImportJob, feed: ValidatedFeed, plan, timings, progress: Progress | None) -> None:
-    rows, issues = feed.valid.size, feed.rows_total - feed.valid.size
+def _writer_threads() -> int:
+    """Connections writing batches at once. More than one only on PostgreSQL (where the
+    database's work is the bottleneck and batches do not depend on each other) and only in
+    autocommit: other connections cannot see a caller's uncommitted transaction."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return 1
+    return max(1, int(_setting("OFFER_IMPORT_WRITERS", 2)))
+
+
+def _write(job: ImportJob, feed: ValidatedFeed, plan, progress: Progress | None) -> None:
+    done = set(job.batches.values_list("index", flat=True))
+    todo = [index for index in range(job.batches_total) if index not in done]
     writer = offer_writer_for(merchant_id=job.merchant_id, feed=feed, plan=plan)
-    try:
-        _touch(job, stage="staging rows")
-        with _timed(timings, "stage"):
-            writer.prepare()
-        _touch(job, stage="writing offers")
-        for batch in range(job.batches_committed, job.batches_total):
-            lo, hi = batch * job.batch_size, min((batch + 1) * job.batch_size, rows)
-            with _timed(timings, "write"), transaction.atomic():
-                counts = writer.write_batch(lo, hi)
-                _commit_batch(job, rows_processed=hi + issues, counts=counts)
+    rows = feed.valid.size
+    threads = min(_writer_threads(), len(todo))
+    if threads <= 1:
+        for index in todo:
+            _write_one(job, writer, index, rows)
             if progress:
+                job.refresh_from_db()
                 progress(job)
-    finally:
-        writer.close()
+        return
+    pending = iter(todo)
+    lock = threading.Lock()
+    failed = threading.Event()
+    finished: queue.Queue = queue.Queue()
+
+    def work() -> None:
+        try:
+            while not failed.is_set():
+                with lock:
+                    index = next(pending, None)
+                if index is None:
+                    return
+                _write_one(job, writer, index, rows)
+                finished.put(None)
+        except BaseException as error:  # handed to the caller's thread below
+            failed.set()
+            finished.put(error)
+        finally:
+            connections.close_all()
+
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    errors = []
+    for _ in todo:
+        outcome = finished.get()
+        if isinstance(outcome, BaseException):
+            errors.append(outcome)
+            break
+        if progress:
+            job.refresh_from_db()
+            progress(job)
+    for worker in workers:
+        worker.join()
+    while not finished.empty():
+        outcome = finished.get()
+        if isinstance(outcome, BaseException):
+            errors.append(outcome)
+    if errors:
+        raise errors[0]
 
 
 def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJob:
@@ -348,21 +410,23 @@ def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJo
                 active=feed.active,
             )
         batches = math.ceil(feed.valid.size / job.batch_size)
-        if job.batches_committed > batches:
+        if job.batches.filter(index__gte=batches).exists():
             raise FeedFormatError("The feed no longer matches the committed batches.")
+        committed = job.batches.aggregate(n=Count("pk"), rows=Sum("rows"))
         _touch(
             job,
             rows_valid=feed.rows_valid,
             rows_failed=feed.rows_failed,
             batches_total=batches,
-            rows_processed=min(job.batches_committed * job.batch_size, feed.valid.size)
-            + feed.rows_total
-            - feed.valid.size,
+            batches_committed=committed["n"],
+            rows_processed=(committed["rows"] or 0) + feed.rows_total - feed.valid.size,
+            stage="writing offers",
             timings=timings,
         )
         if progress:
             progress(job)
-        _write(job, feed, plan, timings, progress)
+        with _timed(timings, "write"):
+            _write(job, feed, plan, progress)
     except FeedFormatError as error:
         import_job_fail(job_id=job.pk, reason=str(error))
         return ImportJob.objects.get(pk=job.pk)

@@ -9,9 +9,10 @@ every statement):
    price, stock or active differ, so a re-run changes no row and no ``updated_at``;
 3. every product whose offers changed gets a pending cheapest-offer refresh.
 
-PostgreSQL copies the valid rows once into a temporary staging table and runs each batch as
+PostgreSQL copies each batch's rows into a temporary staging table and writes them with
 two set-based statements (``INSERT ... ON CONFLICT DO UPDATE ... WHERE changed``); other
 databases (SQLite in the embedded setup and in tests) go through the ORM with the same rules.
+Only rows the plan (``storefront.imports.plan``) says are new or changed are staged.
 """
 
 from collections.abc import Mapping
@@ -44,7 +45,6 @@ def _copy_text(feed: ValidatedFeed, rows: np.ndarray) -> bytes:
         return b""
     stock = feed.stock[rows]
     columns = [
-        rows.astype(np.str_),
         feed.product_id[rows].astype(np.str_),
         np.strings.replace(feed.sku[rows], "\\", "\\\\"),
         feed.price[rows].astype(np.str_),
@@ -58,6 +58,9 @@ def _copy_text(feed: ValidatedFeed, rows: np.ndarray) -> bytes:
 
 
 class PostgresOfferWriter:
+    """Each batch is copied into a session-private table and written by two set-based
+    statements. Stateless between batches, so batches may run on several connections."""
+
     def __init__(self, *, merchant_id: int, feed: ValidatedFeed, plan: WritePlan) -> None:
         self.merchant_id = merchant_id
         self.feed = feed
@@ -66,26 +69,20 @@ class PostgresOfferWriter:
         self.offer = quote(Offer._meta.db_table)
         self.refresh = quote(CheapestOfferRefresh._meta.db_table)
 
-    def prepare(self) -> None:
-        """Copies the rows to write into a session-private table, in one COPY."""
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{STAGE_TABLE}")
-            cursor.execute(
-                f"CREATE TEMPORARY TABLE {STAGE_TABLE} (seq integer NOT NULL, "
-                "product_id bigint NOT NULL, sku varchar(64) NOT NULL, price bigint NOT NULL, "
-                "stock integer, active boolean NOT NULL)"
-            )
-            payload = _copy_text(self.feed, np.flatnonzero(self.plan.write))
-            columns = "seq, product_id, sku, price, stock, active"
-            with cursor.copy(f"COPY {STAGE_TABLE} ({columns}) FROM STDIN") as copy:
-                for start in range(0, len(payload), 1 << 20):
-                    copy.write(payload[start : start + (1 << 20)])
-            cursor.execute(f"CREATE INDEX ON {STAGE_TABLE} (seq)")
-            cursor.execute(f"ANALYZE {STAGE_TABLE}")
+    def _stage(self, cursor, rows: np.ndarray) -> None:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {STAGE_TABLE} (product_id bigint NOT NULL, "
+            "sku varchar(64) NOT NULL, price bigint NOT NULL, stock integer, "
+            "active boolean NOT NULL) ON COMMIT DELETE ROWS"
+        )
+        # Emptied explicitly too: a caller's transaction may span several batches.
+        cursor.execute(f"DELETE FROM {STAGE_TABLE}")
+        with cursor.copy(f"COPY {STAGE_TABLE} FROM STDIN") as copy:
+            copy.write(_copy_text(self.feed, rows))
 
     def write_batch(self, lo: int, hi: int) -> BatchCounts:
         rows, replaced = self.plan.batch(lo, hi)
-        params = {"merchant": self.merchant_id, "lo": lo, "hi": hi, "now": timezone.now()}
+        params = {"merchant": self.merchant_id, "now": timezone.now()}
         superseded = created = updated = 0
         with connection.cursor() as cursor:
             if replaced.size:
@@ -103,6 +100,7 @@ class PostgresOfferWriter:
                 )
                 (superseded,) = cursor.fetchone()
             if rows.size:
+                self._stage(cursor, rows)
                 cursor.execute(
                     f"""
                     WITH written AS (
@@ -110,7 +108,7 @@ class PostgresOfferWriter:
                             unit_price, stock, active, created_at, updated_at)
                         SELECT product_id, %(merchant)s, sku, price, stock, active,
                             %(now)s, %(now)s
-                        FROM {STAGE_TABLE} WHERE seq >= %(lo)s AND seq < %(hi)s ORDER BY seq
+                        FROM {STAGE_TABLE}
                         ON CONFLICT (merchant_id, merchant_sku) DO UPDATE
                         SET unit_price = excluded.unit_price, stock = excluded.stock,
                             active = excluded.active, updated_at = excluded.updated_at
@@ -130,10 +128,6 @@ class PostgresOfferWriter:
         valid = int(self.feed.valid[lo:hi].sum())
         return BatchCounts(created, updated, valid - created - updated, superseded)
 
-    def close(self) -> None:
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{STAGE_TABLE}")
-
 
 class OrmOfferWriter:
     """The same plan through the ORM, for SQLite and any other database."""
@@ -142,9 +136,6 @@ class OrmOfferWriter:
         self.merchant_id = merchant_id
         self.feed = feed
         self.plan = plan
-
-    def prepare(self) -> None:
-        pass
 
     def write_batch(self, lo: int, hi: int) -> BatchCounts:
         rows, replaced = self.plan.batch(lo, hi)
@@ -164,9 +155,6 @@ class OrmOfferWriter:
         return BatchCounts(
             len(created), len(updated), valid - len(created) - len(updated), superseded
         )
-
-    def close(self) -> None:
-        pass
 
     def _offer(self, row: int, now) -> Offer:
         stock = int(self.feed.stock[row])
@@ -210,6 +198,8 @@ class OrmOfferWriter:
 
 
 def offer_writer_for(*, merchant_id: int, feed: ValidatedFeed, plan: WritePlan):
+    """The writer for the database in use; ``write_batch(lo, hi)`` runs in the caller's
+    transaction, on whichever thread (and so connection) calls it."""
     writer = PostgresOfferWriter if connection.vendor == "postgresql" else OrmOfferWriter
     return writer(merchant_id=merchant_id, feed=feed, plan=plan)
 

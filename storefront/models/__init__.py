@@ -7,7 +7,7 @@ from storefront.models.catalog import (
     ProductCheapest,
 )
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
-from storefront.models.imports import ImportJob
+from storefront.models.imports import ImportJob, ImportJobBatch
 from storefront.models.merchants import MAX_BASIS_POINTS, Merchant, ShippingZone
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "Category",
     "CheapestOfferRefresh",
     "ImportJob",
+    "ImportJobBatch",
     "Merchant",
     "MoneyField",
     "Offer",

@@ -9,8 +9,9 @@ class ImportJob(models.Model):
     """One upload of a merchant's offer feed and the progress of its import.
 
     The feed is cut into batches of ``batch_size`` data rows; each batch is written in one
-    transaction together with the counters below, so ``batches_committed`` always says how far
-    the catalog got. A run (first or resumed) starts at that batch.
+    transaction together with its ``ImportJobBatch`` row and the counters below, so they
+    always say exactly what reached the catalog. A run (first or resumed) writes the batches
+    that have no row yet.
     """
 
     class Status(models.TextChoices):
@@ -105,3 +106,28 @@ class ImportJob(models.Model):
     @property
     def is_resumable(self) -> bool:
         return self.status == self.Status.FAILED and bool(self.file)
+
+
+class ImportJobBatch(models.Model):
+    """One committed batch of an import, written in the batch's own transaction: the record
+    a resume reads to skip what is done (batches may commit out of order when several
+    connections write them)."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="batches")
+    index = models.PositiveIntegerField(help_text="0-based; covers data rows index*batch_size on.")
+    rows = models.PositiveIntegerField(help_text="Data rows in the batch.")
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    superseded = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0.0)
+    committed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="importjobbatch_once_per_job"),
+        ]
+
+    def __str__(self) -> str:
+        return f"batch {self.index} of import {self.job_id}"

@@ -452,3 +452,18 @@ def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJo
     if job.offers_changed:
         catalog_cheapest_recompute_request()
     return job
+
+
+def import_job_delete(*, job: ImportJob) -> None:
+    """Deletes a job that is not running, with its stored feed and error report."""
+    if (
+        job.status == Status.RUNNING
+        and not ImportJob.objects.filter(_crashed(), pk=job.pk).exists()
+    ):
+        raise Conflict(
+            f"Import {job.pk} is running; delete it once it has finished.", code="import_running"
+        )
+    for stored in (job.file, job.error_report):
+        if stored:
+            stored.delete(save=False)
+    job.delete()

@@ -49,8 +49,11 @@ WARM_START_SHARE = 0.1
 WARM_START_MAX_MS = 30.0
 # The GPU GA only when the predicted wait for the GPU leaves most of the budget.
 GPU_GA_MAX_WAIT_SHARE = 0.25
-# After the GA, the MILP runs only when at least this much of the budget is left (ms).
+# After the GA, the MILP runs only when at least this much of the budget is left (ms), and at
+# least PROOF_FLOOR_FACTOR times the time HiGHS takes on a flat cart of the same size: below
+# that its presolve alone can outlast the budget (seen on the H200 host at a 200 ms budget).
 MIN_PROOF_MS = 20.0
+PROOF_FLOOR_FACTOR = 2.0
 PROOF_REACH = 10.0
 PROOF_GA_SHARE = 0.5
 # Beyond this many free lines the subset DPs are astronomically slow: not even estimated.
@@ -301,12 +304,12 @@ def solve_planned(
     planning_ms = (time.perf_counter() - started) * 1e3
     fallback = None
     try:
-        solution = _run(plan.method, problem, started, budget, seed, gpu, plan.ga_share)
+        solution = _run(plan.method, problem, started, budget, seed, gpu, plan.ga_share, profile)
     except (CapacityError, MemoryError, RuntimeError) as exc:
         # A GPU that fails at run time, or memory the prediction did not foresee: the CPU GA
         # always runs, and the plan says what happened.
         fallback = f"{plan.method} failed ({type(exc).__name__}: {exc}); cpu-ga ran instead"
-        solution = _run("cpu-ga", problem, started, budget, seed, gpu, plan.ga_share)
+        solution = _run("cpu-ga", problem, started, budget, seed, gpu, plan.ga_share, profile)
     solution.plan = {
         **plan.to_dict(),
         "algorithm": solution.algorithm,
@@ -322,7 +325,7 @@ def _remaining(started: float, budget_ms: float) -> float:
     return max(1.0, budget_ms - (time.perf_counter() - started) * 1e3)
 
 
-def _run(method, problem, started, budget_ms, seed, gpu: GpuState, ga_share=1.0) -> Solution:
+def _run(method, problem, started, budget_ms, seed, gpu: GpuState, ga_share, profile) -> Solution:
     from gpu_engine.ga import solve_ga
 
     if method == "cpu-full":
@@ -342,7 +345,7 @@ def _run(method, problem, started, budget_ms, seed, gpu: GpuState, ga_share=1.0)
     device = "gpu" if method == "gpu-ga" else "cpu"
     ga_ms = ga_share * _remaining(started, budget_ms)
     solution = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
-    return _prove(problem, solution, started, budget_ms)
+    return _prove(problem, solution, started, budget_ms, profile)
 
 
 def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
@@ -350,14 +353,20 @@ def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
     return np.array([index[solution.assignment[item]] for item in problem.item_ids])
 
 
-def _prove(problem, ga: Solution, started, budget_ms) -> Solution:
+def _proof_floor_ms(problem: CartProblem, profile: RateProfile) -> float:
+    pairs = int(problem.cand_count.sum())
+    floor = PROOF_FLOOR_FACTOR * (profile.milp_overhead_ms + profile.milp_flat(pairs))
+    return max(MIN_PROOF_MS, floor)
+
+
+def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> Solution:
     """Spend what the GA left of the budget on the MILP, warm-started with the GA's answer:
     a proven optimum (or a better incumbent) replaces the GA's answer; otherwise the GA's
     answer stands with the tighter of the two gaps."""
     from gpu_engine.milp import solve_milp
 
     left = budget_ms - (time.perf_counter() - started) * 1e3
-    if ga.optimal or left < MIN_PROOF_MS:
+    if ga.optimal or left < _proof_floor_ms(problem, profile):
         return ga
     milp = solve_milp(problem, budget_ms=left, warm_start=_choice(problem, ga))
     summary = {

@@ -1,7 +1,8 @@
 """The planner's rate profile: how fast this machine runs each solver.
 
-A profile is a small JSON file written by ``python -m gpu_engine.profile_calibrate`` (see
-:mod:`gpu_engine.profile_calibrate`). :func:`load_profile` reads, in order: the file named by
+A profile is a small JSON file written by ``calibrate`` (:mod:`gpu_engine.profile_calibrate`:
+``python -m gpu_engine.profile_calibrate``, or ``python -m gpu_engine calibrate`` through the
+CLI). :func:`load_profile` reads, in order: the file named by
 ``$GPU_ENGINE_PROFILE``; the calibrated profile in the user's cache directory
 (``$XDG_CACHE_HOME/gpu_engine/profile.json``, by default ``~/.cache/...``); the defaults that
 ship with the package (``default_profile.json``, measured on the lent H200 host and GPU).

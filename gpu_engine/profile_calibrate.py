@@ -1,10 +1,12 @@
 """``calibrate``: measure this machine's solver speeds and write the planner's rate profile.
 
-Run ``python -m gpu_engine.profile_calibrate [--out PATH] [--quick]`` (about a minute; with
-``--quick`` a few seconds and rougher MILP fits). Every measurement is the median of warm calls
-on deterministic carts; GPU rates only where a real GPU is present (otherwise the package
-defaults are kept for them). The profile lands in :func:`gpu_engine.profile.user_profile_path`
-unless ``--out`` says otherwise, and the planner uses it from the next process on.
+Run ``python -m gpu_engine.profile_calibrate [--out PATH] [--quick]`` (``python -m gpu_engine
+calibrate`` once the CLI registers :func:`register_command`); about 15 s on the lent H200's
+host, more on a slow CPU; ``--quick`` fits the MILP on fewer, smaller carts. Every measurement
+is the median of warm calls on deterministic carts; GPU rates only where a real GPU is present
+(otherwise the package defaults are kept for them). The profile lands in
+:func:`gpu_engine.profile.user_profile_path` unless ``--out`` says otherwise, and the planner
+uses it from the next process on.
 """
 
 from __future__ import annotations
@@ -181,14 +183,22 @@ def calibrate(*, quick: bool = False, base: RateProfile | None = None) -> RatePr
     return RateProfile.from_dict(values)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m gpu_engine.profile_calibrate",
-        description="measure this machine's solver speeds and write the planner's profile",
-    )
+DESCRIPTION = "measure this machine's solver speeds and write the planner's profile"
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="profile path to write")
     parser.add_argument("--quick", action="store_true", help="fewer, smaller MILP carts")
-    args = parser.parse_args(argv)
+
+
+def register_command(subparsers) -> argparse.ArgumentParser:
+    """Add ``calibrate`` to a CLI's subcommands (``python -m gpu_engine calibrate``)."""
+    parser = subparsers.add_parser("calibrate", help=DESCRIPTION, description=DESCRIPTION)
+    _add_options(parser)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
     path = args.out or user_profile_path()
     profile = calibrate(quick=args.quick)
     profile.save(path)
@@ -196,6 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in profile.to_dict().items():
         print(f"  {key}: {value}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m gpu_engine.profile_calibrate", description=DESCRIPTION
+    )
+    _add_options(parser)
+    return run_command(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

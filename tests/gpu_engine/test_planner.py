@@ -151,7 +151,11 @@ def test_small_carts_are_answered_exactly(cart):
 def test_time_the_ga_leaves_goes_to_proving_its_answer(monkeypatch):
     # Nothing exact is predicted to fit, the MILP is within reach: half the budget for the
     # GA, then HiGHS proves the small cart's optimum with the rest.
-    reach = _profile(milp_switched=PowerLaw(coef=300.0, power=0.0), cpu_full_rate=1.0)
+    reach = _profile(
+        milp_switched=PowerLaw(coef=300.0, power=0.0),
+        milp_flat=PowerLaw(coef=5.0, power=0.0),
+        cpu_full_rate=1.0,
+    )
     cart = random_cart(8, 8, n_merchants=6, offers=(2, 4))
     best, _ = reference_brute_force(cart)
     problem = CartProblem.from_dict(cart)
@@ -164,6 +168,10 @@ def test_time_the_ga_leaves_goes_to_proving_its_answer(monkeypatch):
     far = _profile(milp_switched=PowerLaw(coef=1e9, power=0.0), cpu_full_rate=1.0)
     plan = make_plan(problem, budget_ms=200, profile=far, gpu=GpuState(False))
     assert plan.method == "cpu-ga" and plan.ga_share == 1.0
+    # Too little time left for HiGHS to get going: the GA's answer stands unproven.
+    slow_start = dataclasses.replace(reach, milp_flat=PowerLaw(coef=1e4, power=0.0))
+    solution = solve(problem, budget_ms=200, profile=slow_start, allow_gpu=False)
+    assert solution.algorithm == "ga" and "milp_after_ga" not in solution.stats
 
 
 def test_the_budget_holds_end_to_end():

@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 GPU    ?= 0
 
-.PHONY: venv demo serve test lint format worker worker-cpu worker-gpu bench clean
+.PHONY: venv demo test lint format worker worker-cpu worker-gpu bench calibrate clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -56,6 +56,10 @@ worker-gpu: venv
 bench: venv
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	$(BIN)/python -m gpu_engine bench
+
+# Measures this machine's solver rates and writes the planner's profile (see README).
+calibrate: venv
+	$(BIN)/python -m gpu_engine calibrate
 
 clean:
 	rm -rf $(VENV) staticfiles db.sqlite3 .pytest_cache

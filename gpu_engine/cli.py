@@ -1,4 +1,4 @@
-"""``python -m gpu_engine``: solve a problem file, or run benchmark suites."""
+"""``python -m gpu_engine``: solve a problem file, run benchmark suites, or calibrate rates."""
 
 from __future__ import annotations
 
@@ -29,9 +29,15 @@ def main(argv: list[str] | None = None) -> int:
     bench_p.add_argument("--json", type=Path, default=None, help="also write the rows here")
     suites = _suites_for(bench_p) if _wants_bench(argv) else {}
 
+    from gpu_engine import profile_calibrate
+
+    profile_calibrate.register_command(commands)
+
     args = parser.parse_args(argv)
     if args.command == "solve":
         return _solve(args)
+    if args.command == "calibrate":
+        return profile_calibrate.run_command(args)
     return _bench(args, suites)
 
 

@@ -72,3 +72,14 @@ def test_format_table_aligns_union_of_columns():
     table = format_table([{"a": 1, "b": 2.5}, {"a": 10, "c": "x"}]).splitlines()
     assert table[0].split() == ["a", "b", "c"]
     assert len(table) == 4
+
+
+def test_calibrate_writes_a_profile_the_planner_loads(tmp_path):
+    from gpu_engine.profile import read_profile
+
+    out = tmp_path / "profile.json"
+    done = _run("calibrate", "--quick", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert data["source"] == "calibrated" and data["cpu_full_rate"] > 0
+    assert read_profile(out).cpu_full_rate == data["cpu_full_rate"]

@@ -143,6 +143,33 @@ CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", 
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Keep a worker's database connection across tasks: a fresh PostgreSQL connection per job
+# would double the queue path's latency. The task drops broken or aged connections itself.
+CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
+CELERY_BEAT_SCHEDULE = {
+    "smartcart-reap-stuck-optimization-runs": {
+        "task": "smartcart.optimization_runs_reap",
+        "schedule": 60.0,
+    },
+}
+
+# --- Smart cart ---------------------------------------------------------------------------
+# A cart whose best exact CPU method is predicted within this many ms is solved in the request.
+SMARTCART_INLINE_MAX_MS = float(os.environ.get("SMARTCART_INLINE_MAX_MS", "5"))
+# Whether gpu-queue workers exist. Unset: decided by whether this process sees a GPU, which web
+# hosts usually do not, so set SMARTCART_GPU_QUEUE=1 wherever GPU workers run.
+SMARTCART_GPU_QUEUE = (
+    env_bool("SMARTCART_GPU_QUEUE") if os.environ.get("SMARTCART_GPU_QUEUE") else None
+)
+# More jobs than this waiting on the gpu queue: solve on the CPU with a budget instead of waiting.
+SMARTCART_GPU_QUEUE_MAX = int(os.environ.get("SMARTCART_GPU_QUEUE_MAX", "8"))
+SMARTCART_DEFAULT_BUDGET_MS = int(os.environ.get("SMARTCART_DEFAULT_BUDGET_MS", "2000"))
+SMARTCART_CPU_FALLBACK_BUDGET_MS = int(os.environ.get("SMARTCART_CPU_FALLBACK_BUDGET_MS", "500"))
+SMARTCART_MAX_ATTEMPTS = int(os.environ.get("SMARTCART_MAX_ATTEMPTS", "3"))
+SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
+SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
+# Compile the solvers when a web or worker process starts (never inside a request).
+SMARTCART_WARMUP = env_bool("SMARTCART_WARMUP", True)
 
 # --- REST API -----------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -157,6 +184,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "smartcart.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "optimize": os.environ.get("OPTIMIZE_THROTTLE_RATE", "30/min"),
+        "token": os.environ.get("TOKEN_THROTTLE_RATE", "10/min"),
     },
 }
 SPECTACULAR_SETTINGS = {

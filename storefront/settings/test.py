@@ -21,4 +21,4 @@ SECURE_HSTS_SECONDS = 0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
 STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
-REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"optimize": "1000/min"}  # noqa: F405
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"optimize": "1000/min", "token": "1000/min"}  # noqa: F405

@@ -7,7 +7,16 @@ with a valid GTIN-13, an active offer with unlimited stock, a cart owned by a us
 import factory
 from django.contrib.auth import get_user_model
 
-from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
+from storefront.models import (
+    Cart,
+    CartLine,
+    Category,
+    ImportJob,
+    Merchant,
+    Offer,
+    Product,
+    ShippingZone,
+)
 from storefront.validators import gtin_check_digit
 
 TEST_PASSWORD = "test-pass-123"
@@ -109,3 +118,17 @@ class CartLineFactory(factory.django.DjangoModelFactory):
     product = factory.SelfAttribute("offer.product")
     quantity = 1
     unit_price_snapshot = factory.SelfAttribute("offer.unit_price")
+
+
+class ImportJobFactory(factory.django.DjangoModelFactory):
+    """A queued offer feed import of a one-row CSV (set MEDIA_ROOT to a temporary folder)."""
+
+    class Meta:
+        model = ImportJob
+
+    merchant = factory.SubFactory(MerchantFactory)
+    file = factory.django.FileField(
+        filename="feed.csv", data=b"gtin,merchant_sku,price,stock,active\n"
+    )
+    format = ImportJob.Format.CSV
+    batch_size = 1000

@@ -166,10 +166,9 @@ def _read_plain_csv(names, price_column, body: str, delimiter: str) -> FeedTable
     good = (fields == width) & ~blank
     numbers = np.arange(2, len(lines) + 2, dtype=np.int64)
     issues = [
-        RowIssue(line=int(numbers[i]), field="row",
-                 message=f"Expected {width} fields, found {int(fields[i])}.")
+        _shape_issue(int(numbers[i]), lines[i].split(delimiter), names)
         for i in np.flatnonzero(~good & ~blank)
-    ]  # fmt: skip
+    ]
     kept = lines if good.all() else [line for line, ok in zip(lines, good, strict=True) if ok]
     flat = delimiter.join(kept).split(delimiter) if kept else []
     by_name = {name: flat[i::width] for i, name in enumerate(names)}
@@ -179,6 +178,15 @@ def _read_plain_csv(names, price_column, body: str, delimiter: str) -> FeedTable
         price_in_cents=np.full(len(kept), price_column == "price_cents"),
         issues=issues,
     )
+
+
+def _shape_issue(line: int, cells: list[str], names: list[str]) -> RowIssue:
+    """A row with too few or too many fields; its SKU, if it has one where expected, helps
+    the merchant find it."""
+    at = names.index("merchant_sku")
+    sku = cells[at].strip() if at < len(cells) else ""
+    message = f"Expected {len(names)} fields, found {len(cells)}."
+    return RowIssue(line=line, field="row", message=message, sku=sku)
 
 
 def _feed_columns(by_name: dict[str, list[str]], price_column: str, rows: int):
@@ -204,11 +212,10 @@ def _csv_table(names, price_column, records, lines) -> FeedTable:
     width = len(names)
     keep = np.fromiter((len(record) == width for record in records), bool, len(records))
     issues = [
-        RowIssue(line=int(lines[index]), field="row",
-                 message=f"Expected {width} fields, found {len(records[index])}.")
+        _shape_issue(int(lines[index]), records[index], names)
         for index in np.flatnonzero(~keep)
         if any(cell.strip() for cell in records[index])  # blank lines are not rows
-    ]  # fmt: skip
+    ]
     if not keep.all():
         records = [record for record, kept in zip(records, keep, strict=True) if kept]
         lines = lines[keep]

@@ -197,12 +197,11 @@ def _chunk_size() -> int:
 def _pending_chunk(chunk: int, never_after: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """The next products to refresh and the refresh rows naming them: products with pending
     refreshes first, then those never computed (walked by id from ``never_after[0]``)."""
-    pending = np.array(
-        list(CheapestOfferRefresh.objects.order_by("id").values_list("id", "product_id")[:chunk]),
-        dtype=np.int64,
-    ).reshape(-1, 2)
-    if pending.size:
-        return pending[:, 1], pending[:, 0]
+    first = CheapestOfferRefresh.objects.order_by("id").values_list("product_id", flat=True)
+    product_ids = np.unique(np.array(list(first[:chunk]), dtype=np.int64))
+    if product_ids.size:
+        # Every row already pending for these products, so none is recomputed twice.
+        return product_ids, _refresh_ids(product_ids)
     never = Product.objects.filter(stored_cheapest__isnull=True, pk__gt=never_after[0])
     ids = np.array(list(never.order_by("id").values_list("id", flat=True)[:chunk]), np.int64)
     if ids.size:
@@ -227,21 +226,18 @@ def _drain_pending(chunk: int) -> CheapestRecomputeResult:
             return total
 
 
+def _refresh_ids(product_ids: np.ndarray) -> np.ndarray:
+    rows = CheapestOfferRefresh.objects.filter(product_id__in=ids_in(product_ids.tolist()))
+    return np.array(list(rows.values_list("id", flat=True)), dtype=np.int64)
+
+
 def _recompute_ids(ids: np.ndarray, chunk: int) -> CheapestRecomputeResult:
     total = CheapestRecomputeResult()
     for lo in range(0, ids.size, chunk):
         part = ids[lo : lo + chunk]
         with transaction.atomic():
             _lock_chunks()
-            refresh_ids = np.array(
-                list(
-                    CheapestOfferRefresh.objects.filter(
-                        product_id__in=ids_in(part.tolist())
-                    ).values_list("id", flat=True)
-                ),
-                dtype=np.int64,
-            )
-            total += _recompute_chunk(part, refresh_ids)
+            total += _recompute_chunk(part, _refresh_ids(part))
     return total
 
 

@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 GPU    ?= 0
 
-.PHONY: venv demo test lint format worker worker-cpu worker-gpu bench calibrate clean
+.PHONY: venv demo test lint format worker worker-cpu worker-gpu beat bench calibrate clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -52,6 +52,10 @@ worker-cpu: venv
 worker-gpu: venv
 	CUDA_VISIBLE_DEVICES=$(GPU) $(BIN)/celery -A storefront worker -Q gpu --pool=solo \
 		--concurrency=1 --prefetch-multiplier=1 -n gpu$(GPU)@%h --loglevel=INFO
+
+# Periodic jobs (reaping optimisation runs stuck past their time limit): run exactly one.
+beat: venv
+	$(BIN)/celery -A storefront beat --loglevel=INFO
 
 bench: venv
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"

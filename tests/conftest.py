@@ -1,14 +1,22 @@
 """Shared test setup.
 
 CI has no GPU, so CUDA kernels run in Numba's simulator. The variable must be set
-before numba is first imported, which is why it is set here, at the very top. On the
-device machine, ``SMARTCART_REAL_GPU=1`` keeps the real CUDA target for ``gpu`` tests.
+before numba is first imported, which is why it is set here, at the very top (and in the
+test settings, which pytest-django imports even earlier). On the device machine,
+``SMARTCART_REAL_GPU=1`` keeps the real CUDA target for ``gpu`` tests.
 """
 
 import os
 
 if os.environ.get("SMARTCART_REAL_GPU") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+# The planner must see the packaged rate profile, not whatever `make calibrate` left in this
+# user's cache: routing and planner tests would otherwise depend on the machine's history.
+os.environ.setdefault(
+    "GPU_ENGINE_PROFILE",
+    os.path.join(os.path.dirname(__file__), os.pardir, "gpu_engine", "default_profile.json"),
+)
 
 import pytest
 

@@ -124,8 +124,21 @@ MEDIA_URL = "media/"
 # One currency per deployment; every amount in the database is integer minor units (cents).
 SHOP_CURRENCY = os.environ.get("SHOP_CURRENCY", "EUR")
 
-# --- Celery -------------------------------------------------------------------------------
+# --- Cache --------------------------------------------------------------------------------
+# Throttles and rate limits must be shared by every web process: Redis when there is one.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "smartcart",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 # No Redis: run tasks in-process, the embedded default. Results live in the database,
 # so no result backend is configured.
@@ -142,7 +155,11 @@ CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "120"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "90"))
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# A message whose worker died (e.g. a solo GPU worker killed hard) is redelivered after this
+# long: a little above the longest task time limit, not an hour.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900")),
+}
 # Keep a worker's database connection across tasks: a fresh PostgreSQL connection per job
 # would double the queue path's latency. The task drops broken or aged connections itself.
 CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
@@ -156,8 +173,9 @@ CELERY_BEAT_SCHEDULE = {
 # --- Smart cart ---------------------------------------------------------------------------
 # A cart whose best exact CPU method is predicted within this many ms is solved in the request.
 SMARTCART_INLINE_MAX_MS = float(os.environ.get("SMARTCART_INLINE_MAX_MS", "5"))
-# Whether gpu-queue workers exist. Unset: decided by whether this process sees a GPU, which web
-# hosts usually do not, so set SMARTCART_GPU_QUEUE=1 wherever GPU workers run.
+# Whether gpu-queue workers exist. Routing happens in the web process, so set this on the WEB
+# hosts (SMARTCART_GPU_QUEUE=1) whenever `make worker-gpu` workers serve the gpu queue; unset,
+# it falls back to whether the web process itself sees a GPU, which web hosts usually do not.
 SMARTCART_GPU_QUEUE = (
     env_bool("SMARTCART_GPU_QUEUE") if os.environ.get("SMARTCART_GPU_QUEUE") else None
 )

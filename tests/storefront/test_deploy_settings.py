@@ -1,0 +1,41 @@
+"""Production settings: the documented variables pass ``check --deploy``; no secret default."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    clean["DJANGO_SETTINGS_MODULE"] = "storefront.settings.base"
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_settings_pass_check_deploy():
+    done = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        SECRET_KEY=secrets.token_urlsafe(64),
+        ALLOWED_HOSTS="shop.example.com",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no issues" in done.stdout
+
+
+def test_no_secret_key_default_outside_debug():
+    done = _manage("check", ALLOWED_HOSTS="shop.example.com")
+    assert done.returncode != 0
+    assert "SECRET_KEY must be set" in done.stderr

@@ -28,6 +28,7 @@ with its proven gap. ``Solution.plan`` records the choice, the reason and every 
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -39,6 +40,8 @@ import numpy as np
 from gpu_engine.problem import INT64_MAX, CapacityError, CartProblem
 from gpu_engine.profile import RateProfile, load_profile
 from gpu_engine.solution import Solution
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_BUDGET_MS = 2000.0
 # Share of the budget an uninterruptible exact method may be predicted to take.
@@ -307,8 +310,10 @@ def solve_planned(
         solution = _run(plan.method, problem, started, budget, seed, gpu, plan.ga_share, profile)
     except (CapacityError, MemoryError, RuntimeError) as exc:
         # A GPU that fails at run time, or memory the prediction did not foresee: the CPU GA
-        # always runs, and the plan says what happened.
+        # always runs, and the plan says what happened. A solver bug (SolverInconsistency) is
+        # none of these and propagates.
         fallback = f"{plan.method} failed ({type(exc).__name__}: {exc}); cpu-ga ran instead"
+        logger.warning("planner fallback: %s", fallback, exc_info=True)
         solution = _run("cpu-ga", problem, started, budget, seed, gpu, plan.ga_share, profile)
     solution.plan = {
         **plan.to_dict(),

@@ -12,9 +12,10 @@ from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 
 
-class SolverInconsistency(RuntimeError):
+class SolverInconsistency(Exception):
     """A solver's claimed total disagrees with the pricing routine: a bug, never shown as an
-    answer."""
+    answer. Deliberately not a RuntimeError: the planner falls back to the CPU GA on run-time
+    failures (a GPU gone, memory short), and a mispricing kernel must surface, not be hidden."""
 
 
 def make_solution(

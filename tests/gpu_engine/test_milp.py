@@ -128,7 +128,18 @@ def test_any_assignment_is_a_feasible_warm_start(cart, pick):
     assert math.isclose(objective, priced, abs_tol=1e-6)
 
 
-def test_time_limit_returns_the_incumbent_with_its_gap():
+def test_time_limit_returns_the_incumbent_with_its_gap(monkeypatch):
+    import highspy
+
+    limits: list[float] = []
+
+    class RecordingHighs(highspy.Highs):
+        def setOptionValue(self, name, value):
+            if name == "time_limit":
+                limits.append(value)
+            return super().setOptionValue(name, value)
+
+    monkeypatch.setattr(highspy, "Highs", RecordingHighs)
     problem = CartProblem.from_dict(random_cart(3, 60))
     warm = problem.cand_merchant[:, 0].astype(np.int64)
     warm_total = int(
@@ -136,8 +147,10 @@ def test_time_limit_returns_the_incumbent_with_its_gap():
     )
     solution = solve_milp(problem, budget_ms=200, warm_start=warm)
     assert solution.total <= warm_total
-    # The limit holds, model building included (a shared CI core adds noise).
-    assert solution.elapsed_ms < 200 * 1.5
+    # HiGHS gets what the model build left of the budget, less a margin for its late clock
+    # checks (whether it keeps to it on real time is the device benchmark's question).
+    assert len(limits) == 1
+    assert 0 < limits[0] * 1e3 < max(1.0, 200 - solution.stats["build_ms"])
     assert solution.stats["highs_status"] in ("Optimal", "Time limit reached")
     if not solution.optimal:
         assert 0 < solution.gap < 1

@@ -108,16 +108,32 @@ def read_profile(path: Path) -> RateProfile:
     return RateProfile.from_dict(json.loads(Path(path).read_text()))
 
 
+_parsed: dict[tuple, RateProfile] = {}
+
+
+def _read_cached(path: Path) -> RateProfile:
+    """``read_profile`` memoised on the file's identity: every Solution's estimates read the
+    rates, and a rewritten file (``calibrate`` replaces it) is read again."""
+    st = path.stat()
+    key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+    profile = _parsed.get(key)
+    if profile is None:
+        profile = read_profile(path)
+        _parsed.clear()  # one file is in force at a time
+        _parsed[key] = profile
+    return profile
+
+
 def load_profile() -> RateProfile:
     """The profile in force (see the module docstring). A named file that is missing or bad is
     an error; a bad cached file falls back to the package defaults."""
     named = os.environ.get(PROFILE_ENV)
     if named:
-        return read_profile(Path(named))
+        return _read_cached(Path(named))
     cached = user_profile_path()
     if cached.is_file():
         try:
-            return read_profile(cached)
+            return _read_cached(cached)
         except (OSError, ValueError, KeyError, TypeError):
             pass
-    return read_profile(DEFAULT_PROFILE_PATH)
+    return _read_cached(DEFAULT_PROFILE_PATH)

@@ -1,9 +1,11 @@
 """Rate profiles: the packaged defaults, saving and loading, and calibration's pieces."""
 
+import dataclasses
 import json
 
 import pytest
 
+from gpu_engine import rates
 from gpu_engine.profile import (
     DEFAULT_PROFILE_PATH,
     PROFILE_ENV,
@@ -67,3 +69,32 @@ def test_cpu_rates_are_measured():
     assert full["cpu_full_rate"] > 1e6 and full["cpu_full_overhead_ms"] >= 0
     dp = measure_dp(gpu=False)
     assert dp["cpu_dp_rate"] > 1e5 and dp["relaxed_dp_rate"] > 1e5
+
+
+def test_the_named_profile_wins_over_a_calibrated_one_in_the_cache(tmp_path, monkeypatch):
+    # What tests/conftest.py relies on: GPU_ENGINE_PROFILE pins the packaged defaults whatever
+    # `calibrate` left in the developer's cache.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+    calibrated = dataclasses.replace(read_profile(DEFAULT_PROFILE_PATH), cpu_full_rate=1.0)
+    calibrated.save(user_profile_path())
+    assert load_profile().cpu_full_rate == 1.0
+    monkeypatch.setenv(PROFILE_ENV, str(DEFAULT_PROFILE_PATH))
+    assert load_profile() == read_profile(DEFAULT_PROFILE_PATH)
+
+
+def test_estimates_and_slicing_rates_come_from_the_profile(tmp_path, monkeypatch):
+    named = tmp_path / "profile.json"
+    base = read_profile(DEFAULT_PROFILE_PATH)
+    dataclasses.replace(base, cpu_full_rate=2.0e8, gpu_full_rate=4.0e11).save(named)
+    monkeypatch.setenv(PROFILE_ENV, str(named))
+    monkeypatch.setattr(rates, "_measured", {})
+    assert rates.cpu_full_rate() == 2.0e8 and rates.gpu_full_rate() == 4.0e11
+    estimates = rates.full_search_estimates(4 * 10**8)
+    assert estimates["cpu_full_search_s"] == 2.0 and estimates["gpu_full_search_s"] == 1e-3
+    # A rewritten profile is read again (calibrate replaces the file).
+    dataclasses.replace(base, cpu_full_rate=1.0e8, gpu_full_rate=4.0e11).save(named)
+    assert rates.cpu_full_rate() == 1.0e8
+    # A full search this process ran and timed overrides the profile.
+    rates.record_cpu_full_rate(3.0e8)
+    assert rates.cpu_full_rate() == 3.0e8

@@ -33,6 +33,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from gpu_engine.device import resolve_device
+
 _INT32 = np.iinfo(np.int32)
 # Dense GPU path, chosen by measurement on the lent H200 (BENCHMARKS_catalog.md): "rows" is the
 # coalesced 4-byte row scan (group of lanes per product, DENSE_UNROLL loads of each array in
@@ -53,16 +55,9 @@ class CheapestOffers(NamedTuple):
 
 
 def cheapest_offer_device(device: str = "auto") -> str:
-    """Resolve ``device`` to "cuda" or "cpu"; "auto" never selects the simulator."""
-    if device in ("cuda", "cpu"):
-        return device
-    if device != "auto":
-        raise ValueError(f"device must be 'auto', 'cuda' or 'cpu', got {device!r}")
-    if numba.config.ENABLE_CUDASIM:
-        return "cpu"
-    from numba import cuda
-
-    return "cuda" if cuda.is_available() else "cpu"
+    """Resolve ``device`` to "cuda" or "cpu"; "auto" never selects the simulator
+    (:func:`gpu_engine.device.resolve_device`)."""
+    return resolve_device(device)
 
 
 def cheapest_offers(offsets, merchant, price, *, device: str = "auto") -> CheapestOffers:

@@ -26,6 +26,19 @@ def gpu_available() -> bool:
         return False
 
 
+def resolve_device(device: str = "auto") -> str:
+    """``"cuda"`` or ``"cpu"`` for a caller's device choice. "auto" means a real GPU when one
+    is present (never the simulator, which is for tests that ask for it); "cuda" (or "gpu")
+    and "cpu" are taken as given, so tests can run kernels in the simulator."""
+    if device in ("cuda", "gpu"):
+        return "cuda"
+    if device == "cpu":
+        return "cpu"
+    if device != "auto":
+        raise ValueError(f"device must be 'auto', 'cuda' (or 'gpu') or 'cpu', got {device!r}")
+    return "cuda" if gpu_available() else "cpu"
+
+
 def cuda_target_available() -> bool:
     """A real GPU or the simulator: somewhere CUDA kernels can run."""
     return simulator_enabled() or gpu_available()

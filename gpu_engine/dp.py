@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_engine.device import cuda_target_available
+from gpu_engine.device import resolve_device
 from gpu_engine.dp_kernels import dp_inputs, merchant_dp, relaxed_partition_dp
 from gpu_engine.pricing import assignment_cost
 from gpu_engine.problem import CapacityError, CartProblem
@@ -141,13 +141,14 @@ def solve_dp(
     problem: CartProblem, *, budget_ms: float | None = None, device: str = "auto"
 ) -> Solution:
     """Exact subset DP. ``device``: "cpu", "gpu" or "auto" (GPU for large merchant DPs when a
-    CUDA target is present). ``budget_ms`` is advisory: DP has no useful partial answer."""
+    real GPU is present, :func:`gpu_engine.device.resolve_device`; "gpu" also runs in the
+    simulator). ``budget_ms`` is advisory: DP has no useful partial answer."""
     del budget_ms
     t0 = time.perf_counter()
     inputs = merchant_dp_inputs(problem)
     exact_steps = inputs.steps()
-    use_gpu = device == "gpu" or (
-        device == "auto" and exact_steps >= GPU_MIN_STEPS and cuda_target_available()
+    use_gpu = resolve_device(device) == "cuda" and (
+        device != "auto" or exact_steps >= GPU_MIN_STEPS
     )
     stats: dict[str, Any] = {"merchant_dp_steps": exact_steps, "free_lines": inputs.k}
     relaxed_ok = relaxed_memory(problem) <= CPU_MEMORY_LIMIT

@@ -272,17 +272,12 @@ def solve_ga(
 
 
 def _use_gpu(device: str) -> bool:
-    from gpu_engine.device import cuda_target_available, gpu_available
+    from gpu_engine.device import cuda_target_available, resolve_device
 
-    if device == "cpu":
-        return False
-    if device == "gpu":
-        if not cuda_target_available():
-            raise RuntimeError("device='gpu' but no CUDA GPU (or simulator) is available")
-        return True
-    if device == "auto":
-        return gpu_available()
-    raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
+    use = resolve_device(device) == "cuda"
+    if use and device != "auto" and not cuda_target_available():
+        raise RuntimeError(f"device={device!r} but no CUDA GPU (or simulator) is available")
+    return use
 
 
 def solve_ga_cpu(problem: CartProblem, *, budget_ms: float | None = None, seed: int = 0):

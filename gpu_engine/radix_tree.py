@@ -55,6 +55,7 @@ import numba
 import numpy as np
 
 from gpu_engine import radix_cpu, radix_plan
+from gpu_engine.device import resolve_device
 
 _UINT64_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -79,16 +80,9 @@ class RadixTree:
 
 
 def radix_tree_device(device: str = "auto") -> str:
-    """Resolve ``device`` to "cuda" or "cpu"; "auto" never selects the simulator."""
-    if device in ("cuda", "cpu"):
-        return device
-    if device != "auto":
-        raise ValueError(f"device must be 'auto', 'cuda' or 'cpu', got {device!r}")
-    if numba.config.ENABLE_CUDASIM:
-        return "cpu"
-    from numba import cuda
-
-    return "cuda" if cuda.is_available() else "cpu"
+    """Resolve ``device`` to "cuda" or "cpu"; "auto" never selects the simulator
+    (:func:`gpu_engine.device.resolve_device`)."""
+    return resolve_device(device)
 
 
 def radix_tree_build(

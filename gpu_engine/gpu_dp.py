@@ -21,7 +21,7 @@ from numba import cuda, int64
 
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.dp import MerchantDPInputs, expand_choice
-from gpu_engine.gpu_full import _cost_function
+from gpu_engine.pricing import device_merchant_cost, device_pricing_variant
 from gpu_engine.problem import CapacityError, CartProblem
 
 INF = np.int64(2**62)
@@ -40,7 +40,7 @@ def gpu_memory_limit() -> int:
 
 
 def _build():
-    price = _cost_function()
+    price = device_merchant_cost()
 
     @cuda.jit
     def cost_tables(
@@ -124,9 +124,7 @@ def _build():
 
 
 def _get_kernels():
-    from gpu_engine.gpu_full import _pricing_variant
-
-    key = _pricing_variant["name"]
+    key = device_pricing_variant()
     if key not in _kernels:
         _kernels[key] = _build()
     return _kernels[key]

@@ -36,7 +36,7 @@ from numba.core.errors import NumbaError
 from gpu_engine import rates
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.layout import FullSearchLayout, full_search_layout
-from gpu_engine.pricing import merchant_cost
+from gpu_engine.pricing import device_merchant_cost, device_pricing_fallback, device_pricing_variant
 from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
@@ -55,7 +55,6 @@ RATE_MIN_COMPLEXITY = 1_000_000_000
 
 _kernels: dict[tuple, object] = {}
 _kernels_lock = threading.Lock()
-_pricing_variant = {"name": "njit"}
 
 
 @dataclass(frozen=True)
@@ -71,20 +70,11 @@ class LaunchConfig:
     max_registers: int | None = None
 
 
-def _cost_function():
-    """The pricing routine as the kernels call it: the njit dispatcher itself (numba-cuda
-    compiles it as a device function), or, if this numba-cuda refuses CPU dispatchers, the
-    same Python source compiled with ``cuda.jit(device=True)``."""
-    if _pricing_variant["name"] == "njit":
-        return merchant_cost
-    return cuda.jit(device=True)(merchant_cost.py_func)
-
-
 def _build_kernel(
     max_m: int, use_int32: bool, use_shuffle: bool, pair: bool, max_registers: int | None
 ):
     acc = int32 if use_int32 else int64
-    price = _cost_function()
+    price = device_merchant_cost()
 
     @cuda.jit(device=True)
     def _reprice(m, sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp):
@@ -428,7 +418,7 @@ def _build_kernel(
 
 
 def _kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool, max_registers):
-    key = (max_m, use_int32, use_shuffle, pair, max_registers or 0, _pricing_variant["name"])
+    key = (max_m, use_int32, use_shuffle, pair, max_registers or 0, device_pricing_variant())
     with _kernels_lock:
         if key not in _kernels:
             _kernels[key] = _build_kernel(max_m, use_int32, use_shuffle, pair, max_registers)
@@ -612,10 +602,9 @@ def search_rows(
         try:
             used += _launch(dev, row, hi, config, use_shuffle, out_total, out_index, used)
         except NumbaError:
-            if _pricing_variant["name"] != "njit":
-                raise
             # This numba-cuda cannot call the njit dispatcher: compile its Python source.
-            _pricing_variant["name"] = "cuda.jit(py_func)"
+            if not device_pricing_fallback():
+                raise
             continue
         row = hi
         if budget_ms is not None:
@@ -707,7 +696,7 @@ def _solution(problem, layout, choice, total, optimal, t0, searched, n_rows) -> 
         stats={
             "searched": searched,
             "rows": n_rows,
-            "pricing_device_function": _pricing_variant["name"],
+            "pricing_device_function": device_pricing_variant(),
             "log10_complexity": math.log10(max(1, layout.complexity)),
         },
     )

@@ -66,6 +66,35 @@ def assignment_cost(
     return total
 
 
+# Which form of merchant_cost the CUDA kernels call: the njit dispatcher itself, or its Python
+# source compiled by cuda.jit once a numba-cuda has refused the dispatcher (some versions do).
+_device_variant = {"name": "njit"}
+
+
+def device_pricing_variant() -> str:
+    """The form CUDA kernels call now (part of every kernel cache key)."""
+    return _device_variant["name"]
+
+
+def device_pricing_fallback() -> bool:
+    """Switch the kernels to the ``cuda.jit`` form after a numba-cuda refused the dispatcher;
+    False when they already use it (the failure was something else)."""
+    if _device_variant["name"] != "njit":
+        return False
+    _device_variant["name"] = "cuda.jit(py_func)"
+    return True
+
+
+def device_merchant_cost():
+    """:func:`merchant_cost` as CUDA kernels call it (see :func:`device_pricing_variant`).
+    numba.cuda is imported here, on use, never when this module is imported."""
+    if _device_variant["name"] == "njit":
+        return merchant_cost
+    from numba import cuda
+
+    return cuda.jit(device=True)(merchant_cost.py_func)
+
+
 def choice_from_assignment(
     problem: CartProblem, assignment: Mapping[str, str] | Sequence[int] | np.ndarray
 ) -> np.ndarray:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpu_engine.ga import lower_bound
-from gpu_engine.pricing import assignment_cost
+from gpu_engine.pricing import assignment_cost, price_assignment
 from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
@@ -290,31 +290,29 @@ def _add_shipping(problem, model: _Model, m: int, cols: _MerchantCols, units, go
 
 
 def milp_point(milp: MilpModel, choice: np.ndarray) -> np.ndarray:
-    """The value of every column for an assignment: a feasible point (HiGHS's warm start)."""
+    """The value of every column for an assignment: a feasible point (HiGHS's warm start).
+    Money comes from the pricing routine's breakdown, so the point prices as the spec does."""
     problem = milp.problem
     choice = np.asarray(choice, dtype=np.int64)
     values = np.zeros(milp.n_cols)
     values[: milp.x_line.size] = choice[milp.x_line] == milp.x_merchant
-    line_goods = problem.quantity * problem.price[np.arange(problem.n_items), choice]
-    subtotal = np.bincount(choice, weights=line_goods, minlength=problem.n_merchants)
-    units = np.bincount(choice, weights=problem.quantity, minlength=problem.n_merchants)
-    for m, cols in milp.merchants.items():
-        if units[m] == 0:
+    merchant_index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
+    for shipment in price_assignment(problem, choice):
+        m = merchant_index[shipment.merchant]
+        cols = milp.merchants.get(m)
+        if cols is None:
             continue
-        sub, u = int(subtotal[m]), int(units[m])
         values[cols.y] = 1.0
-        discount = 0
-        if cols.d >= 0 and u >= problem.disc_min_units[m]:
-            discount = sub * int(problem.disc_bp[m]) // BP_SCALE
+        if cols.d >= 0 and shipment.units >= problem.disc_min_units[m]:
             values[cols.d] = 1.0
-            values[cols.big_d] = discount
+            values[cols.big_d] = shipment.discount
             values[cols.z] = values[cols.x]
         if cols.f >= 0:
-            if sub - discount >= problem.free_over[m]:
+            if shipment.subtotal - shipment.discount >= problem.free_over[m]:
                 values[cols.f] = 1.0
                 values[cols.w] = values[cols.x]
             else:
-                values[cols.s] = problem.base_fee[m] + problem.per_extra_unit[m] * (u - 1)
+                values[cols.s] = shipment.shipping
     return values
 
 

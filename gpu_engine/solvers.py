@@ -1,4 +1,5 @@
-"""The registry of exact solvers and the ``solve`` entry point."""
+"""The registry of solvers by name (the exact ones and the GA, which is flagged approximate
+unless it meets a proven bound) and the ``solve`` entry point."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 from gpu_engine.problem import CartProblem
@@ -30,21 +31,28 @@ _TINY = {
 }
 
 
-def warmup() -> dict[str, float]:
-    """Run every registered solver once on a tiny cart; GPU solvers only on a real GPU.
-    Returns seconds per solver (the first call of a fresh process pays compilation)."""
+def warmup(*, include_gpu: bool = True) -> dict[str, float]:
+    """Run every registered solver once on a tiny cart. Returns seconds per solver (the first
+    call of a fresh process pays compilation).
+
+    ``include_gpu=True``: the GPU solvers and kernel variants too, on a real GPU only.
+    ``include_gpu=False`` never touches CUDA, not even to ask whether a GPU is present: for the
+    web process and CPU workers, which must hold no CUDA context (prefork children)."""
     from gpu_engine.device import gpu_available
     from gpu_engine.solvers import SOLVERS
 
     problem = CartProblem.from_dict(_TINY)
+    gpu = include_gpu and gpu_available()
     timings: dict[str, float] = {}
     for name, solver in SOLVERS.items():
-        if name.startswith("gpu") and not gpu_available():
+        if name.startswith("gpu") and not gpu:
             continue
+        # "dp" resolves its device itself ("auto"): pinned to the CPU when CUDA is off limits.
+        run = functools.partial(solver, device="cpu") if name == "dp" and not gpu else solver
         t0 = time.perf_counter()
-        solver(problem)
+        run(problem)
         timings[name] = time.perf_counter() - t0
-    if gpu_available():
+    if gpu:
         t0 = time.perf_counter()
         _warm_gpu_variants(problem)
         timings["gpu-full-variants"] = time.perf_counter() - t0

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
 from gpu_engine import planner as planner_module
-from gpu_engine.bench.instances import uniform_cart
+from gpu_engine.bench.instances import seed_cart, uniform_cart
 from gpu_engine.planner import GpuState, make_plan
 from gpu_engine.problem import CapacityError
 from gpu_engine.profile import PowerLaw, RateProfile
@@ -233,3 +233,13 @@ def test_the_budget_holds_end_to_end(monkeypatch):
     assert handed[0][1] == pytest.approx(150.0)
     assert sum(ms for _, ms in handed) == pytest.approx(300.0)
     assert solution.elapsed_ms == pytest.approx(300.0)
+
+
+def test_the_seed_cart_goes_to_the_subset_dp_and_the_plan_is_reported():
+    # 7e13 assignments: the full searches are predicted far slower than the subset DP.
+    problem = CartProblem.from_dict(seed_cart())
+    solution = solve(problem, allow_gpu=False)
+    assert solution.plan["method"] == "cpu-dp" and solution.algorithm == "dp"
+    predicted = solution.plan["predicted_ms"]
+    assert predicted["cpu-dp"] < predicted["cpu-full"]
+    assert solution.optimal

@@ -34,7 +34,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from gpu_engine.cheapest_offer import cheapest_offer_device, cheapest_offers
-from storefront.cheapest_io import chunk_io, ids_in
+from storefront.cheapest_io import chunk_io
 from storefront.models import CheapestOfferRefresh, Offer, Product
 
 logger = logging.getLogger(__name__)
@@ -167,15 +167,16 @@ def _lock_chunks() -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ADVISORY_LOCK_KEY])
 
 
-def _recompute_chunk(product_ids: np.ndarray, refresh_ids: np.ndarray) -> CheapestRecomputeResult:
-    """One transaction: the products' buyable offers -> kernel -> stored values; then the
-    refresh rows that asked for it."""
+def _recompute_chunk(product_ids: np.ndarray) -> CheapestRecomputeResult:
+    """One transaction: the refresh rows pending for the products, then their buyable offers
+    -> kernel -> stored values; then exactly those refresh rows are deleted."""
     start = time.perf_counter()
-    io = chunk_io()
     product_ids = np.unique(product_ids)
-    offers = io.read_offers(product_ids)
+    io = chunk_io(product_ids)
+    refresh_ids = io.refresh_ids()
+    offers = io.read_offers()
     offer_id, price, count = _cheapest(product_ids, offers)
-    written = io.write(product_ids, offer_id, price, count, timezone.now())
+    written = io.write(offer_id, price, count, timezone.now())
     io.forget(refresh_ids)
     return CheapestRecomputeResult(
         products=int(product_ids.size),
@@ -194,19 +195,18 @@ def _chunk_size() -> int:
     return int(_setting("STOREFRONT_CHEAPEST_CHUNK", 50_000))
 
 
-def _pending_chunk(chunk: int, never_after: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """The next products to refresh and the refresh rows naming them: products with pending
-    refreshes first, then those never computed (walked by id from ``never_after[0]``)."""
+def _pending_chunk(chunk: int, never_after: list[int]) -> np.ndarray:
+    """The next products to refresh: products with pending refreshes first, then those never
+    computed (walked by id from ``never_after[0]``, which it advances)."""
     first = CheapestOfferRefresh.objects.order_by("id").values_list("product_id", flat=True)
-    product_ids = np.unique(np.array(list(first[:chunk]), dtype=np.int64))
+    product_ids = np.array(list(first[:chunk]), dtype=np.int64)
     if product_ids.size:
-        # Every row already pending for these products, so none is recomputed twice.
-        return product_ids, _refresh_ids(product_ids)
+        return product_ids
     never = Product.objects.filter(stored_cheapest__isnull=True, pk__gt=never_after[0])
     ids = np.array(list(never.order_by("id").values_list("id", flat=True)[:chunk]), np.int64)
     if ids.size:
         never_after[0] = int(ids[-1])
-    return ids, np.empty(0, dtype=np.int64)
+    return ids
 
 
 def _drain_pending(chunk: int) -> CheapestRecomputeResult:
@@ -216,19 +216,14 @@ def _drain_pending(chunk: int) -> CheapestRecomputeResult:
     while True:
         with transaction.atomic():
             _lock_chunks()
-            product_ids, refresh_ids = _pending_chunk(chunk, never_after)
+            product_ids = _pending_chunk(chunk, never_after)
             if product_ids.size == 0:
                 return total
-            total += _recompute_chunk(product_ids, refresh_ids)
+            total += _recompute_chunk(product_ids)
         if time.monotonic() > deadline:
             # Writers keep adding work: hand the rest to a fresh task rather than run forever.
             catalog_cheapest_recompute_request()
             return total
-
-
-def _refresh_ids(product_ids: np.ndarray) -> np.ndarray:
-    rows = CheapestOfferRefresh.objects.filter(product_id__in=ids_in(product_ids.tolist()))
-    return np.array(list(rows.values_list("id", flat=True)), dtype=np.int64)
 
 
 def _recompute_ids(ids: np.ndarray, chunk: int) -> CheapestRecomputeResult:
@@ -237,7 +232,7 @@ def _recompute_ids(ids: np.ndarray, chunk: int) -> CheapestRecomputeResult:
         part = ids[lo : lo + chunk]
         with transaction.atomic():
             _lock_chunks()
-            total += _recompute_chunk(part, _refresh_ids(part))
+            total += _recompute_chunk(part)
     return total
 
 

@@ -31,7 +31,7 @@ _TEMP_TABLES = {
 def ids_in(ids: Iterable[int]) -> RawSQL:
     """``field__in=ids_in(ids)``: any number of ids as one query parameter (an array on
     PostgreSQL, JSON on SQLite), instead of one placeholder per id."""
-    ids = [int(i) for i in ids]
+    ids = [int(i) for i in (ids.tolist() if isinstance(ids, np.ndarray) else ids)]
     if connection.vendor == "postgresql":
         return RawSQL("SELECT unnest(%s::bigint[])", [ids])
     return RawSQL("SELECT value FROM json_each(%s)", [json.dumps(ids)])
@@ -90,30 +90,45 @@ _UPSERT = """
 
 
 class PostgresChunkIO:
-    def __init__(self) -> None:
+    """One chunk's products, held in a session-private table for every statement."""
+
+    def __init__(self, product_ids: np.ndarray) -> None:
+        self.product_ids = product_ids
         with connection.cursor() as cursor:
             _ensure_temp_tables(cursor)
-
-    def read_offers(self, product_ids: np.ndarray) -> np.ndarray:
-        """(product, offer, merchant, price) of the buyable offers of the chunk's (sorted)
-        products, by product then offer."""
-        if product_ids.size == 0:
-            return np.empty((0, len(_OFFER_COLUMNS)), dtype=np.int64)
-        with connection.cursor() as cursor:
             _copy_in(cursor, "cheapest_chunk_products", [product_ids])
             cursor.execute("ANALYZE cheapest_chunk_products")
-            chunk = RawSQL("SELECT product_id FROM cheapest_chunk_products", ())
-            sql, params = _buyable(product_ids, chunk).query.sql_with_params()
-            data = bytearray()
-            with cursor.copy(f"COPY ({connection.ops.compose_sql(sql, params)}) TO STDOUT") as copy:
-                for block in copy:
-                    data += block
+
+    def refresh_ids(self) -> np.ndarray:
+        """Every pending refresh row of the chunk's products."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT r.id FROM {_quote(CheapestOfferRefresh)} r "
+                "JOIN cheapest_chunk_products c ON c.product_id = r.product_id"
+            )
+            return np.array([row[0] for row in cursor.fetchall()], dtype=np.int64)
+
+    def read_offers(self) -> np.ndarray:
+        """(product, offer, merchant, price) of the buyable offers of the chunk's (sorted)
+        products, by product then offer."""
+        if self.product_ids.size == 0:
+            return np.empty((0, len(_OFFER_COLUMNS)), dtype=np.int64)
+        chunk = RawSQL("SELECT product_id FROM cheapest_chunk_products", ())
+        sql, params = _buyable(self.product_ids, chunk).query.sql_with_params()
+        data = bytearray()
+        with (
+            connection.cursor() as cursor,
+            cursor.copy(f"COPY ({connection.ops.compose_sql(sql, params)}) TO STDOUT") as copy,
+        ):
+            for block in copy:
+                data += block
         return np.array(bytes(data).split(), dtype=np.int64).reshape(-1, len(_OFFER_COLUMNS))
 
-    def write(self, product_ids, offer_id, price, count, now) -> int:
+    def write(self, offer_id, price, count, now) -> int:
         """Upserts the results, leaving rows that already hold them untouched."""
         with connection.cursor() as cursor:
-            _copy_in(cursor, "cheapest_chunk_result", [product_ids, offer_id, price, count])
+            columns = [self.product_ids, offer_id, price, count]
+            _copy_in(cursor, "cheapest_chunk_result", columns)
             # The join skips products deleted since their refresh was requested.
             rows = (
                 "SELECT r.product_id, r.offer_id, r.price, r.offer_count, %s "
@@ -136,20 +151,27 @@ class PostgresChunkIO:
 
 
 class OrmChunkIO:
-    def read_offers(self, product_ids: np.ndarray) -> np.ndarray:
-        if product_ids.size == 0:
+    def __init__(self, product_ids: np.ndarray) -> None:
+        self.product_ids = product_ids
+
+    def refresh_ids(self) -> np.ndarray:
+        rows = CheapestOfferRefresh.objects.filter(product_id__in=ids_in(self.product_ids))
+        return np.array(list(rows.values_list("id", flat=True)), dtype=np.int64)
+
+    def read_offers(self) -> np.ndarray:
+        if self.product_ids.size == 0:
             return np.empty((0, len(_OFFER_COLUMNS)), dtype=np.int64)
-        rows = list(_buyable(product_ids, ids_in(product_ids.tolist())))
+        rows = list(_buyable(self.product_ids, ids_in(self.product_ids)))
         return np.array(rows, dtype=np.int64).reshape(-1, len(_OFFER_COLUMNS))
 
-    def write(self, product_ids, offer_id, price, count, now) -> int:
+    def write(self, offer_id, price, count, now) -> int:
         existing = set(
-            Product.objects.filter(pk__in=ids_in(product_ids.tolist())).values_list("pk", flat=True)
+            Product.objects.filter(pk__in=ids_in(self.product_ids)).values_list("pk", flat=True)
         )
         rows = [
             (product, None if offer < 0 else offer, None if cents < 0 else cents, n, now)
             for product, offer, cents, n in zip(
-                product_ids.tolist(), offer_id.tolist(), price.tolist(), count.tolist(),
+                self.product_ids.tolist(), offer_id.tolist(), price.tolist(), count.tolist(),
                 strict=True,
             )
             if product in existing
@@ -161,8 +183,10 @@ class OrmChunkIO:
 
     def forget(self, refresh_ids: np.ndarray) -> None:
         if refresh_ids.size:
-            CheapestOfferRefresh.objects.filter(pk__in=ids_in(refresh_ids.tolist())).delete()
+            CheapestOfferRefresh.objects.filter(pk__in=ids_in(refresh_ids)).delete()
 
 
-def chunk_io():
-    return PostgresChunkIO() if connection.vendor == "postgresql" else OrmChunkIO()
+def chunk_io(product_ids: np.ndarray):
+    """The chunk I/O for the database in use; ``product_ids`` sorted and unique."""
+    io = PostgresChunkIO if connection.vendor == "postgresql" else OrmChunkIO
+    return io(product_ids)

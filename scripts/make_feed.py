@@ -93,6 +93,8 @@ def feed_rows(gtins: list[str], rows: int, *, seed: int, error_rate: float, sku_
     active = first_of_product & (rng.random(rows) < 0.97)
     broken = rng.random(rows) < error_rate
     kinds = rng.integers(0, 4, size=rows)
+    # A well-formed GTIN (valid check digit) that no catalog product has.
+    unknown = str(gtin13(np.array([299_999_999_999]))[0])
     for i in range(rows):
         gtin = gtins[product[i]]
         price = f"{cents[i] // 100}.{cents[i] % 100:02d}"
@@ -105,7 +107,7 @@ def feed_rows(gtins: list[str], rows: int, *, seed: int, error_rate: float, sku_
             elif kinds[i] == 2:
                 stock_text = "lots"
             else:
-                gtin = "2999999999994"
+                gtin = unknown
         yield gtin, f"{sku_prefix}{i:08d}", price, stock_text, "true" if active[i] else "false"
 
 
@@ -119,7 +121,7 @@ def feed_write(path: Path, rows, *, fmt: str) -> None:
         for gtin, sku, price, stock, active in rows:
             record = {"gtin": gtin, "merchant_sku": sku, "price": price, "active": active}
             if stock:
-                record["stock"] = int(stock)
+                record["stock"] = int(stock) if stock.isdigit() else stock
             handle.write(json.dumps(record) + "\n")
 
 

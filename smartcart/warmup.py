@@ -6,9 +6,10 @@ request, and never in management commands such as ``migrate`` or under tests.
 
 Two kinds of warm-up, each at most once per process:
 
-- ``cpu``: every CPU solver and the planner, without touching CUDA. The web process and the
-  ``cpu`` queue's workers only ever solve on the CPU, and must not hold a CUDA context (GPU
-  memory per process; a prefork parent must never create one before forking).
+- ``cpu``: ``gpu_engine.warmup(include_gpu=False)`` and the planner, without touching CUDA.
+  The web process and the ``cpu`` queue's workers only ever solve on the CPU, and must not
+  hold a CUDA context (GPU memory per process; a prefork parent must never create one before
+  forking).
 - ``gpu``: ``gpu_engine.warmup()``, CPU and GPU kernels, only in workers that consume the
   ``gpu`` queue (one solo worker per GPU).
 
@@ -36,51 +37,20 @@ CPU, GPU = "cpu", "gpu"
 _locks = {CPU: threading.Lock(), GPU: threading.Lock()}
 _done: set[str] = set()
 
-# Three lines, two merchants, a threshold and a discount: every code path of the pricing.
-_TINY_CART = {
-    "items": [{"id": "a", "quantity": 2}, {"id": "b", "quantity": 1}, {"id": "c", "quantity": 3}],
-    "merchants": [
-        {
-            "id": "m1",
-            "shipping": {"base_fee": 499, "per_extra_unit": 100, "free_over": 5000},
-            "discount": {"min_units": 3, "basis_points": 500},
-        },
-        {"id": "m2", "shipping": {"base_fee": 0, "per_extra_unit": 0, "free_over": None}},
-    ],
-    "offers": [
-        {"item": item, "merchant": merchant, "price": price, "stock": None}
-        for item, merchant, price in (
-            ("a", "m1", 1999),
-            ("a", "m2", 2100),
-            ("b", "m1", 500),
-            ("b", "m2", 450),
-            ("c", "m1", 999),
-            ("c", "m2", 1200),
-        )
-    ],
-}
-
 
 def warmup_enabled() -> bool:
     return bool(getattr(settings, "SMARTCART_WARMUP", True))
 
 
 def cpu_warmup() -> dict[str, float]:
-    """Runs every CPU solver and the planner once on a tiny cart, never touching CUDA.
-    Returns seconds per solver."""
-    from gpu_engine import CartProblem, solve
-    from gpu_engine.solvers import SOLVERS
+    """Runs every CPU solver (``gpu_engine.warmup(include_gpu=False)``, which never touches
+    CUDA) and then the planner once on the same tiny cart. Returns seconds per solver."""
+    from gpu_engine import CartProblem, solve, warmup
+    from gpu_engine.warmup import _TINY
 
-    problem = CartProblem.from_dict(_TINY_CART)
-    timings: dict[str, float] = {}
-    for name, solver in SOLVERS.items():
-        if name.startswith("gpu"):
-            continue
-        start = time.perf_counter()
-        solver(problem)
-        timings[name] = time.perf_counter() - start
+    timings = warmup(include_gpu=False)
     start = time.perf_counter()
-    solve(problem, allow_gpu=False)
+    solve(CartProblem.from_dict(_TINY), allow_gpu=False)
     timings["planner"] = time.perf_counter() - start
     return timings
 

@@ -1,6 +1,7 @@
 """The API's one exception handler: every error is ``{"error": {"code", "message", "field"}}``.
 
-It maps, by class, storefront domain errors (``http_status``, ``code``, ``field``), the
+It maps, by class, storefront domain errors (``http_status``, ``code``, ``field``; a
+``retry_after`` becomes the ``Retry-After`` header, as for smartcart's ``Throttled``), the
 engine's ``ProblemError`` (400, with the field path), and DRF's own errors (parse errors,
 validation, authentication, permission, throttling, 404, 405, 415). Headers DRF sets
 (``WWW-Authenticate``, ``Retry-After``, ``Allow``) are kept. Anything else is a bug: it is
@@ -69,7 +70,9 @@ def _api_exception_body(exc: exceptions.APIException) -> dict[str, Any]:
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, DomainError):
         body = error_body(exc.code, exc.message, exc.field)
-        return Response(body, status=exc.http_status)
+        retry_after = getattr(exc, "retry_after", None)
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+        return Response(body, status=exc.http_status, headers=headers)
     if isinstance(exc, ProblemError):
         return Response(
             error_body("problem_invalid", str(exc), exc.field), status=status.HTTP_400_BAD_REQUEST

@@ -12,18 +12,20 @@ solver's time from the cart's features and the machine's measured rates. Here:
   late (Jet.com's "GPU busy" failure; we degrade, never fail);
 - everything else goes to the ``cpu`` queue.
 
-Settings (read with defaults, so they are optional):
+Settings (``storefront/settings/base.py`` documents each):
 
-- ``SMARTCART_INLINE_MAX_MS`` (5): solve in the request when predicted at most this.
-- ``SMARTCART_GPU_QUEUE`` (None): True/False says whether GPU workers serve the ``gpu``
-  queue; None asks ``gpu_engine.gpu_available()`` in this process.
-- ``SMARTCART_GPU_QUEUE_MAX`` (8): waiting ``gpu`` messages past which jobs go to the CPU.
-- ``SMARTCART_DEFAULT_BUDGET_MS`` (2000) and ``SMARTCART_CPU_FALLBACK_BUDGET_MS`` (500): solver
-  budgets for a queued job and for one diverted from a busy GPU queue.
+- ``SMARTCART_INLINE_MAX_MS``: solve in the request when predicted at most this.
+- ``SMARTCART_GPU_QUEUE``: True/False says whether GPU workers serve the ``gpu`` queue (set
+  it on the web hosts); None asks ``gpu_engine.gpu_available()`` in this process.
+- ``SMARTCART_GPU_QUEUE_MAX``: waiting ``gpu`` messages past which jobs go to the CPU.
+- ``SMARTCART_DEFAULT_BUDGET_MS`` and ``SMARTCART_CPU_FALLBACK_BUDGET_MS``: solver budgets for
+  a queued job and for one diverted from a busy GPU queue.
 """
 
 import functools
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,10 +51,6 @@ class RouteChoice:
     plan: dict[str, Any]
 
 
-def _setting(name: str, default):
-    return getattr(settings, name, default)
-
-
 @functools.cache
 def rate_profile() -> RateProfile:
     """The engine's rate profile, read once per process (recalibrating needs a restart)."""
@@ -60,26 +58,64 @@ def rate_profile() -> RateProfile:
 
 
 def gpu_queue_enabled() -> bool:
-    configured = _setting("SMARTCART_GPU_QUEUE", None)
+    configured = settings.SMARTCART_GPU_QUEUE
     if configured is not None:
         return bool(configured)
     return gpu_available()
 
 
-def gpu_queue_backlog(*, broker_url: str | None = None) -> int:
-    """Messages waiting in the broker's ``gpu`` queue (0 with no broker: in-process tasks).
+# The broker is asked at most once a second per process: the depth only steers routing, and
+# a request must never wait on a slow or absent broker more than once in a while.
+BACKLOG_TTL_S = 1.0
+BROKER_TIMEOUT_S = 0.25
+_backlog_lock = threading.Lock()
+_backlog_cache: dict[str | None, tuple[float, int]] = {}
 
-    A passive declare is the broker's own count (Redis: the list length, over priorities);
-    when the broker cannot answer, the queue is taken as empty rather than failing the
-    shopper's request.
+
+def gpu_queue_backlog(*, broker_url: str | None = None) -> int:
+    """Messages waiting in the broker's ``gpu`` queue (0 with no broker: in-process tasks),
+    remembered for ``BACKLOG_TTL_S``.
+
+    A declare is the broker's own count (Redis: the list length, over priorities).
+    The connection gets a short timeout and no retries; when the broker cannot answer, the
+    queue is taken as empty (and that answer is remembered too) rather than stalling or
+    failing the shopper's request: the enqueue itself will tell.
     """
     from storefront.celery import app
 
     if app.conf.task_always_eager:
         return 0
+    now = time.monotonic()
+    with _backlog_lock:
+        cached = _backlog_cache.get(broker_url)
+        if cached is not None and now - cached[0] < BACKLOG_TTL_S:
+            return cached[1]
+        depth = _broker_gpu_depth(app, broker_url)
+        _backlog_cache[broker_url] = (time.monotonic(), depth)
+        return depth
+
+
+def gpu_queue_backlog_forget() -> None:
+    """Drops the remembered depth (tests; a process that must see the broker now)."""
+    with _backlog_lock:
+        _backlog_cache.clear()
+
+
+def _broker_gpu_depth(app, broker_url: str | None) -> int:
     try:
-        with app.connection_for_read(broker_url) as connection:
-            declared = connection.default_channel.queue_declare(queue=Route.GPU, passive=True)
+        with app.connection_for_read(
+            broker_url,
+            connect_timeout=BROKER_TIMEOUT_S,
+            transport_options={
+                "max_retries": 0,
+                "socket_connect_timeout": BROKER_TIMEOUT_S,
+                "socket_timeout": BROKER_TIMEOUT_S,
+            },
+        ) as connection:
+            # Not passive: on Redis a queue is its list and an empty one has no key, so a
+            # passive declare fails exactly when the queue is empty (and kombu checks that
+            # key without the global_keyprefix). Declaring creates nothing on Redis.
+            declared = connection.default_channel.queue_declare(queue=str(Route.GPU))
             return int(declared.message_count)
     except Exception:  # the broker being down must not break routing; the enqueue will tell
         logger.warning("Could not read the gpu queue length; assuming it is empty", exc_info=True)
@@ -96,11 +132,11 @@ def _exact(plan: Plan) -> bool:
 
 def route_choose(*, problem: CartProblem, budget_ms: int | None = None) -> RouteChoice:
     """Pick inline, ``gpu`` or ``cpu`` for ``problem`` (see the module docstring)."""
-    budget = budget_ms or int(_setting("SMARTCART_DEFAULT_BUDGET_MS", 2000))
+    budget = budget_ms or settings.SMARTCART_DEFAULT_BUDGET_MS
     profile = rate_profile()
     cpu_plan = make_plan(problem, budget_ms=budget, profile=profile, gpu=GpuState(present=False))
     predicted = _predicted(cpu_plan)
-    inline_max = float(_setting("SMARTCART_INLINE_MAX_MS", 5))
+    inline_max = float(settings.SMARTCART_INLINE_MAX_MS)
     if _exact(cpu_plan) and predicted is not None and predicted <= inline_max:
         reason = f"{cpu_plan.method} predicted {predicted:.2f} ms <= inline limit {inline_max:g} ms"
         return RouteChoice(
@@ -122,9 +158,9 @@ def route_choose(*, problem: CartProblem, budget_ms: int | None = None) -> Route
         return RouteChoice(
             Route.CPU, budget, predicted, reason, gpu_plan.method, gpu_plan.to_dict()
         )
-    queue_max = int(_setting("SMARTCART_GPU_QUEUE_MAX", 8))
+    queue_max = settings.SMARTCART_GPU_QUEUE_MAX
     if backlog > queue_max:
-        fallback = min(budget, int(_setting("SMARTCART_CPU_FALLBACK_BUDGET_MS", 500)))
+        fallback = min(budget, settings.SMARTCART_CPU_FALLBACK_BUDGET_MS)
         reason = (
             f"GPU queue busy ({backlog} waiting > {queue_max}): CPU with a {fallback} ms budget "
             f"instead of {gpu_plan.method}"

@@ -3,8 +3,10 @@ process (``celery -A storefront worker -Q cpu,gpu --pool=solo``).
 
 CI sets ``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL``; without both the test is skipped
 and says why. The worker reads pytest-django's test database (the test is transactional, so
-the worker sees committed rows) and a Redis database of its own, so workers of other test
-runs sharing the broker never take this test's jobs.
+the worker sees committed rows). Every Redis key of this run, on the publishing side and the
+worker's, carries a prefix of its own (kombu's ``global_keyprefix``), so test runs, workers
+and deployments sharing the Redis never see each other's queues, and nothing is deleted but
+this run's own keys.
 """
 
 import os
@@ -31,7 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 WORKER_START_S = 90
 STOP_S = 20
-ISOLATED_REDIS_DB = 14
+WORKER_SETTINGS = "tests.smartcart.worker_settings"
 
 
 def _require_services() -> str:
@@ -44,13 +46,6 @@ def _require_services() -> str:
     return redis_url
 
 
-def _isolated_redis_url(redis_url: str) -> str:
-    base = redis_url.split("?", 1)[0].rstrip("/")
-    if base.count("/") > 2:  # redis://host:port/db
-        base = base.rsplit("/", 1)[0]
-    return f"{base}/{ISOLATED_REDIS_DB}"
-
-
 def _test_database_url() -> str:
     db = connection.settings_dict
     user = db.get("USER") or "postgres"
@@ -61,20 +56,23 @@ def _test_database_url() -> str:
 
 
 @contextmanager
-def _publishing_to(url: str):
-    """Makes this process publish tasks to ``url`` instead of running them in-process.
+def _publishing_to(url: str, *, keyprefix: str):
+    """Makes this process publish tasks to ``url``, under ``keyprefix``, instead of running
+    them in-process.
 
     The broker connection pools are created on first publish from the configuration; they
     are dropped on the way in and out so neither side keeps a connection to the other broker.
     """
-    saved = app.conf.task_always_eager, app.conf.broker_url
+    conf = app.conf
+    saved = conf.task_always_eager, conf.broker_url, conf.broker_transport_options
     _drop_broker_pools()
-    app.conf.task_always_eager, app.conf.broker_url = False, url
+    conf.task_always_eager, conf.broker_url = False, url
+    conf.broker_transport_options = {**saved[2], "global_keyprefix": keyprefix}
     try:
         yield
     finally:
         _drop_broker_pools()
-        app.conf.task_always_eager, app.conf.broker_url = saved
+        conf.task_always_eager, conf.broker_url, conf.broker_transport_options = saved
 
 
 def _drop_broker_pools() -> None:
@@ -87,25 +85,31 @@ def _drop_broker_pools() -> None:
 
 
 @pytest.fixture
-def broker_url():
-    url = _isolated_redis_url(_require_services())
-    redis.Redis.from_url(url).delete("cpu", "gpu")
-    with _publishing_to(url):
-        yield url
-    redis.Redis.from_url(url).delete("cpu", "gpu")
+def broker():
+    """``(url, keyprefix)``: the shared Redis, with a key prefix unique to this test run."""
+    url = _require_services()
+    keyprefix = f"itest-{uuid.uuid4().hex}:"
+    with _publishing_to(url, keyprefix=keyprefix):
+        yield url, keyprefix
+    client = redis.Redis.from_url(url)
+    own_keys = list(client.scan_iter(match=f"{keyprefix}*"))
+    if own_keys:
+        client.delete(*own_keys)
 
 
 @pytest.fixture
-def worker(broker_url, tmp_path):
+def worker(broker, tmp_path):
+    broker_url, keyprefix = broker
     log = tmp_path / "worker.log"
     env = {
         **os.environ,
         "DATABASE_URL": _test_database_url(),
         "REDIS_URL": broker_url,
+        "ITEST_BROKER_KEYPREFIX": keyprefix,
         "SECRET_KEY": os.environ.get("SECRET_KEY", "integration-test-only"),
         "DEBUG": "0",
         "CONN_MAX_AGE": "0",
-        "DJANGO_SETTINGS_MODULE": "storefront.settings.base",
+        "DJANGO_SETTINGS_MODULE": WORKER_SETTINGS,
         "PYTHONUNBUFFERED": "1",
     }
     command = [

@@ -1,5 +1,7 @@
 import dataclasses
 import os
+import time
+import uuid
 
 import pytest
 import redis
@@ -111,20 +113,51 @@ def test_backlog_is_zero_with_in_process_tasks():
     assert routing.gpu_queue_backlog() == 0
 
 
+@pytest.fixture
+def publishing():
+    """Routing as in a deployment with a broker (tests run tasks in-process), with no depth
+    remembered from an earlier test."""
+    eager, app.conf.task_always_eager = app.conf.task_always_eager, False
+    routing.gpu_queue_backlog_forget()
+    yield
+    routing.gpu_queue_backlog_forget()
+    app.conf.task_always_eager = eager
+
+
 @pytest.mark.integration
-def test_backlog_counts_the_redis_gpu_list():
+def test_backlog_counts_the_redis_gpu_list(publishing):
     if not os.environ.get("REDIS_URL", "").startswith("redis"):
         pytest.skip("needs REDIS_URL (a real Redis broker)")
-    # A database of its own, so the shared broker's real gpu queue is never touched.
-    url = os.environ["REDIS_URL"].rsplit("/", 1)[0] + "/15"
+    # Keys of this test run only (kombu's global_keyprefix): the shared broker's queues, and
+    # concurrent test runs on the same Redis, are never touched.
+    prefix = f"test-routing-{uuid.uuid4().hex}:"
+    url = os.environ["REDIS_URL"]
     client = redis.Redis.from_url(url)
-    client.delete("gpu")
+    saved = app.conf.broker_transport_options
+    app.conf.broker_transport_options = {**saved, "global_keyprefix": prefix}
     try:
-        client.rpush("gpu", b"{}", b"{}", b"{}")
-        eager, app.conf.task_always_eager = app.conf.task_always_eager, False
-        try:
-            assert routing.gpu_queue_backlog(broker_url=url) == 3
-        finally:
-            app.conf.task_always_eager = eager
+        client.rpush(f"{prefix}gpu", b"{}", b"{}", b"{}")
+        assert routing.gpu_queue_backlog(broker_url=url) == 3
     finally:
-        client.delete("gpu")
+        app.conf.broker_transport_options = saved
+        client.delete(f"{prefix}gpu")
+
+
+def test_backlog_is_read_at_most_once_a_second(publishing, monkeypatch):
+    reads = []
+    monkeypatch.setattr(routing, "_broker_gpu_depth", lambda app, url: reads.append(url) or 4)
+    clock = [1000.0]
+    monkeypatch.setattr(routing.time, "monotonic", lambda: clock[0])
+    assert [routing.gpu_queue_backlog() for _ in range(3)] == [4, 4, 4]
+    clock[0] += routing.BACKLOG_TTL_S + 0.01
+    assert routing.gpu_queue_backlog() == 4
+    assert len(reads) == 2
+
+
+def test_an_unreachable_broker_costs_one_short_try(publishing):
+    # Nothing listens on port 9 (discard): Redis down. kombu would retry for ever by default.
+    url = "redis://127.0.0.1:9/0"
+    start = time.monotonic()
+    assert routing.gpu_queue_backlog(broker_url=url) == 0
+    assert routing.gpu_queue_backlog(broker_url=url) == 0  # remembered: no second try
+    assert time.monotonic() - start < 2 * routing.BROKER_TIMEOUT_S + 1

@@ -117,6 +117,14 @@ class OptimizationRun(models.Model):
                 name="optrun_done_has_totals",
                 violation_error_message="A finished run has both totals.",
             ),
+            # Two concurrent clicks must start one job: the second insert fails and
+            # optimization_run_create returns the first run.
+            models.UniqueConstraint(
+                fields=["cart", "cart_version"],
+                condition=Q(status__in=["queued", "running"], dismissed_at__isnull=True),
+                name="optrun_one_in_flight_per_version",
+                violation_error_message="This cart version is being improved already.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -6,21 +6,19 @@ whatever the size of the cart (the tests pin the count).
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.conf import settings
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
 
 from gpu_engine import CartProblem, ProblemError, price_assignment
 from gpu_engine.solution import MerchantCost
 from smartcart.models import OptimizationRun
 from storefront.errors import Conflict, NotFound, ValidationFailed
-from storefront.models import Cart, CartLine, Offer, ShippingZone
+from storefront.models import Cart, CartLine, Merchant, Offer, ShippingZone
 from storefront.selectors import MerchantTerms
-from storefront.shipping import (
-    Discount,
-    ShippingRule,
-    postal_prefix_candidates,
-    shipping_rule_resolve,
-)
+from storefront.shipping import ShippingRule, postal_prefix_candidates, shipping_rule_resolve
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +55,8 @@ class CartProblemBuild:
     lines: tuple[LineSnapshot, ...]
     offers: dict[tuple[int, int], OfferSnapshot]
     merchants: dict[int, MerchantTerms]
-    # A run already queued or running for this version (asked for with ``with_in_flight``).
+    # A run already queued or running for this version that can still finish (asked for
+    # with ``with_in_flight``; runs a lost worker left behind are not counted).
     in_flight_run_id: int | None = None
 
     @property
@@ -133,13 +132,14 @@ class _CartRead:
 
 
 def _in_flight_subquery() -> Subquery:
-    """The newest queued or running run of the line's cart for the cart's current version."""
-    runs = OptimizationRun.objects.filter(
-        cart_id=OuterRef("cart_id"),
-        cart_version=OuterRef("cart__version"),
-        status__in=[OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING],
-        dismissed_at__isnull=True,
-    ).order_by("-created_at", "-id")
+    """The newest run of the line's cart for the cart's current version that is queued or
+    running and can still finish (``optimization_run_in_flight``'s rule)."""
+    runs = _in_flight(
+        OptimizationRun.objects.filter(
+            cart_id=OuterRef("cart_id"), cart_version=OuterRef("cart__version")
+        ),
+        now=timezone.now(),
+    )
     return Subquery(runs.values("id")[:1])
 
 
@@ -182,11 +182,23 @@ def _read_lines(cart: Cart, *, with_in_flight: bool) -> _CartRead:
     )
 
 
+_MERCHANT_COLUMNS = (
+    "name",
+    "base_fee",
+    "per_extra_unit",
+    "free_over",
+    "discount_min_units",
+    "discount_basis_points",
+)
+
+
 def _read_offers(
     lines: tuple[LineSnapshot, ...],
-) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, tuple]]:
+) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, Merchant]]:
     """Every buyable-state offer of the lines' products, with its merchant's terms, in one
-    query: ``({(line_id, merchant_id): offer}, {merchant_id: merchant columns})``."""
+    query: ``({(line_id, merchant_id): offer}, {merchant_id: merchant})``. The merchants are
+    unsaved instances of the columns read, so the model's own rules (default shipping rule,
+    discount) apply to them without another query."""
     lines_by_product: dict[int, list[LineSnapshot]] = defaultdict(list)
     for line in lines:
         lines_by_product[line.product_id].append(line)
@@ -198,17 +210,15 @@ def _read_offers(
         "merchant_id",
         "unit_price",
         "stock",
-        "merchant__name",
-        "merchant__base_fee",
-        "merchant__per_extra_unit",
-        "merchant__free_over",
-        "merchant__discount_min_units",
-        "merchant__discount_basis_points",
+        *(f"merchant__{column}" for column in _MERCHANT_COLUMNS),
     )
     offers: dict[tuple[int, int], OfferSnapshot] = {}
-    merchants: dict[int, tuple] = {}
+    merchants: dict[int, Merchant] = {}
     for offer_id, product_id, merchant_id, unit_price, stock, *merchant in rows:
-        merchants[merchant_id] = tuple(merchant)
+        if merchant_id not in merchants:
+            merchants[merchant_id] = Merchant(
+                id=merchant_id, active=True, **dict(zip(_MERCHANT_COLUMNS, merchant, strict=True))
+            )
         for line in lines_by_product[product_id]:
             offers[(line.line_id, merchant_id)] = OfferSnapshot(
                 offer_id=offer_id, merchant_id=merchant_id, unit_price=unit_price, stock=stock
@@ -216,32 +226,32 @@ def _read_offers(
     return offers, merchants
 
 
-def _merchant_terms(merchants: dict[int, tuple], postal_code: str) -> dict[int, MerchantTerms]:
-    """Each merchant's terms for the destination: the storefront's own resolution (longest
-    matching zone prefix, else the defaults) over only the zones that can match (one query)."""
+def _merchant_terms(merchants: dict[int, Merchant], postal_code: str) -> dict[int, MerchantTerms]:
+    """Each merchant's terms for the destination, as ``storefront.selectors.
+    merchant_terms_for_destination`` resolves them (longest matching zone prefix, else the
+    defaults), over merchants already read with the offers: one query, for the zones that
+    can match. (That selector reads the merchants itself, a query more.)"""
     zones: dict[int, list[ShippingRule]] = defaultdict(list)
     if merchants:
         matching = ShippingZone.objects.filter(
             merchant_id__in=merchants, postal_prefix__in=postal_prefix_candidates(postal_code)
-        ).values_list("merchant_id", "postal_prefix", "base_fee", "per_extra_unit", "free_over")
-        for merchant_id, prefix, base_fee, per_extra_unit, free_over in matching:
-            zones[merchant_id].append(ShippingRule(base_fee, per_extra_unit, free_over, prefix))
-    terms = {}
-    for merchant_id, columns in merchants.items():
-        name, base_fee, per_extra_unit, free_over, min_units, basis_points = columns
-        both = min_units is not None and basis_points is not None
-        terms[merchant_id] = MerchantTerms(
+        ).only("merchant_id", "postal_prefix", "base_fee", "per_extra_unit", "free_over")
+        for zone in matching:
+            zones[zone.merchant_id].append(zone.shipping_rule())
+    return {
+        merchant_id: MerchantTerms(
             merchant_id=merchant_id,
-            name=name,
-            active=True,
+            name=merchant.name,
+            active=merchant.active,
             shipping=shipping_rule_resolve(
-                default=ShippingRule(base_fee, per_extra_unit, free_over, None),
+                default=merchant.default_shipping_rule(),
                 zones=zones.get(merchant_id, ()),
                 postal_code=postal_code,
             ),
-            discount=Discount(min_units=min_units, basis_points=basis_points) if both else None,
+            discount=merchant.discount,
         )
-    return terms
+        for merchant_id, merchant in merchants.items()
+    }
 
 
 def _problem(
@@ -286,8 +296,8 @@ def cart_problem_build(*, cart: Cart, with_in_flight: bool = False) -> CartProbl
     read = _read_lines(cart, with_in_flight=with_in_flight)
     _check_lines(read.lines)
     lines = tuple(row.snapshot for row in read.lines)
-    offers, merchant_columns = _read_offers(lines)
-    merchants = _merchant_terms(merchant_columns, read.postal_code)
+    offers, merchant_rows = _read_offers(lines)
+    merchants = _merchant_terms(merchant_rows, read.postal_code)
     try:
         problem = _problem(lines, offers, merchants)
     except ProblemError as error:
@@ -340,3 +350,38 @@ def optimization_run_latest(
 def optimization_run_list(*, cart: Cart) -> QuerySet[OptimizationRun]:
     """The cart's runs, newest first, each with ``cart`` set (``is_stale`` costs no query)."""
     return OptimizationRun.objects.select_related("cart").filter(cart_id=cart.pk)
+
+
+def optimization_run_stale_q(*, now: datetime) -> Q:
+    """Runs a lost worker left behind: ``running`` past the task's hard time limit plus
+    ``SMARTCART_REAPER_GRACE_S`` (Celery killed it, or its worker died without redelivery),
+    or ``queued`` past ``SMARTCART_QUEUED_MAX_S`` (its message was lost)."""
+    running_s = settings.CELERY_TASK_TIME_LIMIT + settings.SMARTCART_REAPER_GRACE_S
+    return Q(
+        status=OptimizationRun.Status.RUNNING, started_at__lt=now - timedelta(seconds=running_s)
+    ) | Q(
+        status=OptimizationRun.Status.QUEUED,
+        created_at__lt=now - timedelta(seconds=settings.SMARTCART_QUEUED_MAX_S),
+    )
+
+
+def _in_flight(runs: QuerySet[OptimizationRun], *, now: datetime) -> QuerySet[OptimizationRun]:
+    return (
+        runs.filter(
+            status__in=[OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING],
+            dismissed_at__isnull=True,
+        )
+        .exclude(optimization_run_stale_q(now=now))
+        .order_by("-created_at", "-id")
+    )
+
+
+def optimization_run_in_flight(
+    *, cart: Cart, cart_version: int, now: datetime | None = None
+) -> OptimizationRun | None:
+    """The run queued or running for this version of ``cart`` that can still finish (not
+    dismissed, not left behind by a lost worker), or ``None``."""
+    runs = OptimizationRun.objects.select_related("cart").filter(
+        cart_id=cart.pk, cart_version=cart_version
+    )
+    return _in_flight(runs, now=now or timezone.now()).first()

@@ -2,7 +2,8 @@
 or dismiss its suggestion, and fail runs that a lost worker left behind.
 
 Errors are ``storefront.errors`` domain errors, mapped to HTTP by the API's one handler:
-``ValidationFailed`` (400), ``NotFound`` (404), ``Conflict`` (409, with a stable ``code``).
+``ValidationFailed`` (400), ``NotFound`` (404), ``Conflict`` (409, with a stable ``code``),
+``Throttled`` (429, with ``retry_after``).
 """
 
 import logging
@@ -11,22 +12,27 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db.models import Case, F, QuerySet, Value, When
 from django.utils import timezone
 
 from gpu_engine import ProblemError, Solution, solve
 from gpu_engine.solution import MerchantCost
 from smartcart.models import OptimizationRun
+from smartcart.ratelimit import improve_rate_check
 from smartcart.routing import RouteChoice, route_choose
 from smartcart.selectors import (
     CartProblemBuild,
     cart_current_breakdown,
     cart_problem_build,
+    optimization_run_in_flight,
+    optimization_run_stale_q,
 )
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, CartLine, Offer
@@ -37,9 +43,7 @@ logger = logging.getLogger(__name__)
 Status = OptimizationRun.Status
 MAX_BUDGET_MS = 60_000
 
-
-def _setting(name: str, default):
-    return getattr(settings, name, default)
+User = AbstractBaseUser | AnonymousUser
 
 
 def _ms_since(start: float) -> float:
@@ -200,43 +204,84 @@ def _check_budget(budget_ms: object) -> int | None:
     return budget_ms
 
 
+def _signed_in(user: User | None) -> AbstractBaseUser | None:
+    return user if user is not None and user.is_authenticated else None
+
+
 def optimization_run_create(
-    *, cart: Cart, requested_by=None, budget_ms: int | None = None
+    *, cart: Cart, requested_by: User | None = None, budget_ms: int | None = None
 ) -> OptimizationRun:
     """Starts improving ``cart`` as it stands and returns the run.
 
-    Validates first (``cart_empty``, ``line_unavailable``, a bad budget). A cart predicted to
-    solve in a few milliseconds is solved here and the run comes back ``done``; otherwise the
-    run is ``queued`` and its job is sent to the ``cpu`` or ``gpu`` queue once the surrounding
-    transaction commits. A run already queued or running for the same cart version is
-    returned instead of a second one (a double click starts one job).
+    Rate limited per shopper (per cart when signed out) for the API and the web page alike
+    (``Throttled``, 429). Validates first (``cart_empty``, ``line_unavailable``, a bad
+    budget). A cart predicted to solve in a few milliseconds is solved here and the run comes
+    back ``done``; otherwise the run is ``queued`` and its job is sent to the ``cpu`` or
+    ``gpu`` queue once the surrounding transaction commits. A run already queued or running
+    for the same cart version is returned instead of a second one (a double click starts one
+    job), unless a lost worker left it behind: that one is failed and a fresh run starts.
     """
     budget_ms = _check_budget(budget_ms)
+    user = _signed_in(requested_by)
+    improve_rate_check(ident=f"user:{user.pk}" if user is not None else f"cart:{cart.pk}")
     t0 = time.perf_counter()
     build = cart_problem_build(cart=cart, with_in_flight=True)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
-    user = requested_by if getattr(requested_by, "is_authenticated", False) else None
     if choice.route == OptimizationRun.Route.INLINE:
-        return _create_inline(cart, user, build, build_ms, choice, t0)
-    if build.in_flight_run_id is not None:
-        return OptimizationRun.objects.select_related("cart").get(pk=build.in_flight_run_id)
-    with _run_write():
-        run = OptimizationRun.objects.create(
-            cart=cart,
-            cart_version=build.cart_version,
-            requested_by=user,
-            route=choice.route,
-            route_reason=choice.reason[:200],
-            budget_ms=choice.budget_ms,
-            status=Status.QUEUED,
-            problem_size=build.size,
-            plan={"routing": _json_safe(choice.plan)},
+        return _create_inline(
+            cart=cart, user=user, build=build, build_ms=build_ms, choice=choice, t0=t0
         )
-        transaction.on_commit(lambda: optimization_run_enqueue(run=run))
+    run = _create_queued(cart=cart, user=user, build=build, choice=choice)
     if _tasks_run_in_process() and not transaction.get_connection().in_atomic_block:
         # With no broker the job ran inside on_commit just now; show its outcome.
         run.refresh_from_db()
+    return run
+
+
+def _create_queued(
+    *, cart: Cart, user: AbstractBaseUser | None, build: CartProblemBuild, choice: RouteChoice
+) -> OptimizationRun:
+    """The queued run of this cart version: the one in flight, else a new one.
+
+    The partial unique constraint ``optrun_one_in_flight_per_version`` allows one queued or
+    running run per cart version. An insert it refuses means either a concurrent request won
+    (its run is returned) or a run a lost worker left behind still holds the version: this
+    cart's such runs are then failed (celery beat's reaper covers the rest) and the insert
+    tried once more, so a lost job never blocks the button, with or without beat.
+    """
+    if build.in_flight_run_id is not None:
+        return OptimizationRun.objects.select_related("cart").get(pk=build.in_flight_run_id)
+    fields = {
+        "cart": cart,
+        "cart_version": build.cart_version,
+        "requested_by": user,
+        "route": choice.route,
+        "route_reason": choice.reason[:200],
+        "budget_ms": choice.budget_ms,
+        "status": Status.QUEUED,
+        "problem_size": build.size,
+        "plan": {"routing": _json_safe(choice.plan)},
+    }
+    try:
+        return _insert_queued(fields)
+    except IntegrityError:
+        pass
+    with _run_write():
+        _reap(OptimizationRun.objects.filter(cart_id=cart.pk), now=timezone.now())
+    try:
+        return _insert_queued(fields)
+    except IntegrityError:
+        existing = optimization_run_in_flight(cart=cart, cart_version=build.cart_version)
+        if existing is None:
+            raise
+        return existing
+
+
+def _insert_queued(fields: dict) -> OptimizationRun:
+    with _run_write():
+        run = OptimizationRun.objects.create(**fields)
+        transaction.on_commit(lambda: optimization_run_enqueue(run=run))
     return run
 
 
@@ -247,7 +292,13 @@ def _tasks_run_in_process() -> bool:
 
 
 def _create_inline(
-    cart: Cart, user, build: CartProblemBuild, build_ms: float, choice: RouteChoice, t0: float
+    *,
+    cart: Cart,
+    user: AbstractBaseUser | None,
+    build: CartProblemBuild,
+    build_ms: float,
+    choice: RouteChoice,
+    t0: float,
 ) -> OptimizationRun:
     now = timezone.now()
     common = {
@@ -291,7 +342,16 @@ def optimization_run_enqueue(*, run: OptimizationRun) -> None:
     the worker always finds the row."""
     from smartcart.tasks import optimization_run_execute_task
 
-    optimization_run_execute_task.apply_async(args=[run.pk], queue=run.route)
+    try:
+        optimization_run_execute_task.apply_async(args=[run.pk], queue=str(run.route))
+    except Exception:
+        # The broker is down (or, in-process, the job itself raised a database error after
+        # its retries): fail the run now rather than leave it queued with no message, which
+        # would block the button until the reaper came by.
+        logger.exception("Could not start optimization run %s", run.pk)
+        optimization_run_fail(
+            run_id=run.pk, reason="The optimizer could not be started. Please try again."
+        )
 
 
 # --- execute ----------------------------------------------------------------------------
@@ -317,7 +377,7 @@ def _run_start(run_id: int) -> tuple[OptimizationRun, bool]:
     One conditional UPDATE claims the run (no lock held while solving); a redelivered
     message finds it ``running`` and runs it again, since its first worker died.
     """
-    max_attempts = int(_setting("SMARTCART_MAX_ATTEMPTS", 3))
+    max_attempts = settings.SMARTCART_MAX_ATTEMPTS
     with _run_write():
         claimed = OptimizationRun.objects.filter(
             pk=run_id, status__in=[Status.QUEUED, Status.RUNNING], attempts__lt=max_attempts
@@ -334,7 +394,9 @@ def _run_start(run_id: int) -> tuple[OptimizationRun, bool]:
         return run, True
     if not run.is_finished:
         _finish_failed(
-            run, f"Stopped after {run.attempts} attempts: the worker running it was lost each time."
+            run,
+            f"Stopped after {run.attempts} attempts: each was interrupted (a lost worker or a "
+            "database error). Please try again.",
         )
     return run, False
 
@@ -381,7 +443,9 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
 
     The cart is read again here, so the answer is for the cart as it is when the job runs
     (``cart_version`` and ``current_total`` are updated to it). A cart that became empty or
-    unbuyable meanwhile fails the run with the reason; so does a solver error.
+    unbuyable meanwhile fails the run with the reason; so does a solver error. A database
+    error (``OperationalError``, ``InterfaceError``) is raised instead: the run stays
+    ``running`` and the task's autoretry runs it again (``SMARTCART_MAX_ATTEMPTS`` caps it).
     """
     run, started = _run_start(run_id)
     if not started:
@@ -395,6 +459,8 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
             build, run.budget_ms, allow_gpu=run.route == OptimizationRun.Route.GPU
         )
         fields = _answer(build, solution, routing=(run.plan or {}).get("routing")).fields
+    except (OperationalError, InterfaceError):
+        raise
     except Exception as error:
         if not isinstance(error, EXPECTED_FAILURES):
             logger.exception("Optimization run %s failed", run.pk)
@@ -466,7 +532,7 @@ def _check_offers(lines: list[dict]) -> None:
 
 
 @transaction.atomic
-def optimization_run_apply(*, run: OptimizationRun, user=None) -> Cart:
+def optimization_run_apply(*, run: OptimizationRun, user: User | None = None) -> Cart:
     """Rewrites the cart's lines to the suggested offers and bumps the cart version.
 
     All or nothing, under locks on the cart, the run and the offers. Refused with a
@@ -501,8 +567,7 @@ def optimization_run_apply(*, run: OptimizationRun, user=None) -> Cart:
             "Improve your cart again.",
             code="terms_changed",
         )
-    user = user if getattr(user, "is_authenticated", False) else None
-    OptimizationRun.objects.filter(pk=run.pk).update(applied_at=now, applied_by=user)
+    OptimizationRun.objects.filter(pk=run.pk).update(applied_at=now, applied_by=_signed_in(user))
     cart.refresh_from_db()
     return cart
 
@@ -522,32 +587,37 @@ def optimization_run_dismiss(*, run: OptimizationRun) -> OptimizationRun:
 # --- the reaper -------------------------------------------------------------------------
 
 
-def optimization_runs_reap(*, now=None) -> int:
+def _reap(runs: QuerySet[OptimizationRun], *, now: datetime) -> int:
+    limit_s = settings.CELERY_TASK_TIME_LIMIT
+    queued_max_s = settings.SMARTCART_QUEUED_MAX_S
+    return runs.filter(optimization_run_stale_q(now=now)).update(
+        status=Status.FAILED,
+        finished_at=now,
+        error=Case(
+            When(
+                status=Status.RUNNING,
+                then=Value(
+                    f"Stopped: still running after the {limit_s} s time limit "
+                    "(the worker was lost or killed). Please try again."
+                ),
+            ),
+            default=Value(
+                f"Stopped: no worker picked this job up within {queued_max_s} s. Please try again."
+            ),
+        ),
+    )
+
+
+def optimization_runs_reap(*, now: datetime | None = None) -> int:
     """Fails runs a lost worker left behind; returns how many.
 
     A run ``running`` for longer than the task's hard time limit (plus
     ``SMARTCART_REAPER_GRACE_S``) cannot still be alive: Celery killed it or its worker died
     without redelivery. A run ``queued`` past ``SMARTCART_QUEUED_MAX_S`` lost its message.
+    Celery beat runs this every minute; ``optimization_run_create`` also reaps the cart it
+    is asked about, so Improve cart never depends on beat running.
     """
-    now = now or timezone.now()
-    limit_s = int(_setting("CELERY_TASK_TIME_LIMIT", 120))
-    grace_s = int(_setting("SMARTCART_REAPER_GRACE_S", 30))
-    queued_max_s = int(_setting("SMARTCART_QUEUED_MAX_S", 900))
-    running = OptimizationRun.objects.filter(
-        status=Status.RUNNING, started_at__lt=now - timedelta(seconds=limit_s + grace_s)
-    ).update(
-        status=Status.FAILED,
-        finished_at=now,
-        error=f"Stopped: still running after the {limit_s} s time limit "
-        "(the worker was lost or killed). Please try again.",
-    )
-    queued = OptimizationRun.objects.filter(
-        status=Status.QUEUED, created_at__lt=now - timedelta(seconds=queued_max_s)
-    ).update(
-        status=Status.FAILED,
-        finished_at=now,
-        error=f"Stopped: no worker picked this job up within {queued_max_s} s. Please try again.",
-    )
-    if running or queued:
-        logger.warning("Reaped %s running and %s queued optimization runs", running, queued)
-    return running + queued
+    reaped = _reap(OptimizationRun.objects.all(), now=now or timezone.now())
+    if reaped:
+        logger.warning("Reaped %s stuck optimization runs", reaped)
+    return reaped

@@ -9,7 +9,6 @@ in the database; no result backend.
 import logging
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from smartcart import services
@@ -22,7 +21,9 @@ logger = logging.getLogger(__name__)
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
-    # A database blip is worth another try; anything else is the run's recorded failure.
+    # A database blip is worth another try (the service lets these two through and keeps
+    # the run retriable); anything else is the run's recorded failure. The service's
+    # attempt count (SMARTCART_MAX_ATTEMPTS) fails the run once the retries are used up.
     autoretry_for=(OperationalError, InterfaceError),
     retry_backoff=True,
     retry_backoff_max=10,
@@ -36,12 +37,8 @@ def optimization_run_execute_task(self, run_id: int) -> None:
         # (CELERY_DB_REUSE_MAX), so a database restart must not fail every later task.
         # Never in-process: that would close the caller's connection mid-transaction.
         close_old_connections()
-    try:
-        services.optimization_run_execute(run_id=run_id)
-    except SoftTimeLimitExceeded:
-        services.optimization_run_fail(
-            run_id=run_id, reason="Stopped: the optimizer ran out of time. Please try again."
-        )
+    # A soft time limit inside the solver is the service's to record (a failed run).
+    services.optimization_run_execute(run_id=run_id)
 
 
 @shared_task(name="smartcart.optimization_runs_reap", ignore_result=True, acks_late=True)

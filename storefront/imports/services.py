@@ -14,10 +14,8 @@ import hashlib
 import io
 import logging
 import math
-import queue
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import PurePath
@@ -25,25 +23,25 @@ from pathlib import PurePath
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
-from django.db import connection, connections, transaction
+from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from storefront.cheapest import catalog_cheapest_recompute_request
 from storefront.errors import Conflict, NotFound, ValidationFailed
+from storefront.imports.batches import Progress, batches_write
 from storefront.imports.feed import FeedFormatError, feed_read
 from storefront.imports.plan import MerchantOffers, merchant_offers_load, offers_plan
 from storefront.imports.resolve import gtin_index_build, gtin_index_lookup
 from storefront.imports.validate import RowErrors, ValidatedFeed, feed_validate
 from storefront.imports.writers import offer_writer_for, product_gtins
-from storefront.models import ImportJob, ImportJobBatch, Merchant
+from storefront.models import ImportJob, Merchant
 from storefront.money import currency_decimals
 
 logger = logging.getLogger(__name__)
 
 Status = ImportJob.Status
-Progress = Callable[[ImportJob], None]
 _FORMATS_BY_SUFFIX = {
     ".csv": ImportJob.Format.CSV,
     ".txt": ImportJob.Format.CSV,
@@ -282,33 +280,6 @@ def _save_report(job: ImportJob, errors: RowErrors) -> None:
     ImportJob.objects.filter(pk=job.pk).update(error_report=job.error_report.name or "")
 
 
-def _write_one(job: ImportJob, writer, index: int, rows_total: int) -> None:
-    """Writes batch ``index`` and records it, in one transaction."""
-    lo, hi = index * job.batch_size, min((index + 1) * job.batch_size, rows_total)
-    start = time.perf_counter()
-    with transaction.atomic():
-        counts = writer.write_batch(lo, hi)
-        ImportJobBatch.objects.create(
-            job_id=job.pk,
-            index=index,
-            rows=hi - lo,
-            created=counts.created,
-            updated=counts.updated,
-            unchanged=counts.unchanged,
-            superseded=counts.superseded,
-            seconds=round(time.perf_counter() - start, 3),
-        )
-        ImportJob.objects.filter(pk=job.pk).update(
-            heartbeat_at=timezone.now(),
-            batches_committed=F("batches_committed") + 1,
-            rows_processed=F("rows_processed") + (hi - lo),
-            offers_created=F("offers_created") + counts.created,
-            offers_updated=F("offers_updated") + counts.updated,
-            offers_unchanged=F("offers_unchanged") + counts.unchanged,
-            offers_superseded=F("offers_superseded") + counts.superseded,
-        )
-
-
 def _summary(job: ImportJob) -> str:
     text = (
         f"{job.offers_created:,} offers created, {job.offers_updated:,} updated, "
@@ -319,68 +290,15 @@ def _summary(job: ImportJob) -> str:
     return text + "."
 
 
-def _writer_threads() -> int:
-    """Connections writing batches at once. More than one only on PostgreSQL (where the
-    database's work is the bottleneck and batches do not depend on each other) and only in
-    autocommit: other connections cannot see a caller's uncommitted transaction."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        return 1
-    return max(1, int(_setting("OFFER_IMPORT_WRITERS", 2)))
-
-
 def _write(job: ImportJob, feed: ValidatedFeed, plan, progress: Progress | None) -> None:
     done = set(job.batches.values_list("index", flat=True))
-    todo = [index for index in range(job.batches_total) if index not in done]
-    writer = offer_writer_for(merchant_id=job.merchant_id, feed=feed, plan=plan)
-    rows = feed.valid.size
-    threads = min(_writer_threads(), len(todo))
-    if threads <= 1:
-        for index in todo:
-            _write_one(job, writer, index, rows)
-            if progress:
-                job.refresh_from_db()
-                progress(job)
-        return
-    pending = iter(todo)
-    lock = threading.Lock()
-    failed = threading.Event()
-    finished: queue.Queue = queue.Queue()
-
-    def work() -> None:
-        try:
-            while not failed.is_set():
-                with lock:
-                    index = next(pending, None)
-                if index is None:
-                    return
-                _write_one(job, writer, index, rows)
-                finished.put(None)
-        except BaseException as error:  # handed to the caller's thread below
-            failed.set()
-            finished.put(error)
-        finally:
-            connections.close_all()
-
-    workers = [threading.Thread(target=work, daemon=True) for _ in range(threads)]
-    for worker in workers:
-        worker.start()
-    errors = []
-    for _ in todo:
-        outcome = finished.get()
-        if isinstance(outcome, BaseException):
-            errors.append(outcome)
-            break
-        if progress:
-            job.refresh_from_db()
-            progress(job)
-    for worker in workers:
-        worker.join()
-    while not finished.empty():
-        outcome = finished.get()
-        if isinstance(outcome, BaseException):
-            errors.append(outcome)
-    if errors:
-        raise errors[0]
+    batches_write(
+        job=job,
+        writer=offer_writer_for(merchant_id=job.merchant_id, feed=feed, plan=plan),
+        indexes=[index for index in range(job.batches_total) if index not in done],
+        rows=feed.valid.size,
+        progress=progress,
+    )
 
 
 def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJob:

@@ -39,7 +39,7 @@ _done: set[str] = set()
 
 
 def warmup_enabled() -> bool:
-    return bool(getattr(settings, "SMARTCART_WARMUP", True))
+    return settings.SMARTCART_WARMUP
 
 
 def cpu_warmup() -> dict[str, float]:

@@ -93,7 +93,7 @@ class Command(BaseCommand):
             for name, tokens, force_queue in prepared:
                 self.stderr.write(f"Running {name}...")
                 # Forcing the queue: an inline limit of 0 sends every run to a worker.
-                limit = 0 if force_queue else getattr(settings, "SMARTCART_INLINE_MAX_MS", 5)
+                limit = 0 if force_queue else settings.SMARTCART_INLINE_MAX_MS
                 with override_settings(SMARTCART_INLINE_MAX_MS=limit):
                     series = benchmark.series_run(
                         name,

@@ -26,7 +26,7 @@ from gpu_engine import ProblemError, Solution, solve
 from gpu_engine.solution import MerchantCost
 from smartcart.models import OptimizationRun
 from smartcart.ratelimit import improve_rate_check
-from smartcart.routing import RouteChoice, route_choose
+from smartcart.routing import RouteChoice, rate_profile, route_choose
 from smartcart.selectors import (
     CartProblemBuild,
     cart_current_breakdown,
@@ -71,7 +71,7 @@ def _run_write() -> Iterator[None]:
 # --- the answer as stored ---------------------------------------------------------------
 
 
-def _merchant_rows(build: CartProblemBuild, breakdown: list[MerchantCost]) -> list[dict]:
+def _merchant_rows(*, build: CartProblemBuild, breakdown: list[MerchantCost]) -> list[dict]:
     rows = []
     for cost in breakdown:
         merchant_id = int(cost.merchant)
@@ -96,7 +96,7 @@ def _merchant_rows(build: CartProblemBuild, breakdown: list[MerchantCost]) -> li
     return rows
 
 
-def _line_rows(build: CartProblemBuild, assignment: dict[str, str]) -> list[dict]:
+def _line_rows(*, build: CartProblemBuild, assignment: dict[str, str]) -> list[dict]:
     rows = []
     for line in build.lines:
         old = build.offers[(line.line_id, line.merchant_id)]
@@ -137,7 +137,7 @@ def _json_safe(value):
     return value
 
 
-def _answer(build: CartProblemBuild, solution: Solution, *, routing: dict | None = None) -> _Answer:
+def _answer(*, build: CartProblemBuild, solution: Solution, routing: dict | None = None) -> _Answer:
     """The fields a finished run stores. A solver answer dearer than the cart as it stands
     (an approximate solver out of time) is replaced by the cart itself: the suggestion is
     never worse than what the shopper has."""
@@ -162,9 +162,9 @@ def _answer(build: CartProblemBuild, solution: Solution, *, routing: dict | None
             "suggested_total": suggested_total,
             "savings": current_total - suggested_total,
             "suggestion": {
-                "lines": _line_rows(build, assignment),
-                "merchants": _merchant_rows(build, breakdown),
-                "current_merchants": _merchant_rows(build, current),
+                "lines": _line_rows(build=build, assignment=assignment),
+                "merchants": _merchant_rows(build=build, breakdown=breakdown),
+                "current_merchants": _merchant_rows(build=build, breakdown=current),
                 "kept_current": kept_current,
             },
             "plan": _json_safe(plan),
@@ -174,12 +174,14 @@ def _answer(build: CartProblemBuild, solution: Solution, *, routing: dict | None
 
 
 def _solve(
-    build: CartProblemBuild, budget_ms: int | None, *, allow_gpu: bool
+    *, build: CartProblemBuild, budget_ms: int | None, allow_gpu: bool
 ) -> tuple[Solution, float]:
     """The planner picks the solver; ``allow_gpu`` only on the ``gpu`` queue's workers (a
     forked CPU worker or the web process must never open a CUDA context)."""
     start = time.perf_counter()
-    solution = solve(build.problem, budget_ms=budget_ms, allow_gpu=allow_gpu)
+    solution = solve(
+        build.problem, budget_ms=budget_ms, allow_gpu=allow_gpu, profile=rate_profile()
+    )
     return solution, _ms_since(start)
 
 
@@ -315,8 +317,8 @@ def _create_inline(
         "problem_size": build.size,
     }
     try:
-        solution, solve_ms = _solve(build, choice.budget_ms, allow_gpu=False)
-        fields = _answer(build, solution, routing=choice.plan).fields
+        solution, solve_ms = _solve(build=build, budget_ms=choice.budget_ms, allow_gpu=False)
+        fields = _answer(build=build, solution=solution, routing=choice.plan).fields
     except Exception as error:  # the shopper gets a failed run to look at, never a 500
         logger.exception("Inline optimization of cart %s failed", cart.pk)
         with _run_write():
@@ -370,7 +372,7 @@ def _failure_message(error: BaseException) -> str:
     return f"The optimiser failed ({type(error).__name__}). Please try again."
 
 
-def _run_start(run_id: int) -> tuple[OptimizationRun, bool]:
+def _run_start(*, run_id: int) -> tuple[OptimizationRun, bool]:
     """Marks the run running and counts the attempt; ``(run, False)`` when it is finished
     already (a duplicate or redelivered message) or has used up its attempts.
 
@@ -394,14 +396,14 @@ def _run_start(run_id: int) -> tuple[OptimizationRun, bool]:
         return run, True
     if not run.is_finished:
         _finish_failed(
-            run,
-            f"Stopped after {run.attempts} attempts: each was interrupted (a lost worker or a "
-            "database error). Please try again.",
+            run=run,
+            message=f"Stopped after {run.attempts} attempts: each was interrupted (a lost "
+            "worker or a database error). Please try again.",
         )
     return run, False
 
 
-def _finish(run: OptimizationRun, fields: dict) -> OptimizationRun:
+def _finish(*, run: OptimizationRun, fields: dict) -> OptimizationRun:
     """Writes the outcome only while the run is still running: a late duplicate, or a worker
     the reaper gave up on, cannot overwrite an outcome already recorded."""
     now = timezone.now()
@@ -422,7 +424,7 @@ def _finish(run: OptimizationRun, fields: dict) -> OptimizationRun:
     return run
 
 
-def _finish_failed(run: OptimizationRun, message: str) -> OptimizationRun:
+def _finish_failed(*, run: OptimizationRun, message: str) -> OptimizationRun:
     now = timezone.now()
     with _run_write():
         OptimizationRun.objects.filter(
@@ -447,7 +449,7 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
     error (``OperationalError``, ``InterfaceError``) is raised instead: the run stays
     ``running`` and the task's autoretry runs it again (``SMARTCART_MAX_ATTEMPTS`` caps it).
     """
-    run, started = _run_start(run_id)
+    run, started = _run_start(run_id=run_id)
     if not started:
         return run
     t0 = time.perf_counter()
@@ -456,30 +458,32 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
         build = cart_problem_build(cart=Cart(pk=run.cart_id))
         build_ms = _ms_since(t0)
         solution, solve_ms = _solve(
-            build, run.budget_ms, allow_gpu=run.route == OptimizationRun.Route.GPU
+            build=build, budget_ms=run.budget_ms, allow_gpu=run.route == OptimizationRun.Route.GPU
         )
-        fields = _answer(build, solution, routing=(run.plan or {}).get("routing")).fields
+        routing = (run.plan or {}).get("routing")
+        fields = _answer(build=build, solution=solution, routing=routing).fields
     except (OperationalError, InterfaceError):
         raise
     except Exception as error:
         if not isinstance(error, EXPECTED_FAILURES):
             logger.exception("Optimization run %s failed", run.pk)
-        return _finish_failed(run, _failure_message(error))
+        return _finish_failed(run=run, message=_failure_message(error))
     return _finish(
-        run, {**fields, "status": Status.DONE, "build_ms": build_ms, "solve_ms": solve_ms}
+        run=run,
+        fields={**fields, "status": Status.DONE, "build_ms": build_ms, "solve_ms": solve_ms},
     )
 
 
 def optimization_run_fail(*, run_id: int, reason: str) -> OptimizationRun | None:
     """Marks an unfinished run failed (a task out of time or out of retries)."""
     run = OptimizationRun.objects.filter(pk=run_id).first()
-    return None if run is None else _finish_failed(run, reason)
+    return None if run is None else _finish_failed(run=run, message=reason)
 
 
 # --- apply and dismiss ------------------------------------------------------------------
 
 
-def _check_appliable(run: OptimizationRun, cart: Cart) -> None:
+def _check_appliable(*, run: OptimizationRun, cart: Cart) -> None:
     if run.status != Status.DONE:
         what = "failed" if run.status == Status.FAILED else "not finished yet"
         raise Conflict(f"This optimization is {what}; there is nothing to apply.", code="not_done")
@@ -495,7 +499,7 @@ def _check_appliable(run: OptimizationRun, cart: Cart) -> None:
         )
 
 
-def _check_offers(lines: list[dict]) -> None:
+def _check_offers(*, lines: list[dict]) -> None:
     """Every suggested offer must still sell at the suggested price with enough stock; the
     rows are locked so nothing changes them before the cart is rewritten."""
     offer_ids = [line["new_offer_id"] for line in lines]
@@ -548,9 +552,9 @@ def optimization_run_apply(*, run: OptimizationRun, user: User | None = None) ->
         raise NotFound(
             "No such optimization for your cart.", code="optimization_not_found", field="run_id"
         ) from None
-    _check_appliable(run, cart)
+    _check_appliable(run=run, cart=cart)
     lines = run.suggestion.get("lines", [])
-    _check_offers(lines)
+    _check_offers(lines=lines)
     now = timezone.now()
     for line in lines:
         if line["changed"]:

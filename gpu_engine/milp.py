@@ -23,11 +23,24 @@ HiGHS optimum is a proven optimum of the cart. For every eligible (line, merchan
 HiGHS works in floating point: the returned total is always re-priced in integer cents by the
 engine's pricing routine, and optimality is claimed only when that exact total is within integer
 rounding of HiGHS's dual bound.
+
+A time limit is a hard deadline. HiGHS's own ``time_limit`` is checked only between steps: on
+the H200 host a 200 ms planner budget overran by up to 1.22 x when a proof after the GA was
+given tens of ms, and here (a shared two-core machine) HiGHS's first interrupt check came 30 to
+170 ms into a run on 30-50 line carts. So the build and the solve run on a worker thread (HiGHS
+releases the GIL) while the caller waits until the deadline; past it the caller sets the
+cancel flag (the worker then skips HiGHS, or HiGHS stops at its next interrupt check through
+``Highs.cancelSolve``) and returns at once with ``cut=True`` and no HiGHS answer: the warm
+start, if any, stands, never claimed optimal. The abandoned worker ends on its own shortly
+after (its time limit, the interrupt); HiGHS runs one at a time in the process (a lock), so a
+straggler can delay the next proof but never overlap it.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -38,6 +51,8 @@ from gpu_engine.pricing import assignment_cost, price_assignment
 from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
+
+logger = logging.getLogger(__name__)
 
 BP_SCALE = 10_000
 # Costs are integral: an absolute gap below one cent proves optimality.
@@ -54,6 +69,13 @@ _LIMIT_MARGIN_MS = 3.0
 # calibrated profile is measured with one, and HiGHS fixes its thread pool at the first solve
 # of a process.
 DEFAULT_THREADS = 1
+# The status of a run stopped by its deadline before HiGHS answered (build or HiGHS still busy).
+CUT_STATUS = "Cut at the deadline"
+# Below this many ms left after the build, HiGHS is not started: it cannot even set up.
+_MIN_HIGHS_MS = 1.0
+# One HiGHS solve at a time per process: a run abandoned at its deadline may still be winding
+# down when the next starts, and two never share HiGHS's scheduler.
+_HIGHS_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +93,7 @@ class MilpOutcome:
     solve_ms: float
     n_cols: int
     n_rows: int
+    cut: bool = False
 
 
 @dataclass
@@ -325,43 +348,152 @@ def milp_run(
 ) -> MilpOutcome:
     """Build and solve the program. ``warm_start``: a merchant index per line (a feasible
     assignment, e.g. the GA's) handed to HiGHS as its first incumbent. ``time_limit_ms`` counts
-    the model build too. ``threads``: HiGHS's thread count (None: HiGHS's own choice)."""
+    the model build too and is a hard deadline (see the module docstring): past it the outcome
+    has ``cut=True``, status :data:`CUT_STATUS` and no choice. ``threads``: HiGHS's thread count
+    (None: HiGHS's own choice)."""
+    started = time.perf_counter()
+    deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
+    job = _MilpJob(problem, started, deadline, warm_start, threads)
+    if deadline is None:
+        job.run()
+        return job.result()
+    worker = threading.Thread(target=job.run, name="milp-deadline", daemon=True)
+    worker.start()
+    if _await(job, max(0.0, deadline - time.perf_counter())):
+        return job.result()
+    job.cancel()
+    if job.done.is_set():  # it finished while being cancelled: its answer is real
+        return job.result()
+    return job.cut_outcome()
+
+
+def _await(job: _MilpJob, timeout_s: float) -> bool:
+    """Wait for the job until the deadline; True when it finished (tests replace this to
+    stand for a deadline that passes in a given phase)."""
+    return job.done.wait(timeout_s)
+
+
+class _MilpJob:
+    """One build + HiGHS solve, cancellable from another thread at any phase."""
+
+    def __init__(self, problem, started, deadline, warm_start, threads) -> None:
+        self.problem = problem
+        self.started = started
+        self.deadline = deadline
+        self.warm_start = warm_start
+        self.threads = threads
+        self.done = threading.Event()
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self.highs = None
+        self.outcome: MilpOutcome | None = None
+        self.error: BaseException | None = None
+        self.build_ms: float | None = None
+        self.shape = (0, 0)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self.highs is not None:
+                self.highs.cancelSolve()
+
+    def result(self) -> MilpOutcome:
+        if self.error is not None:
+            raise self.error
+        if self.outcome is None:  # cancelled before HiGHS ran, yet awaited to the end
+            return self.cut_outcome()
+        return self.outcome
+
+    def cut_outcome(self) -> MilpOutcome:
+        elapsed = (time.perf_counter() - self.started) * 1e3
+        build = elapsed if self.build_ms is None else self.build_ms
+        return MilpOutcome(
+            choice=None,
+            bound=-math.inf,
+            status=CUT_STATUS,
+            build_ms=build,
+            solve_ms=elapsed - build,
+            n_cols=self.shape[0],
+            n_rows=self.shape[1],
+            cut=True,
+        )
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except BaseException as exc:  # re-raised in the caller, unless it already left
+            self.error = exc
+            if self._cancelled:
+                logger.debug("MILP run failed after its deadline cut", exc_info=True)
+        finally:
+            self.done.set()
+
+    def _run(self) -> None:
+        milp = milp_build(self.problem)
+        self.shape = (milp.n_cols, milp.n_rows)
+        highs = _highs_for(milp, self.warm_start, self.threads)
+        self.build_ms = (time.perf_counter() - self.started) * 1e3
+        if not _HIGHS_LOCK.acquire(timeout=self._left_s()):
+            return  # a straggler held HiGHS until the deadline: cut
+        try:
+            with self._lock:
+                if self._cancelled:
+                    return
+                self.highs = highs
+            if self.deadline is not None:
+                # HiGHS gets what build and wait left, less a margin for its late clock checks.
+                limit_ms = self._left_s() * 1e3 * _LIMIT_SHARE - _LIMIT_MARGIN_MS
+                if limit_ms < _MIN_HIGHS_MS:
+                    return  # result(): cut, HiGHS never started
+                highs.setOptionValue("time_limit", limit_ms / 1e3)
+            highs.run()
+        finally:
+            _HIGHS_LOCK.release()
+        self.outcome = self._outcome(milp, highs)
+
+    def _left_s(self) -> float:
+        """Seconds to the deadline (-1: none, the lock's "wait for ever")."""
+        if self.deadline is None:
+            return -1
+        return max(0.0, self.deadline - time.perf_counter())
+
+    def _outcome(self, milp: MilpModel, highs) -> MilpOutcome:
+        solve_ms = (time.perf_counter() - self.started) * 1e3 - self.build_ms
+        info = highs.getInfo()
+        choice = None
+        if info.primal_solution_status == _SOLUTION_FEASIBLE:
+            x = np.asarray(highs.getSolution().col_value[: milp.x_line.size])
+            choice = _choice_from_x(self.problem, milp, x)
+        bound = info.mip_dual_bound
+        return MilpOutcome(
+            choice=choice,
+            bound=bound if math.isfinite(bound) else -math.inf,
+            status=highs.modelStatusToString(highs.getModelStatus()),
+            build_ms=self.build_ms,
+            solve_ms=solve_ms,
+            n_cols=milp.n_cols,
+            n_rows=milp.n_rows,
+        )
+
+
+def _highs_for(milp: MilpModel, warm_start, threads):
+    """A HiGHS instance holding the program (and the warm start), ready to run and to be
+    interrupted by ``cancelSolve``."""
     import highspy
 
-    started = time.perf_counter()
-    milp = milp_build(problem)
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
     highs.setOptionValue("mip_rel_gap", 0.0)
     highs.setOptionValue("mip_abs_gap", _ABS_GAP)
     if threads is not None:
         highs.setOptionValue("threads", int(threads))
+    # Registers the interrupt callbacks (simplex, IPM, MIP) that ``cancelSolve`` trips.
+    highs.HandleUserInterrupt = True
     highs.passModel(milp.model.to_highs_lp())
     if warm_start is not None:
         values = milp_point(milp, warm_start)
         highs.setSolution(milp.n_cols, np.arange(milp.n_cols, dtype=np.int32), values)
-    build_ms = (time.perf_counter() - started) * 1e3
-    if time_limit_ms is not None:
-        limit_ms = (time_limit_ms - build_ms) * _LIMIT_SHARE - _LIMIT_MARGIN_MS
-        highs.setOptionValue("time_limit", max(limit_ms, 1.0) / 1e3)
-    highs.run()
-    solve_ms = (time.perf_counter() - started) * 1e3 - build_ms
-
-    info = highs.getInfo()
-    choice = None
-    if info.primal_solution_status == _SOLUTION_FEASIBLE:
-        x = np.asarray(highs.getSolution().col_value[: milp.x_line.size])
-        choice = _choice_from_x(problem, milp, x)
-    bound = info.mip_dual_bound
-    return MilpOutcome(
-        choice=choice,
-        bound=bound if math.isfinite(bound) else -math.inf,
-        status=highs.modelStatusToString(highs.getModelStatus()),
-        build_ms=build_ms,
-        solve_ms=solve_ms,
-        n_cols=milp.n_cols,
-        n_rows=milp.n_rows,
-    )
+    return highs
 
 
 def _choice_from_x(problem: CartProblem, milp: MilpModel, x: np.ndarray) -> np.ndarray:
@@ -389,8 +521,9 @@ def solve_milp(
     """Exact HiGHS solve of ``problem``. Within ``budget_ms`` it returns a proven optimum;
     otherwise HiGHS's best incumbent (never worse than ``warm_start``) with ``optimal=False`` and
     ``gap`` = (total - bound) / total, the bound being the better of HiGHS's and
-    :func:`gpu_engine.ga.lower_bound`. Raises RuntimeError when no feasible point is known (no
-    warm start and no HiGHS incumbent in the time)."""
+    :func:`gpu_engine.ga.lower_bound`. ``budget_ms`` is a hard deadline: a run cut by it keeps
+    the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises RuntimeError when no
+    feasible point is known (no warm start and no HiGHS incumbent in the time)."""
     started = time.perf_counter()
     outcome = milp_run(problem, time_limit_ms=budget_ms, warm_start=warm_start, threads=threads)
     choice = outcome.choice
@@ -423,6 +556,7 @@ def solve_milp(
             "columns": outcome.n_cols,
             "rows": outcome.n_rows,
             "warm_start": warm_start is not None,
+            "cut": outcome.cut,
         },
     )
 

@@ -14,7 +14,10 @@ switches) and the machine's measured rates (:mod:`gpu_engine.profile`), and the 
   MILP, warm-started with the GA's answer: it often proves that answer optimal, or improves it,
   on carts whose MILP time the profile over-predicts. When the MILP is predicted within
   ``PROOF_REACH`` x the budget, the GA gets only ``PROOF_GA_SHARE`` of it, to leave the proof a
-  real chance. The answer is never worse than the GA's.
+  real chance. The answer is never worse than the GA's. The proof's time is a hard deadline
+  (:func:`gpu_engine.milp.milp_run`): HiGHS overshoots a short ``time_limit`` in its presolve,
+  so a proof still running at the end of the budget is cut, the GA's answer stands unproven,
+  and the plan records the cut (``plan["proof"]``).
 
 The GPU's state comes from the caller (the Celery side knows its queues): ``gpu_busy`` and
 ``gpu_queue_depth`` (values or callables) turn into a predicted wait of ``depth *
@@ -321,6 +324,8 @@ def solve_planned(
         "planning_ms": planning_ms,
         "solver_ms": solution.elapsed_ms,
         "fallback": fallback,
+        # The MILP after a GA: attempted or skipped, and whether the deadline cut it.
+        "proof": solution.stats.get("proof"),
     }
     solution.elapsed_ms = (time.perf_counter() - started) * 1e3
     return solution
@@ -367,25 +372,35 @@ def _proof_floor_ms(problem: CartProblem, profile: RateProfile) -> float:
 def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> Solution:
     """Spend what the GA left of the budget on the MILP, warm-started with the GA's answer:
     a proven optimum (or a better incumbent) replaces the GA's answer; otherwise the GA's
-    answer stands with the tighter of the two gaps."""
+    answer stands with the tighter of the two gaps. The MILP's time is a hard deadline (a
+    proof still running at the end of the budget is cut, ``stats["proof"]["cut"]``)."""
     from gpu_engine.milp import solve_milp
 
     left = budget_ms - (time.perf_counter() - started) * 1e3
-    if ga.optimal or left < _proof_floor_ms(problem, profile):
+    floor = _proof_floor_ms(problem, profile)
+    if ga.optimal or left < floor:
+        reason = "the GA proved it" if ga.optimal else f"{left:.0f} ms left < {floor:.0f} ms floor"
+        ga.stats["proof"] = {"attempted": False, "reason": reason}
         return ga
     milp = solve_milp(problem, budget_ms=left, warm_start=_choice(problem, ga))
     summary = {
+        "attempted": True,
+        "left_ms": left,
         "total": milp.total,
         "optimal": milp.optimal,
         "gap": milp.gap,
         "elapsed_ms": milp.elapsed_ms,
+        "build_ms": milp.stats["build_ms"],
         "highs_status": milp.stats["highs_status"],
+        "cut": milp.stats["cut"],
     }
     if milp.optimal or milp.total < ga.total:
         milp.stats["warm_start_ga"] = {"total": ga.total, "elapsed_ms": ga.elapsed_ms}
+        milp.stats["proof"] = summary
         milp.elapsed_ms += ga.elapsed_ms
         return milp
     ga.stats["milp_after_ga"] = summary
+    ga.stats["proof"] = summary
     if milp.gap is not None and (ga.gap is None or milp.gap < ga.gap):
         ga.gap = milp.gap
     return ga

@@ -164,6 +164,7 @@ def _run_budget(n_carts: int, budget: float, workers: int, solve) -> list[dict[s
             "wall_ms": wall_ms,
             "predicted_ms": solution.plan["predicted_ms"],
             "fallback": solution.plan.get("fallback"),
+            "proof": solution.plan.get("proof"),
             "oracle": dict(oracle[k]),
         }
         if gpu_available():
@@ -196,5 +197,7 @@ def _summary(records: list[dict[str, Any]], budget: float) -> dict[str, Any]:
         "proven_after_ga": sum(
             r["algorithm"] == "milp" and r["method"].endswith("-ga") for r in records
         ),
+        # Proofs after a GA that the deadline cut (HiGHS still building or solving at B).
+        "proofs_cut": sum(bool((r.get("proof") or {}).get("cut")) for r in records),
         "methods": methods,
     }

@@ -1,6 +1,8 @@
 """The HiGHS MILP backend: exact against brute force, warm starts, time limits and gaps."""
 
 import math
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -8,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_engine import CartProblem, solve
-from gpu_engine.milp import milp_build, milp_point, milp_proves, solve_milp
+from gpu_engine.milp import CUT_STATUS, milp_build, milp_point, milp_proves, solve_milp
 from gpu_engine.pricing import assignment_cost
 from gpu_engine.profile_carts import random_cart
 from gpu_engine.reference import reference_brute_force, reference_cost
@@ -151,7 +153,8 @@ def test_time_limit_returns_the_incumbent_with_its_gap(monkeypatch):
     # checks (whether it keeps to it on real time is the device benchmark's question).
     assert len(limits) == 1
     assert 0 < limits[0] * 1e3 < max(1.0, 200 - solution.stats["build_ms"])
-    assert solution.stats["highs_status"] in ("Optimal", "Time limit reached")
+    # Or cut: on a loaded machine HiGHS can outlast its limit, and the deadline stops it.
+    assert solution.stats["highs_status"] in ("Optimal", "Time limit reached", CUT_STATUS)
     if not solution.optimal:
         assert 0 < solution.gap < 1
 
@@ -176,3 +179,65 @@ def test_flat_carts_of_thirty_lines_are_proven(seed):
     cart = random_cart(seed, 30, thresholds=False, discounts=False)
     solution = solve_milp(CartProblem.from_dict(cart), budget_ms=20_000)
     assert solution.optimal
+
+
+def _warm_cart():
+    problem = CartProblem.from_dict(random_cart(3, 60))
+    warm = problem.cand_merchant[:, 0].astype(np.int64)
+    total = int(assignment_cost(warm, problem.quantity, problem.price, *problem.merchant_params))
+    return problem, warm, total
+
+
+def test_a_deadline_during_the_build_cuts_the_run_and_keeps_the_warm_start(monkeypatch):
+    """The build is held until the caller has left: the deadline passes in it whatever the
+    clock says, the caller returns the warm start unproven, and HiGHS never starts."""
+    from gpu_engine import milp
+
+    release = threading.Event()
+    jobs = []
+    real_build, real_await = milp.milp_build, milp._await
+
+    def held_build(problem):
+        assert release.wait(30)
+        return real_build(problem)
+
+    def recording_await(job, timeout_s):
+        jobs.append(job)
+        return real_await(job, timeout_s)
+
+    monkeypatch.setattr(milp, "milp_build", held_build)
+    monkeypatch.setattr(milp, "_await", recording_await)
+    problem, warm, warm_total = _warm_cart()
+    solution = solve_milp(problem, budget_ms=1, warm_start=warm)
+    release.set()
+    assert solution.stats["cut"] and solution.stats["highs_status"] == milp.CUT_STATUS
+    assert solution.total == warm_total and not solution.optimal and 0 < solution.gap < 1
+    assert jobs[0].done.wait(30)
+    assert jobs[0].highs is None and jobs[0].outcome is None and jobs[0].error is None
+
+
+def test_a_deadline_during_highs_interrupts_it(monkeypatch):
+    """The deadline passes once HiGHS holds the model: ``cancelSolve`` stops it at its next
+    interrupt check (a 100-line cart with thresholds is far from solved by then)."""
+    from gpu_engine import milp
+
+    jobs = []
+
+    def deadline_once_highs_runs(job, timeout_s):
+        jobs.append(job)
+        while job.highs is None and not job.done.is_set():
+            time.sleep(0.001)
+        return False
+
+    monkeypatch.setattr(milp, "_await", deadline_once_highs_runs)
+    problem = CartProblem.from_dict(random_cart(1, 100))
+    outcome = milp.milp_run(problem, time_limit_ms=60_000)
+    assert outcome.cut and outcome.choice is None and outcome.status == milp.CUT_STATUS
+    assert jobs[0].done.wait(60)
+    assert jobs[0].outcome.status == "Interrupted by user"
+
+
+def test_without_a_deadline_the_run_is_not_cut():
+    problem = CartProblem.from_dict(random_cart(4, 6, n_merchants=5, offers=(1, 3)))
+    solution = solve_milp(problem)
+    assert solution.optimal and not solution.stats["cut"]

@@ -179,6 +179,24 @@ def test_time_the_ga_leaves_goes_to_proving_its_answer(monkeypatch):
     slow_start = dataclasses.replace(reach, milp_flat=PowerLaw(coef=1e4, power=0.0))
     solution = solve(problem, budget_ms=200, profile=slow_start, allow_gpu=False)
     assert solution.algorithm == "ga" and "milp_after_ga" not in solution.stats
+    assert not solution.plan["proof"]["attempted"] and "floor" in solution.plan["proof"]["reason"]
+
+
+def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
+    """The deadline passes at once in whatever phase the proof is (build or HiGHS): the GA's
+    answer stands, never claimed optimal, and the plan records the cut."""
+    import gpu_engine.milp
+
+    monkeypatch.setattr(gpu_engine.milp, "_await", lambda job, timeout_s: False)
+    reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
+    solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
+    assert solution.plan["method"] == "cpu-ga" and solution.algorithm == "ga"
+    proof = solution.plan["proof"]
+    assert proof["attempted"] and proof["cut"]
+    assert proof["highs_status"] == gpu_engine.milp.CUT_STATUS
+    assert not solution.optimal and not proof["optimal"]
+    assert proof["total"] == solution.total
+    assert solution.stats["milp_after_ga"] is proof
 
 
 def test_a_solver_bug_is_never_hidden_by_the_fallback(monkeypatch):

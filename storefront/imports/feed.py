@@ -242,63 +242,96 @@ def _json_text(value) -> str | None:
     return None
 
 
+def _json_loads(text: str):
+    # Numbers stay the text they were written as: 12.99 must never pass through a float.
+    return json.loads(text, parse_float=str, parse_int=str)
+
+
+def _jsonl_objects(numbered: list[tuple[int, str]]) -> list:
+    """Each line's JSON value, or the ValueError that line raised. The whole file is
+    first parsed as one array (a single C call); only when some line is broken is it
+    parsed line by line, to say which."""
+    try:
+        values = _json_loads("[" + ",".join(line for _, line in numbered) + "]")
+    except ValueError:
+        values = None
+    if values is not None and len(values) == len(numbered):
+        return values
+    objects = []
+    for _, line in numbered:
+        try:
+            objects.append(_json_loads(line))
+        except ValueError as error:
+            objects.append(error)
+    return objects
+
+
 def _read_jsonl(text: str) -> FeedTable:
-    gtin, sku, price, stock, active, lines, in_cents = [], [], [], [], [], [], []
-    issues: list[RowIssue] = []
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = raw.strip()
-        if not line:
-            continue
-        row = _jsonl_row(line, number, issues)
-        if row is None:
-            continue
-        gtin.append(row[0])
-        sku.append(row[1])
-        price.append(row[2])
-        stock.append(row[3])
-        active.append(row[4])
-        in_cents.append(row[5])
-        lines.append(number)
-    if not lines and not issues:
+    numbered = [
+        (number, line)
+        for number, raw in enumerate(text.split("\n"), start=1)
+        if (line := raw.strip())
+    ]
+    if not numbered:
         raise FeedFormatError("The file is empty; a JSON Lines feed has one object per line.")
-    columns = dict(zip(FEED_FIELDS, (gtin, sku, price, stock, active), strict=True))
+    objects = _jsonl_objects(numbered)
+    numbers = np.fromiter((number for number, _ in numbered), np.int64, len(numbered))
+    issues: list[RowIssue] = []
+    ok = np.ones(len(objects), dtype=bool)
+    for index, obj in enumerate(objects):
+        # Column by column below; only odd rows take this per-row look.
+        if (
+            type(obj) is not dict
+            or not obj.keys() <= _JSON_KEYS
+            or ("price" in obj and "price_cents" in obj)
+        ):
+            issues.append(_jsonl_shape_issue(obj, int(numbers[index])))
+            ok[index] = False
+    if not ok.all():
+        objects = [obj for obj, keep in zip(objects, ok, strict=True) if keep]
+    in_cents = [("price_cents" in obj) for obj in objects]
+    columns = {}
+    for name in FEED_FIELDS:
+        values = [obj.get(name) for obj in objects]
+        if name == "price":
+            cents = [obj.get("price_cents") for obj in objects]
+            values = [c if flag else v for v, c, flag in zip(values, cents, in_cents, strict=True)]
+        columns[name] = [v if type(v) is str else _json_text(v) for v in values]
+    kept_numbers = numbers[ok]
+    odd = np.zeros(len(objects), dtype=bool)
+    for name in FEED_FIELDS:
+        for index in (i for i, v in enumerate(columns[name]) if v is None):
+            if not odd[index]:
+                shown = "price_cents" if name == "price" and in_cents[index] else name
+                sku = _json_text(objects[index].get("merchant_sku")) or ""
+                issues.append(RowIssue(int(kept_numbers[index]), shown, _NOT_SCALAR, sku))
+            odd[index] = True
+    if odd.any():
+        keep = ~odd
+        columns = {name: [v for v, k in zip(col, keep, strict=True) if k]
+                   for name, col in columns.items()}  # fmt: skip
+        in_cents = [flag for flag, k in zip(in_cents, keep, strict=True) if k]
+        kept_numbers = kept_numbers[keep]
+    issues.sort(key=lambda issue: issue.line)
     return FeedTable(
         columns=columns,
-        lines=np.asarray(lines, dtype=np.int64),
+        lines=kept_numbers,
         price_in_cents=np.asarray(in_cents, dtype=bool),
         issues=issues,
     )
 
 
-def _jsonl_row(line: str, number: int, issues: list[RowIssue]):
-    try:
-        # Numbers stay the text they were written as: 12.99 must never pass through a float.
-        obj = json.loads(line, parse_float=str, parse_int=str)
-    except ValueError as error:
-        issues.append(RowIssue(number, "row", f"Not valid JSON: {error.args[0]}."))
-        return None
+_JSON_KEYS = frozenset(COLUMNS)
+_NOT_SCALAR = "Must be a string, a number, true/false or null."
+
+
+def _jsonl_shape_issue(obj, number: int) -> RowIssue:
+    if isinstance(obj, ValueError):
+        return RowIssue(number, "row", f"Not valid JSON: {obj.args[0]}.")
     if not isinstance(obj, dict):
-        issues.append(RowIssue(number, "row", "Each line must be a JSON object."))
-        return None
-    sku = obj.get("merchant_sku")
-    sku_text = _json_text(sku) or ""
-    unknown = sorted(set(obj) - set(COLUMNS))
+        return RowIssue(number, "row", "Each line must be a JSON object.")
+    sku = _json_text(obj.get("merchant_sku")) or ""
+    unknown = sorted(obj.keys() - _JSON_KEYS)
     if unknown:
-        message = f"Unknown field(s) {', '.join(unknown)}."
-        issues.append(RowIssue(number, unknown[0], message, sku_text))
-        return None
-    if "price" in obj and "price_cents" in obj:
-        issues.append(RowIssue(number, "price", "Give price or price_cents, not both.", sku_text))
-        return None
-    in_cents = "price_cents" in obj
-    values = []
-    for name in ("gtin", "merchant_sku", "price_cents" if in_cents else "price", "stock",
-                 "active"):  # fmt: skip
-        text = _json_text(obj.get(name))
-        if text is None:
-            issues.append(
-                RowIssue(number, name, "Must be a string, a number, true/false or null.", sku_text)
-            )
-            return None
-        values.append(text)
-    return (*values, in_cents)
+        return RowIssue(number, unknown[0], f"Unknown field(s) {', '.join(unknown)}.", sku)
+    return RowIssue(number, "price", "Give price or price_cents, not both.", sku)

@@ -27,13 +27,14 @@ rounding of HiGHS's dual bound.
 A time limit is a hard deadline. HiGHS's own ``time_limit`` is checked only between steps: on
 the H200 host a 200 ms planner budget overran by up to 1.22 x when a proof after the GA was
 given tens of ms, and here (a shared two-core machine) HiGHS's first interrupt check came 30 to
-170 ms into a run on 30-50 line carts. So the build and the solve run on a worker thread (HiGHS
-releases the GIL) while the caller waits until the deadline; past it the caller sets the
-cancel flag (the worker then skips HiGHS, or HiGHS stops at its next interrupt check through
-``Highs.cancelSolve``) and returns at once with ``cut=True`` and no HiGHS answer: the warm
-start, if any, stands, never claimed optimal. The abandoned worker ends on its own shortly
-after (its time limit, the interrupt); HiGHS runs one at a time in the process (a lock), so a
-straggler can delay the next proof but never overlap it.
+170 ms into a run on 30-50 line carts. So the build checks the deadline between merchants,
+HiGHS runs on a worker thread (it releases the GIL) while the caller waits until the deadline,
+and past it the caller trips ``Highs.cancelSolve`` (HiGHS stops at its next interrupt check)
+and returns at once with ``cut=True`` and no HiGHS answer: the warm start, if any, stands,
+never claimed optimal. The abandoned worker ends on its own shortly
+after (its time limit, the interrupt; a process exiting meanwhile waits for it); HiGHS runs
+one at a time in the process (a lock), so a straggler can delay the next proof but never
+overlap it.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -207,8 +209,14 @@ class MilpModel:
         return len(self.model.row_lower) + sum(a.size for a in self.model.le_left)
 
 
-def milp_build(problem: CartProblem) -> MilpModel:
-    """The exact program of ``problem`` (see the module docstring)."""
+class BuildCancelled(Exception):
+    """``milp_build`` stopped because its ``cancelled`` callable said so."""
+
+
+def milp_build(problem: CartProblem, *, cancelled: Callable[[], bool] | None = None) -> MilpModel:
+    """The exact program of ``problem`` (see the module docstring). ``cancelled``: a callable
+    polled between merchants; when it returns True the build stops with
+    :class:`BuildCancelled` (a run cut at its deadline stops competing for the GIL at once)."""
     quantity = problem.quantity.astype(np.int64)
     counts = problem.cand_count.astype(np.int64)
     width = problem.cand_merchant.shape[1]
@@ -229,6 +237,8 @@ def milp_build(problem: CartProblem) -> MilpModel:
     bounds = np.searchsorted(x_merchant[order], np.arange(problem.n_merchants + 1))
     merchants: dict[int, _MerchantCols] = {}
     for m in range(problem.n_merchants):
+        if cancelled is not None and cancelled():
+            raise BuildCancelled
         pairs = order[bounds[m] : bounds[m + 1]]
         if pairs.size:
             cols = _MerchantCols(x=x[pairs])
@@ -353,43 +363,68 @@ def milp_run(
     (None: HiGHS's own choice)."""
     started = time.perf_counter()
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
-    job = _MilpJob(problem, started, deadline, warm_start, threads)
+    job = _HighsJob(problem, started, deadline)
+    # The build is Python: it runs here, checking the deadline between merchants, so that it
+    # never competes with this thread for the GIL. Only HiGHS (GIL released) runs on a worker.
+    try:
+        milp = milp_build(problem, cancelled=job.expired)
+        job.shape = (milp.n_cols, milp.n_rows)
+        highs = _highs_for(milp, warm_start, threads)
+    except BuildCancelled:
+        return job.cut_outcome()
+    job.build_ms = (time.perf_counter() - started) * 1e3
     if deadline is None:
-        job.run()
-        return job.result()
-    worker = threading.Thread(target=job.run, name="milp-deadline", daemon=True)
+        with _HIGHS_LOCK:
+            highs.run()
+        return job.outcome(milp, highs)
+    if job.expired():
+        return job.cut_outcome()
+    # Not a daemon: a process that exits while a cut run winds down waits for it (HiGHS calling
+    # back into a finalising interpreter aborts the process).
+    worker = threading.Thread(target=job.run, args=(highs,), name="milp-deadline")
     worker.start()
-    if _await(job, max(0.0, deadline - time.perf_counter())):
-        return job.result()
-    job.cancel()
-    if job.done.is_set():  # it finished while being cancelled: its answer is real
-        return job.result()
-    return job.cut_outcome()
+    try:
+        finished = _await(job, job.left_s())
+    except BaseException:
+        job.cancel()
+        raise
+    if not finished:
+        job.cancel()
+    if job.error is not None:
+        raise job.error
+    if not job.done.is_set() or not job.ran:
+        return job.cut_outcome()
+    return job.outcome(milp, highs)  # finished, even if just as it was cancelled
 
 
-def _await(job: _MilpJob, timeout_s: float) -> bool:
-    """Wait for the job until the deadline; True when it finished (tests replace this to
-    stand for a deadline that passes in a given phase)."""
+def _await(job: _HighsJob, timeout_s: float) -> bool:
+    """Wait for HiGHS until the deadline; True when it finished (tests replace this to stand
+    for a deadline that passes while HiGHS runs)."""
     return job.done.wait(timeout_s)
 
 
-class _MilpJob:
-    """One build + HiGHS solve, cancellable from another thread at any phase."""
+class _HighsJob:
+    """One cart's solve against its deadline: HiGHS on a worker thread, cancellable from the
+    caller's thread at any point of its run (``cancelSolve`` trips its interrupt callbacks)."""
 
-    def __init__(self, problem, started, deadline, warm_start, threads) -> None:
+    def __init__(self, problem: CartProblem, started: float, deadline: float | None) -> None:
         self.problem = problem
         self.started = started
         self.deadline = deadline
-        self.warm_start = warm_start
-        self.threads = threads
         self.done = threading.Event()
         self._lock = threading.Lock()
         self._cancelled = False
-        self.highs = None
-        self.outcome: MilpOutcome | None = None
+        self.highs = None  # set once HiGHS is about to run
+        self.ran = False
         self.error: BaseException | None = None
         self.build_ms: float | None = None
         self.shape = (0, 0)
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def left_s(self) -> float:
+        return max(0.0, self.deadline - time.perf_counter())
 
     def cancel(self) -> None:
         with self._lock:
@@ -397,12 +432,28 @@ class _MilpJob:
             if self.highs is not None:
                 self.highs.cancelSolve()
 
-    def result(self) -> MilpOutcome:
-        if self.error is not None:
-            raise self.error
-        if self.outcome is None:  # cancelled before HiGHS ran, yet awaited to the end
-            return self.cut_outcome()
-        return self.outcome
+    def run(self, highs) -> None:
+        """The worker: wait for HiGHS to be free, hand it what is left, run it."""
+        try:
+            if not _HIGHS_LOCK.acquire(timeout=self.left_s()):
+                return  # a straggler held HiGHS until the deadline: cut
+            try:
+                # HiGHS's own limit: what is left, less a margin for its late clock checks.
+                limit_ms = self.left_s() * 1e3 * _LIMIT_SHARE - _LIMIT_MARGIN_MS
+                with self._lock:
+                    if self._cancelled or limit_ms < _MIN_HIGHS_MS:
+                        return
+                    self.highs = highs
+                highs.setOptionValue("time_limit", limit_ms / 1e3)
+                highs.run()
+                self.ran = True
+            finally:
+                _HIGHS_LOCK.release()
+        except BaseException as exc:  # re-raised in the caller, unless it already left
+            self.error = exc
+            logger.debug("HiGHS run failed", exc_info=True)
+        finally:
+            self.done.set()
 
     def cut_outcome(self) -> MilpOutcome:
         elapsed = (time.perf_counter() - self.started) * 1e3
@@ -418,46 +469,7 @@ class _MilpJob:
             cut=True,
         )
 
-    def run(self) -> None:
-        try:
-            self._run()
-        except BaseException as exc:  # re-raised in the caller, unless it already left
-            self.error = exc
-            if self._cancelled:
-                logger.debug("MILP run failed after its deadline cut", exc_info=True)
-        finally:
-            self.done.set()
-
-    def _run(self) -> None:
-        milp = milp_build(self.problem)
-        self.shape = (milp.n_cols, milp.n_rows)
-        highs = _highs_for(milp, self.warm_start, self.threads)
-        self.build_ms = (time.perf_counter() - self.started) * 1e3
-        if not _HIGHS_LOCK.acquire(timeout=self._left_s()):
-            return  # a straggler held HiGHS until the deadline: cut
-        try:
-            with self._lock:
-                if self._cancelled:
-                    return
-                self.highs = highs
-            if self.deadline is not None:
-                # HiGHS gets what build and wait left, less a margin for its late clock checks.
-                limit_ms = self._left_s() * 1e3 * _LIMIT_SHARE - _LIMIT_MARGIN_MS
-                if limit_ms < _MIN_HIGHS_MS:
-                    return  # result(): cut, HiGHS never started
-                highs.setOptionValue("time_limit", limit_ms / 1e3)
-            highs.run()
-        finally:
-            _HIGHS_LOCK.release()
-        self.outcome = self._outcome(milp, highs)
-
-    def _left_s(self) -> float:
-        """Seconds to the deadline (-1: none, the lock's "wait for ever")."""
-        if self.deadline is None:
-            return -1
-        return max(0.0, self.deadline - time.perf_counter())
-
-    def _outcome(self, milp: MilpModel, highs) -> MilpOutcome:
+    def outcome(self, milp: MilpModel, highs) -> MilpOutcome:
         solve_ms = (time.perf_counter() - self.started) * 1e3 - self.build_ms
         info = highs.getInfo()
         choice = None

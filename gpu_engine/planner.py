@@ -17,7 +17,7 @@ switches) and the machine's measured rates (:mod:`gpu_engine.profile`), and the 
   real chance. The answer is never worse than the GA's. The proof's time is a hard deadline
   (:func:`gpu_engine.milp.milp_run`): HiGHS overshoots a short ``time_limit`` in its presolve,
   so a proof still running at the end of the budget is cut, the GA's answer stands unproven,
-  and the plan records the cut (``plan["proof"]``).
+  and the plan records the cut (``plan["proof_after_ga"]``).
 
 The GPU's state comes from the caller (the Celery side knows its queues): ``gpu_busy`` and
 ``gpu_queue_depth`` (values or callables) turn into a predicted wait of ``depth *
@@ -325,7 +325,7 @@ def solve_planned(
         "solver_ms": solution.elapsed_ms,
         "fallback": fallback,
         # The MILP after a GA: attempted or skipped, and whether the deadline cut it.
-        "proof": solution.stats.get("proof"),
+        "proof_after_ga": solution.stats.get("proof_after_ga"),
     }
     solution.elapsed_ms = (time.perf_counter() - started) * 1e3
     return solution
@@ -373,14 +373,14 @@ def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> S
     """Spend what the GA left of the budget on the MILP, warm-started with the GA's answer:
     a proven optimum (or a better incumbent) replaces the GA's answer; otherwise the GA's
     answer stands with the tighter of the two gaps. The MILP's time is a hard deadline (a
-    proof still running at the end of the budget is cut, ``stats["proof"]["cut"]``)."""
+    proof still running at the end of the budget is cut: ``stats["proof_after_ga"]["cut"]``)."""
     from gpu_engine.milp import solve_milp
 
     left = budget_ms - (time.perf_counter() - started) * 1e3
     floor = _proof_floor_ms(problem, profile)
     if ga.optimal or left < floor:
         reason = "the GA proved it" if ga.optimal else f"{left:.0f} ms left < {floor:.0f} ms floor"
-        ga.stats["proof"] = {"attempted": False, "reason": reason}
+        ga.stats["proof_after_ga"] = {"attempted": False, "reason": reason}
         return ga
     milp = solve_milp(problem, budget_ms=left, warm_start=_choice(problem, ga))
     summary = {
@@ -396,11 +396,11 @@ def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> S
     }
     if milp.optimal or milp.total < ga.total:
         milp.stats["warm_start_ga"] = {"total": ga.total, "elapsed_ms": ga.elapsed_ms}
-        milp.stats["proof"] = summary
+        milp.stats["proof_after_ga"] = summary
         milp.elapsed_ms += ga.elapsed_ms
         return milp
     ga.stats["milp_after_ga"] = summary
-    ga.stats["proof"] = summary
+    ga.stats["proof_after_ga"] = summary
     if milp.gap is not None and (ga.gap is None or milp.gap < ga.gap):
         ga.gap = milp.gap
     return ga

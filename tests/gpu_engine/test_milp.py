@@ -1,7 +1,6 @@
 """The HiGHS MILP backend: exact against brute force, warm starts, time limits and gaps."""
 
 import math
-import threading
 import time
 
 import numpy as np
@@ -188,32 +187,39 @@ def _warm_cart():
     return problem, warm, total
 
 
+class _Clock:
+    """``time`` for the MILP module: still unless a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
 def test_a_deadline_during_the_build_cuts_the_run_and_keeps_the_warm_start(monkeypatch):
-    """The build is held until the caller has left: the deadline passes in it whatever the
-    clock says, the caller returns the warm start unproven, and HiGHS never starts."""
+    """The clock passes the deadline while the model is built: the build stops at its next
+    check, HiGHS never starts, and the warm start comes back unproven."""
     from gpu_engine import milp
 
-    release = threading.Event()
-    jobs = []
-    real_build, real_await = milp.milp_build, milp._await
+    clock = _Clock()
+    monkeypatch.setattr(milp, "time", clock)
+    real_build = milp.milp_build
 
-    def held_build(problem):
-        assert release.wait(30)
-        return real_build(problem)
+    def slow_build(problem, **kwargs):
+        clock.now += 1.0
+        return real_build(problem, **kwargs)
 
-    def recording_await(job, timeout_s):
-        jobs.append(job)
-        return real_await(job, timeout_s)
-
-    monkeypatch.setattr(milp, "milp_build", held_build)
-    monkeypatch.setattr(milp, "_await", recording_await)
+    started: list[object] = []
+    monkeypatch.setattr(milp, "milp_build", slow_build)
+    monkeypatch.setattr(milp._HighsJob, "run", lambda job, highs: started.append(highs))
     problem, warm, warm_total = _warm_cart()
     solution = solve_milp(problem, budget_ms=1, warm_start=warm)
-    release.set()
     assert solution.stats["cut"] and solution.stats["highs_status"] == milp.CUT_STATUS
     assert solution.total == warm_total and not solution.optimal and 0 < solution.gap < 1
-    assert jobs[0].done.wait(30)
-    assert jobs[0].highs is None and jobs[0].outcome is None and jobs[0].error is None
+    assert started == []
+    with pytest.raises(RuntimeError, match="no assignment"):
+        solve_milp(problem, budget_ms=1)
 
 
 def test_a_deadline_during_highs_interrupts_it(monkeypatch):
@@ -233,8 +239,9 @@ def test_a_deadline_during_highs_interrupts_it(monkeypatch):
     problem = CartProblem.from_dict(random_cart(1, 100))
     outcome = milp.milp_run(problem, time_limit_ms=60_000)
     assert outcome.cut and outcome.choice is None and outcome.status == milp.CUT_STATUS
-    assert jobs[0].done.wait(60)
-    assert jobs[0].outcome.status == "Interrupted by user"
+    assert jobs[0].done.wait(60) and jobs[0].error is None
+    highs = jobs[0].highs
+    assert highs.modelStatusToString(highs.getModelStatus()) == "Interrupted by user"
 
 
 def test_without_a_deadline_the_run_is_not_cut():

@@ -179,7 +179,8 @@ def test_time_the_ga_leaves_goes_to_proving_its_answer(monkeypatch):
     slow_start = dataclasses.replace(reach, milp_flat=PowerLaw(coef=1e4, power=0.0))
     solution = solve(problem, budget_ms=200, profile=slow_start, allow_gpu=False)
     assert solution.algorithm == "ga" and "milp_after_ga" not in solution.stats
-    assert not solution.plan["proof"]["attempted"] and "floor" in solution.plan["proof"]["reason"]
+    skipped = solution.plan["proof_after_ga"]
+    assert not skipped["attempted"] and "floor" in skipped["reason"]
 
 
 def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
@@ -191,7 +192,7 @@ def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
     assert solution.plan["method"] == "cpu-ga" and solution.algorithm == "ga"
-    proof = solution.plan["proof"]
+    proof = solution.plan["proof_after_ga"]
     assert proof["attempted"] and proof["cut"]
     assert proof["highs_status"] == gpu_engine.milp.CUT_STATUS
     assert not solution.optimal and not proof["optimal"]

@@ -1,7 +1,9 @@
 """Reads for improve-cart: the engine problem of a cart, its current total, and runs.
 
 ``cart_problem_build`` is the bridge between the database and ``gpu_engine``: three queries
-whatever the size of the cart (the tests pin the count).
+whatever the size of the cart (the tests pin the count). Whether a run is already in flight
+for the cart's version is not read here: the database's unique constraint answers that when
+a queued run is inserted (``services._create_queued``), so the inline path never pays for it.
 """
 
 from collections import defaultdict
@@ -9,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from gpu_engine import CartProblem, ProblemError, price_assignment
@@ -55,9 +57,6 @@ class CartProblemBuild:
     lines: tuple[LineSnapshot, ...]
     offers: dict[tuple[int, int], OfferSnapshot]
     merchants: dict[int, MerchantTerms]
-    # A run already queued or running for this version that can still finish (asked for
-    # with ``with_in_flight``; runs a lost worker left behind are not counted).
-    in_flight_run_id: int | None = None
 
     @property
     def current_assignment(self) -> dict[str, str]:
@@ -128,31 +127,16 @@ class _CartRead:
     version: int
     postal_code: str
     lines: list[_LineRow]
-    in_flight_run_id: int | None
 
 
-def _in_flight_subquery() -> Subquery:
-    """The newest run of the line's cart for the cart's current version that is queued or
-    running and can still finish (``optimization_run_in_flight``'s rule)."""
-    runs = _in_flight(
-        OptimizationRun.objects.filter(
-            cart_id=OuterRef("cart_id"), cart_version=OuterRef("cart__version")
-        ),
-        now=timezone.now(),
-    )
-    return Subquery(runs.values("id")[:1])
-
-
-def _read_lines(cart: Cart, *, with_in_flight: bool) -> _CartRead:
+def _read_lines(cart: Cart) -> _CartRead:
     """The cart's version, destination and lines in ONE statement: PostgreSQL reads them from
-    one snapshot, so the version always belongs to exactly these lines. ``with_in_flight``
-    adds the id of a run already queued for this version, in the same statement."""
-    lines_qs = CartLine.objects.filter(cart_id=cart.pk).order_by("created_at", "id")
-    columns = _LINE_COLUMNS
-    if with_in_flight:
-        lines_qs = lines_qs.annotate(in_flight=_in_flight_subquery())
-        columns = (*columns, "in_flight")
-    rows = list(lines_qs.values_list(*columns))
+    one snapshot, so the version always belongs to exactly these lines."""
+    rows = list(
+        CartLine.objects.filter(cart_id=cart.pk)
+        .order_by("created_at", "id")
+        .values_list(*_LINE_COLUMNS)
+    )
     if not rows:
         if not Cart.objects.filter(pk=cart.pk).exists():
             raise NotFound("No such cart.", code="cart_not_found", field="cart")
@@ -174,12 +158,7 @@ def _read_lines(cart: Cart, *, with_in_flight: bool) -> _CartRead:
         for row in rows
     ]
     first = rows[0]
-    return _CartRead(
-        version=first[9],
-        postal_code=first[10],
-        lines=lines,
-        in_flight_run_id=first[11] if with_in_flight else None,
-    )
+    return _CartRead(version=first[9], postal_code=first[10], lines=lines)
 
 
 _MERCHANT_COLUMNS = (
@@ -280,7 +259,7 @@ def _problem(
     )
 
 
-def cart_problem_build(*, cart: Cart, with_in_flight: bool = False) -> CartProblemBuild:
+def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
     """The engine problem of ``cart`` as it stands in the database, in three queries
     whatever the size of the cart: the lines (with the cart's version and destination), the
     candidate offers with their merchants' terms, and the zones that match the destination.
@@ -293,7 +272,7 @@ def cart_problem_build(*, cart: Cart, with_in_flight: bool = False) -> CartProbl
     (``line_unavailable``) when a line's own offer can no longer be bought as it is, so the
     current total is a price the shopper could pay now.
     """
-    read = _read_lines(cart, with_in_flight=with_in_flight)
+    read = _read_lines(cart)
     _check_lines(read.lines)
     lines = tuple(row.snapshot for row in read.lines)
     offers, merchant_rows = _read_offers(lines)
@@ -312,7 +291,6 @@ def cart_problem_build(*, cart: Cart, with_in_flight: bool = False) -> CartProbl
         lines=lines,
         offers=offers,
         merchants=merchants,
-        in_flight_run_id=read.in_flight_run_id,
     )
 
 
@@ -365,23 +343,20 @@ def optimization_run_stale_q(*, now: datetime) -> Q:
     )
 
 
-def _in_flight(runs: QuerySet[OptimizationRun], *, now: datetime) -> QuerySet[OptimizationRun]:
-    return (
-        runs.filter(
-            status__in=[OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING],
-            dismissed_at__isnull=True,
-        )
-        .exclude(optimization_run_stale_q(now=now))
-        .order_by("-created_at", "-id")
-    )
-
-
 def optimization_run_in_flight(
     *, cart: Cart, cart_version: int, now: datetime | None = None
 ) -> OptimizationRun | None:
     """The run queued or running for this version of ``cart`` that can still finish (not
     dismissed, not left behind by a lost worker), or ``None``."""
-    runs = OptimizationRun.objects.select_related("cart").filter(
-        cart_id=cart.pk, cart_version=cart_version
+    return (
+        OptimizationRun.objects.select_related("cart")
+        .filter(
+            cart_id=cart.pk,
+            cart_version=cart_version,
+            status__in=[OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING],
+            dismissed_at__isnull=True,
+        )
+        .exclude(optimization_run_stale_q(now=now or timezone.now()))
+        .order_by("-created_at", "-id")
+        .first()
     )
-    return _in_flight(runs, now=now or timezone.now()).first()

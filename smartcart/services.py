@@ -227,7 +227,7 @@ def optimization_run_create(
     user = _signed_in(requested_by)
     improve_rate_check(ident=f"user:{user.pk}" if user is not None else f"cart:{cart.pk}")
     t0 = time.perf_counter()
-    build = cart_problem_build(cart=cart, with_in_flight=True)
+    build = cart_problem_build(cart=cart)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
     if choice.route == OptimizationRun.Route.INLINE:
@@ -244,16 +244,15 @@ def optimization_run_create(
 def _create_queued(
     *, cart: Cart, user: AbstractBaseUser | None, build: CartProblemBuild, choice: RouteChoice
 ) -> OptimizationRun:
-    """The queued run of this cart version: the one in flight, else a new one.
+    """The queued run of this cart version: a new one, else the one already in flight.
 
     The partial unique constraint ``optrun_one_in_flight_per_version`` allows one queued or
-    running run per cart version. An insert it refuses means either a concurrent request won
-    (its run is returned) or a run a lost worker left behind still holds the version: this
-    cart's such runs are then failed (celery beat's reaper covers the rest) and the insert
-    tried once more, so a lost job never blocks the button, with or without beat.
+    running run per cart version, so the insert itself asks whether one is in flight (no
+    read before it). A refused insert means a double click or a concurrent request (its
+    run is returned), or a run a lost worker left behind still holding the version: this
+    cart's such runs are failed (celery beat's reaper covers the rest) and the insert tried
+    once more, so a lost job never blocks the button, with or without beat.
     """
-    if build.in_flight_run_id is not None:
-        return OptimizationRun.objects.select_related("cart").get(pk=build.in_flight_run_id)
     fields = {
         "cart": cart,
         "cart_version": build.cart_version,
@@ -265,22 +264,29 @@ def _create_queued(
         "problem_size": build.size,
         "plan": {"routing": _json_safe(choice.plan)},
     }
-    try:
-        return _insert_queued(fields)
-    except IntegrityError:
-        pass
-    with _run_write():
-        _reap(OptimizationRun.objects.filter(cart_id=cart.pk), now=timezone.now())
-    try:
-        return _insert_queued(fields)
-    except IntegrityError:
-        existing = optimization_run_in_flight(cart=cart, cart_version=build.cart_version)
-        if existing is None:
-            raise
-        return existing
+    run = _insert_or_in_flight(fields=fields)
+    if run is None:
+        with _run_write():
+            _reap(OptimizationRun.objects.filter(cart_id=cart.pk), now=timezone.now())
+        run = _insert_or_in_flight(fields=fields)
+    if run is None:  # refused again, and the run that held the version finished meanwhile
+        raise Conflict(
+            "Your cart is being improved already. Try again in a moment.",
+            code="optimization_in_flight",
+        )
+    return run
 
 
-def _insert_queued(fields: dict) -> OptimizationRun:
+def _insert_or_in_flight(*, fields: dict) -> OptimizationRun | None:
+    """The new queued run, or when the constraint refuses it the run in flight for that cart
+    version; ``None`` when only a run a lost worker left behind holds the version."""
+    try:
+        return _insert_queued(fields=fields)
+    except IntegrityError:
+        return optimization_run_in_flight(cart=fields["cart"], cart_version=fields["cart_version"])
+
+
+def _insert_queued(*, fields: dict) -> OptimizationRun:
     with _run_write():
         run = OptimizationRun.objects.create(**fields)
         transaction.on_commit(lambda: optimization_run_enqueue(run=run))

@@ -1,6 +1,5 @@
 """A lost job never blocks Improve cart, and one cart version has one job in flight."""
 
-import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -11,7 +10,6 @@ from django.utils import timezone
 
 from smartcart import services, tasks
 from smartcart.models import OptimizationRun
-from smartcart.selectors import cart_problem_build
 
 pytestmark = pytest.mark.django_db
 Status = OptimizationRun.Status
@@ -64,12 +62,9 @@ def test_the_losing_concurrent_click_gets_the_winners_run(
     cart, django_capture_on_commit_callbacks, monkeypatch
 ):
     winner = _queued_run(cart, django_capture_on_commit_callbacks)
-
-    def built_before_the_winner_committed(*, cart, with_in_flight=False):
-        build = cart_problem_build(cart=cart, with_in_flight=with_in_flight)
-        return dataclasses.replace(build, in_flight_run_id=None)
-
-    monkeypatch.setattr(services, "cart_problem_build", built_before_the_winner_committed)
+    # The insert is refused by the constraint; the loser returns the winner's run and
+    # reaps nothing (the winner is not stale).
+    monkeypatch.setattr(services, "_reap", lambda *a, **k: pytest.fail("reaped a live run"))
     with django_capture_on_commit_callbacks(execute=False) as enqueued:
         loser = services.optimization_run_create(cart=cart)
     assert loser.pk == winner.pk and enqueued == []
@@ -96,7 +91,7 @@ def test_a_database_error_while_executing_leaves_the_run_retriable(
 ):
     run = _queued_run(cart, django_capture_on_commit_callbacks)
 
-    def database_gone(*, cart, with_in_flight=False):
+    def database_gone(*, cart):
         raise OperationalError("server closed the connection unexpectedly")
 
     monkeypatch.setattr(services, "cart_problem_build", database_gone)
@@ -114,7 +109,7 @@ def test_a_database_error_while_executing_leaves_the_run_retriable(
 def test_the_task_retries_database_errors(cart, django_capture_on_commit_callbacks, monkeypatch):
     run = _queued_run(cart, django_capture_on_commit_callbacks)
 
-    def database_gone(*, cart, with_in_flight=False):
+    def database_gone(*, cart):
         raise OperationalError("the database is restarting")
 
     monkeypatch.setattr(services, "cart_problem_build", database_gone)

@@ -1,6 +1,6 @@
 """Reads for improve-cart: the engine problem of a cart, its current total, and runs.
 
-``cart_problem_build`` is the bridge between the database and ``gpu_engine``: three queries
+``cart_problem_build`` is the bridge between the database and ``gpu_engine``: two queries
 whatever the size of the cart (the tests pin the count). Whether a run is already in flight
 for the cart's version is not read here: the database's unique constraint answers that when
 a queued run is inserted (``services._create_queued``), so the inline path never pays for it.
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import FilteredRelation, Q, QuerySet
 from django.utils import timezone
 
 from gpu_engine import CartProblem, ProblemError, price_assignment
@@ -20,7 +20,7 @@ from smartcart.models import OptimizationRun
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, CartLine, Merchant, Offer, ShippingZone
 from storefront.selectors import MerchantTerms
-from storefront.shipping import ShippingRule, postal_prefix_candidates, shipping_rule_resolve
+from storefront.shipping import postal_prefix_candidates, shipping_rule_resolve
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,52 +171,76 @@ _MERCHANT_COLUMNS = (
 )
 
 
-def _read_offers(
-    lines: tuple[LineSnapshot, ...],
-) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, Merchant]]:
-    """Every buyable-state offer of the lines' products, with its merchant's terms, in one
-    query: ``({(line_id, merchant_id): offer}, {merchant_id: merchant})``. The merchants are
-    unsaved instances of the columns read, so the model's own rules (default shipping rule,
-    discount) apply to them without another query."""
+_ZONE_COLUMNS = ("postal_prefix", "base_fee", "per_extra_unit", "free_over")
+
+
+@dataclass(frozen=True, slots=True)
+class _OffersRead:
+    offers: dict[tuple[int, int], OfferSnapshot]
+    merchants: dict[int, Merchant]
+    zones: dict[int, list[ShippingZone]]
+
+
+def _read_offers(lines: tuple[LineSnapshot, ...], postal_code: str) -> _OffersRead:
+    """Every buyable-state offer of the lines' products, with its merchant's terms and the
+    merchant's shipping zones that can match ``postal_code``, in ONE query (the zones are a
+    filtered LEFT JOIN: an offer row per matching zone, usually none or one).
+
+    ``offers[(line_id, merchant_id)]``; merchants and zones are unsaved model instances of
+    the columns read, so the models' own rules (default shipping rule, discount, zone rule)
+    apply to them without another query."""
     lines_by_product: dict[int, list[LineSnapshot]] = defaultdict(list)
     for line in lines:
         lines_by_product[line.product_id].append(line)
-    rows = Offer.objects.filter(
-        product_id__in=lines_by_product, active=True, merchant__active=True
-    ).values_list(
-        "id",
-        "product_id",
-        "merchant_id",
-        "unit_price",
-        "stock",
-        *(f"merchant__{column}" for column in _MERCHANT_COLUMNS),
+    candidates = postal_prefix_candidates(postal_code)
+    rows = (
+        Offer.objects.filter(product_id__in=lines_by_product, active=True, merchant__active=True)
+        .annotate(
+            zone=FilteredRelation(
+                "merchant__zones", condition=Q(merchant__zones__postal_prefix__in=candidates)
+            )
+        )
+        .order_by()
+        .values_list(
+            "id",
+            "product_id",
+            "merchant_id",
+            "unit_price",
+            "stock",
+            *(f"merchant__{column}" for column in _MERCHANT_COLUMNS),
+            *(f"zone__{column}" for column in _ZONE_COLUMNS),
+        )
     )
-    offers: dict[tuple[int, int], OfferSnapshot] = {}
-    merchants: dict[int, Merchant] = {}
-    for offer_id, product_id, merchant_id, unit_price, stock, *merchant in rows:
-        if merchant_id not in merchants:
-            merchants[merchant_id] = Merchant(
-                id=merchant_id, active=True, **dict(zip(_MERCHANT_COLUMNS, merchant, strict=True))
+    read = _OffersRead(offers={}, merchants={}, zones=defaultdict(list))
+    n_merchant = len(_MERCHANT_COLUMNS)
+    for offer_id, product_id, merchant_id, unit_price, stock, *terms in rows:
+        merchant_columns, zone_columns = terms[:n_merchant], terms[n_merchant:]
+        if merchant_id not in read.merchants:
+            read.merchants[merchant_id] = Merchant(
+                id=merchant_id,
+                active=True,
+                **dict(zip(_MERCHANT_COLUMNS, merchant_columns, strict=True)),
+            )
+        prefix = zone_columns[0]
+        zones = read.zones[merchant_id]
+        if prefix is not None and all(zone.postal_prefix != prefix for zone in zones):
+            zones.append(
+                ShippingZone(
+                    merchant_id=merchant_id, **dict(zip(_ZONE_COLUMNS, zone_columns, strict=True))
+                )
             )
         for line in lines_by_product[product_id]:
-            offers[(line.line_id, merchant_id)] = OfferSnapshot(
+            read.offers[(line.line_id, merchant_id)] = OfferSnapshot(
                 offer_id=offer_id, merchant_id=merchant_id, unit_price=unit_price, stock=stock
             )
-    return offers, merchants
+    return read
 
 
-def _merchant_terms(merchants: dict[int, Merchant], postal_code: str) -> dict[int, MerchantTerms]:
-    """Each merchant's terms for the destination, as ``storefront.selectors.
-    merchant_terms_for_destination`` resolves them (longest matching zone prefix, else the
-    defaults), over merchants already read with the offers: one query, for the zones that
-    can match. (That selector reads the merchants itself, a query more.)"""
-    zones: dict[int, list[ShippingRule]] = defaultdict(list)
-    if merchants:
-        matching = ShippingZone.objects.filter(
-            merchant_id__in=merchants, postal_prefix__in=postal_prefix_candidates(postal_code)
-        ).only("merchant_id", "postal_prefix", "base_fee", "per_extra_unit", "free_over")
-        for zone in matching:
-            zones[zone.merchant_id].append(zone.shipping_rule())
+def _merchant_terms(read: _OffersRead, postal_code: str) -> dict[int, MerchantTerms]:
+    """Each merchant's terms for the destination, resolved as ``storefront.selectors.
+    merchant_terms_for_destination`` does (longest matching zone prefix, else the defaults,
+    through ``storefront.shipping.shipping_rule_resolve``), over rows already read with the
+    offers. (That selector reads merchants and zones itself: two queries more.)"""
     return {
         merchant_id: MerchantTerms(
             merchant_id=merchant_id,
@@ -224,12 +248,12 @@ def _merchant_terms(merchants: dict[int, Merchant], postal_code: str) -> dict[in
             active=merchant.active,
             shipping=shipping_rule_resolve(
                 default=merchant.default_shipping_rule(),
-                zones=zones.get(merchant_id, ()),
+                zones=[zone.shipping_rule() for zone in read.zones.get(merchant_id, ())],
                 postal_code=postal_code,
             ),
             discount=merchant.discount,
         )
-        for merchant_id, merchant in merchants.items()
+        for merchant_id, merchant in read.merchants.items()
     }
 
 
@@ -260,9 +284,9 @@ def _problem(
 
 
 def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
-    """The engine problem of ``cart`` as it stands in the database, in three queries
-    whatever the size of the cart: the lines (with the cart's version and destination), the
-    candidate offers with their merchants' terms, and the zones that match the destination.
+    """The engine problem of ``cart`` as it stands in the database, in two queries whatever
+    the size of the cart: the lines (with the cart's version and destination), then the
+    candidate offers with their merchants' terms and the zones that match the destination.
 
     Every active offer (of an active merchant) of each line's product is a candidate; the
     engine itself leaves out offers short of stock for a line's quantity. Shipping is each
@@ -275,8 +299,9 @@ def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
     read = _read_lines(cart)
     _check_lines(read.lines)
     lines = tuple(row.snapshot for row in read.lines)
-    offers, merchant_rows = _read_offers(lines)
-    merchants = _merchant_terms(merchant_rows, read.postal_code)
+    offers_read = _read_offers(lines, read.postal_code)
+    offers = offers_read.offers
+    merchants = _merchant_terms(offers_read, read.postal_code)
     try:
         problem = _problem(lines, offers, merchants)
     except ProblemError as error:

@@ -153,6 +153,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--error-rate", type=float, default=0.001)
     parser.add_argument("--change-rate", type=float, default=0.1)
+    parser.add_argument("--writers", type=int, default=None, help="OFFER_IMPORT_WRITERS.")
     parser.add_argument("--json", type=Path, help="Also write the numbers here.")
     args = parser.parse_args()
     make_feed.django_setup()
@@ -162,6 +163,8 @@ def main() -> None:
 
     from storefront.imports.services import import_batch_size
 
+    if args.writers:
+        settings.OFFER_IMPORT_WRITERS = args.writers
     call_command("migrate", verbosity=0)
     products = args.products or args.rows
     print(f"catalog: {make_feed.products_generate(products):,} products added", flush=True)

@@ -530,15 +530,16 @@ class ImportJobAdmin(admin.ModelAdmin):
     # --- pages that refresh themselves while work is under way ---------------------------
 
     def changelist_view(self, request, extra_context=None):
-        busy = ImportJob.objects.filter(
+        under_way = ImportJob.objects.filter(
             status__in=[ImportJob.Status.QUEUED, ImportJob.Status.RUNNING]
-        ).exists()
+        )
+        busy = any(job.is_busy for job in under_way.only("status", "heartbeat_at")[:50])
         extra = {"refresh_seconds": self.refresh_seconds if busy else None}
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         job = ImportJob.objects.filter(pk=object_id).first() if object_id.isdigit() else None
-        busy = job is not None and job.status in (ImportJob.Status.QUEUED, ImportJob.Status.RUNNING)
+        busy = job is not None and job.is_busy
         extra = {
             "refresh_seconds": self.refresh_seconds if busy else None,
             "resumable": job is not None and job.is_resumable and self.has_add_permission(request),

@@ -1,6 +1,9 @@
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from storefront.models.merchants import Merchant
 
@@ -104,8 +107,22 @@ class ImportJob(models.Model):
         return self.offers_created + self.offers_updated + self.offers_superseded
 
     @property
+    def is_stalled(self) -> bool:
+        """Running, but its worker stopped beating (it died): resumable."""
+        limit = timedelta(seconds=int(getattr(settings, "OFFER_IMPORT_STALE_AFTER_S", 300)))
+        return self.status == self.Status.RUNNING and (
+            self.heartbeat_at is None or self.heartbeat_at < timezone.now() - limit
+        )
+
+    @property
+    def is_busy(self) -> bool:
+        return self.status == self.Status.QUEUED or (
+            self.status == self.Status.RUNNING and not self.is_stalled
+        )
+
+    @property
     def is_resumable(self) -> bool:
-        return self.status == self.Status.FAILED and bool(self.file)
+        return bool(self.file) and (self.status == self.Status.FAILED or self.is_stalled)
 
 
 class ImportJobBatch(models.Model):

@@ -79,13 +79,24 @@ def test_a_file_name_without_a_known_format_is_refused_by_the_form(staff_client)
 
 
 def test_the_list_shows_progress_and_refreshes_only_while_work_is_under_way(staff_client):
-    job = ImportJobFactory(status=ImportJob.Status.RUNNING, rows_total=200, rows_processed=50)
+    job = ImportJobFactory(
+        status=ImportJob.Status.RUNNING,
+        heartbeat_at=timezone.now(),
+        rows_total=200,
+        rows_processed=50,
+    )
     page = staff_client.get(url("changelist")).content.decode()
     assert '<progress max="100" value="25"' in page and "50 / 200 rows" in page
     assert 'http-equiv="refresh"' in page
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.DONE)
+    assert 'http-equiv="refresh"' in staff_client.get(url("change", job.pk)).content.decode()
+    # Its worker died: nothing will move, so stop refreshing and offer to resume.
+    ImportJob.objects.filter(pk=job.pk).update(heartbeat_at=None)
     page = staff_client.get(url("changelist")).content.decode()
     assert 'http-equiv="refresh"' not in page
+    assert "Resume import" in staff_client.get(url("change", job.pk)).content.decode()
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.DONE)
+    page = staff_client.get(url("change", job.pk)).content.decode()
+    assert 'http-equiv="refresh"' not in page and "Resume import" not in page
 
 
 def test_a_job_page_is_read_only_and_links_the_downloads(staff_client, feed):

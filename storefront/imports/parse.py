@@ -36,13 +36,17 @@ FALSE_WORDS = ("0", "false", "f", "no", "n")
 
 
 def fixed_width(values: list[str], *, max_chars: int) -> tuple[np.ndarray, np.ndarray]:
-    """``values`` as a stripped ``str_`` array, and a mask of those longer than ``max_chars``
-    (emptied in the array; the caller reports them)."""
-    too_long = np.fromiter((len(v) > max_chars for v in values), dtype=bool, count=len(values))
-    if too_long.any():
-        values = [("" if long else v) for v, long in zip(values, too_long, strict=True)]
+    """``values`` as a stripped ``str_`` array, and a mask of the values refused before NumPy
+    sees them (emptied in the array; the caller reports them as malformed): those longer than
+    ``max_chars``, and those holding a NUL, which NumPy strings cannot keep (a trailing one
+    vanishes, so "5\\0" would read as "5")."""
+    refused = np.fromiter(
+        (len(v) > max_chars or "\0" in v for v in values), dtype=bool, count=len(values)
+    )
+    if refused.any():
+        values = [("" if bad else v) for v, bad in zip(values, refused, strict=True)]
     array = np.array(values, dtype=np.str_) if values else np.empty(0, dtype="<U1")
-    return np.strings.strip(array), too_long
+    return np.strings.strip(array), refused
 
 
 def _code_points(array: np.ndarray) -> np.ndarray:

@@ -260,6 +260,7 @@ def _validate(
 
 def _report_csv(errors: RowErrors) -> bytes:
     def safe(text: str) -> str:
+        text = text.replace("\0", "\\0")
         return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
     buffer = io.StringIO()

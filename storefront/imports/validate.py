@@ -99,9 +99,8 @@ class _Checker:
                 line=issue.line, sku=issue.sku, field=issue.field, message=issue.message
             )
         skus = [value.strip() for value in table.columns["merchant_sku"]]
-        self.sku_array, sku_too_long = parse.fixed_width(skus, max_chars=_SKU_RUNAWAY_CHARS)
+        self.sku_array, self._sku_refused = parse.fixed_width(skus, max_chars=_SKU_RUNAWAY_CHARS)
         self.skus = skus
-        self._sku_too_long = sku_too_long
 
     def fail(self, rows: np.ndarray, field_name: str, message: Callable[[int], str]) -> None:
         for row in np.flatnonzero(rows) if rows.dtype == bool else rows:
@@ -119,9 +118,13 @@ class _Checker:
     # --- single fields ------------------------------------------------------------------
 
     def gtin(self) -> np.ndarray:
-        values, too_long = parse.fixed_width(self.table.columns["gtin"], max_chars=32)
+        raw = self.table.columns["gtin"]
+        values, refused = parse.fixed_width(raw, max_chars=parse.MAX_GTIN_CHARS)
         keys, code = parse.gtin_parse(values)
-        code[too_long] = _TOO_LONG
+        code[refused] = parse.MALFORMED
+        for row in np.flatnonzero(refused):
+            if len(raw[row]) > parse.MAX_GTIN_CHARS:
+                code[row] = _TOO_LONG
 
         def message(row: int) -> str:
             value, kind = self.raw("gtin", row), code[row]
@@ -142,14 +145,21 @@ class _Checker:
 
     def sku(self) -> None:
         lengths = np.strings.str_len(self.sku_array)
-        too_long = self._sku_too_long | (lengths > MAX_SKU_CHARS)
-        self.fail((lengths == 0) & ~too_long, "merchant_sku", lambda row: "The SKU is missing.")
+        with_nul = np.zeros(lengths.size, dtype=bool)
+        for row in np.flatnonzero(self._sku_refused):
+            with_nul[row] = "\0" in self.skus[row]
+        too_long = (self._sku_refused & ~with_nul) | (lengths > MAX_SKU_CHARS)
+        self.fail(
+            (lengths == 0) & ~too_long & ~with_nul,
+            "merchant_sku",
+            lambda row: "The SKU is missing.",
+        )
         self.fail(
             too_long,
             "merchant_sku",
             lambda row: f"The SKU is longer than {MAX_SKU_CHARS} characters.",
         )
-        control = parse.has_control_characters(self.sku_array) & ~too_long
+        control = (parse.has_control_characters(self.sku_array) & ~too_long) | with_nul
         self.fail(
             control,
             "merchant_sku",
@@ -157,7 +167,7 @@ class _Checker:
         )
 
     def price(self) -> np.ndarray:
-        values, too_long = parse.fixed_width(
+        values, refused = parse.fixed_width(
             self.table.columns["price"], max_chars=parse.MAX_NUMBER_CHARS
         )
         cents = self.table.price_in_cents
@@ -170,7 +180,7 @@ class _Checker:
                 price[rows], code[rows] = parse.decimal_parse(
                     values[rows], decimals=decimals, limit=MAX_MONEY_CENTS
                 )
-        code[too_long] = parse.MALFORMED
+        code[refused] = parse.MALFORMED
         maximum = format_amount(MAX_MONEY_CENTS)
 
         def message(row: int) -> str:
@@ -199,13 +209,13 @@ class _Checker:
         return price
 
     def stock(self) -> np.ndarray:
-        values, too_long = parse.fixed_width(
+        values, refused = parse.fixed_width(
             self.table.columns["stock"], max_chars=parse.MAX_NUMBER_CHARS
         )
         stock, code = parse.decimal_parse(values, decimals=0, limit=MAX_STOCK)
         stock[code == parse.MISSING] = UNLIMITED
         code[code == parse.MISSING] = parse.OK
-        code[too_long] = parse.MALFORMED
+        code[refused] = parse.MALFORMED
 
         def message(row: int) -> str:
             value, kind = self.raw("stock", row), code[row]
@@ -219,11 +229,11 @@ class _Checker:
         return stock
 
     def active(self) -> np.ndarray:
-        values, too_long = parse.fixed_width(
+        values, refused = parse.fixed_width(
             self.table.columns["active"], max_chars=parse.MAX_FLAG_CHARS
         )
         active, code = parse.flag_parse(values, default=True)
-        code[too_long] = parse.MALFORMED
+        code[refused] = parse.MALFORMED
         self.fail(
             code != parse.OK,
             "active",

@@ -178,6 +178,18 @@ def test_a_bad_row_is_reported_and_the_good_rows_still_land(
     assert message in line["message"]
 
 
+def test_nul_characters_never_pass_for_a_value(merchant, products):
+    job = run(
+        csv_feed(f"{products[0].gtin},A\0B,1.00,,true", f"{products[1].gtin},C,1.00,5\0,true"),
+        merchant=merchant,
+    )
+    sku, stock = report(job)
+    assert sku["field"] == "merchant_sku" and "control characters" in sku["message"]
+    # The report shows the NUL rather than carrying it into a spreadsheet.
+    assert stock["field"] == "stock" and "'5\\0' is not a whole number" in stock["message"]
+    assert not Offer.objects.exists()
+
+
 def test_a_row_failing_several_ways_gets_a_report_line_for_each(merchant, products):
     job = run(csv_feed(f"{products[0].gtin},S,-1,lots,perhaps"), merchant=merchant)
     assert job.rows_failed == 1

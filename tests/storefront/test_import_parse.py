@@ -15,9 +15,17 @@ _DECIMAL = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 
 
 def _array(values: list[str]) -> np.ndarray:
-    array, too_long = parse.fixed_width(values, max_chars=parse.MAX_NUMBER_CHARS)
-    assert not too_long.any()
+    array, refused = parse.fixed_width(values, max_chars=parse.MAX_NUMBER_CHARS)
+    assert not refused.any()
     return array
+
+
+def _decimal_parse(texts: list[str], **options):
+    """As validation runs it: values refused before NumPy count as malformed."""
+    array, refused = parse.fixed_width(texts, max_chars=parse.MAX_NUMBER_CHARS)
+    values, codes = parse.decimal_parse(array, **options)
+    codes[refused] = parse.MALFORMED
+    return values, codes
 
 
 def _reference_decimal(text: str, decimals: int, limit: int) -> tuple[int, int]:
@@ -47,7 +55,7 @@ number_text = st.one_of(
 def test_decimal_parse_matches_python_decimals(texts, decimals):
     texts = [t for t in texts if len(t) <= parse.MAX_NUMBER_CHARS]
     limit = 10**10
-    values, codes = parse.decimal_parse(_array(texts), decimals=decimals, limit=limit)
+    values, codes = _decimal_parse(texts, decimals=decimals, limit=limit)
     expected = [_reference_decimal(t, decimals, limit) for t in texts]
     assert list(zip(values.tolist(), codes.tolist(), strict=True)) == expected
 
@@ -89,8 +97,9 @@ gtin_text = st.one_of(
 
 @given(st.lists(gtin_text, max_size=30))
 def test_gtin_parse_agrees_with_the_model_validator(texts):
-    array, _ = parse.fixed_width(texts, max_chars=parse.MAX_GTIN_CHARS)
+    array, refused = parse.fixed_width(texts, max_chars=parse.MAX_GTIN_CHARS)
     keys, codes = parse.gtin_parse(array)
+    codes[refused] = parse.MALFORMED
     got = [(int(key), code == parse.OK) for key, code in zip(keys, codes, strict=True)]
     assert got == [_reference_gtin(text) for text in texts]
 
@@ -114,7 +123,9 @@ def test_control_characters():
     assert parse.has_control_characters(array).tolist() == [False, True, True, True, False]
 
 
-def test_runaway_cells_are_cut_before_numpy_sees_them():
-    array, too_long = parse.fixed_width(["1.00", "9" * 10_000], max_chars=32)
-    assert too_long.tolist() == [False, True]
+def test_runaway_cells_and_nul_characters_are_refused_before_numpy_sees_them():
+    array, refused = parse.fixed_width(["1.00", "9" * 10_000, "5\0", "\0"], max_chars=32)
+    assert refused.tolist() == [False, True, True, True]
     assert array.dtype.itemsize <= 4 * 32
+    # NumPy would have kept "5\0" as "5".
+    assert _decimal_parse(["5\0"], decimals=0, limit=9)[1].tolist() == [parse.MALFORMED]

@@ -28,3 +28,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Rate-limit counters and memoised values must not leak from one test into the next (user
+    ids repeat across tests on SQLite)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

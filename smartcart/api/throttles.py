@@ -1,12 +1,9 @@
-"""Rate limits. ``optimize`` (settings' ``DEFAULT_THROTTLE_RATES``) per user for starting
-optimizations; token requests per client address (and per username) against guessing."""
+"""Rate limits of the API's own: token requests per client address (and per username) against
+guessing. Starting optimizations is limited by the service (``smartcart.ratelimit``), for the
+API and the web page alike."""
 
 from django.conf import settings
-from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
-
-
-class OptimizeRateThrottle(UserRateThrottle):
-    scope = "optimize"
+from rest_framework.throttling import SimpleRateThrottle
 
 
 class TokenObtainRateThrottle(SimpleRateThrottle):

@@ -11,7 +11,6 @@ from smartcart.api.serializers import (
     OptimizationCreateSerializer,
     OptimizationRunSerializer,
 )
-from smartcart.api.throttles import OptimizeRateThrottle
 from smartcart.api.views.carts import CartBaseView, cart_response, own_cart, validated
 from smartcart.models import OptimizationRun
 from smartcart.selectors import optimization_run_get, optimization_run_list
@@ -29,11 +28,9 @@ def run_response(request, run: OptimizationRun, *, status_code: int = 200) -> Re
 
 
 class OptimizationListView(CartBaseView):
-    def get_throttles(self):
-        # Only starting a run costs compute; reading runs is not rate limited beyond defaults.
-        if self.request.method == "POST":
-            return [OptimizeRateThrottle()]
-        return super().get_throttles()
+    # Starting a run is rate limited once, in optimization_run_create (smartcart.ratelimit), so
+    # the API and the web page share one counter; a second DRF throttle here would only add a
+    # cache round trip to every request.
 
     @extend_schema(
         tags=["optimizations"],

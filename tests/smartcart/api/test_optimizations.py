@@ -143,10 +143,11 @@ def test_anonymous_is_401(api, cart):
     assert api.get(URL).status_code == 401
 
 
-def test_optimize_is_throttled(alice_api, cart, monkeypatch):
-    from smartcart.api.throttles import OptimizeRateThrottle
-
-    monkeypatch.setattr(OptimizeRateThrottle, "THROTTLE_RATES", {"optimize": "2/min"})
+def test_optimize_is_throttled(alice_api, cart, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"optimize": "2/min", "token": "1000/min"},
+    }
     assert [alice_api.post(URL, {}, format="json").status_code for _ in range(2)] == [201, 201]
     throttled = alice_api.post(URL, {}, format="json")
     assert throttled.status_code == 429

@@ -6,7 +6,8 @@ request, and never in management commands such as ``migrate`` or under tests.
 
 Two kinds of warm-up, each at most once per process:
 
-- ``cpu``: ``gpu_engine.warmup(include_gpu=False)`` and the planner, without touching CUDA.
+- ``cpu``: ``gpu_engine.warmup(include_gpu=False)``, the planner and the catalog kernels' CPU
+  twins (feed import, stored cheapest offers), without touching CUDA.
   The web process and the ``cpu`` queue's workers only ever solve on the CPU, and must not
   hold a CUDA context (GPU memory per process; a prefork parent must never create one before
   forking).
@@ -46,12 +47,19 @@ def cpu_warmup() -> dict[str, float]:
     """Runs every CPU solver (``gpu_engine.warmup(include_gpu=False)``, which never touches
     CUDA) and then the planner once on the same tiny cart. Returns seconds per solver."""
     from gpu_engine import CartProblem, solve, warmup
+    from gpu_engine.cheapest_offer import cheapest_offers_warmup
+    from gpu_engine.radix_tree import radix_tree_warmup
     from gpu_engine.warmup import _TINY
 
     timings = warmup(include_gpu=False)
     start = time.perf_counter()
     solve(CartProblem.from_dict(_TINY), allow_gpu=False)
     timings["planner"] = time.perf_counter() - start
+    # The catalog jobs (feed import, stored cheapest offers) run on the cpu queue too.
+    for name, kernel_warmup in (("cheapest", cheapest_offers_warmup), ("radix", radix_tree_warmup)):
+        start = time.perf_counter()
+        kernel_warmup(device="cpu")
+        timings[name] = time.perf_counter() - start
     return timings
 
 

@@ -8,4 +8,5 @@ class StorefrontConfig(AppConfig):
     def ready(self) -> None:
         # Merges the anonymous cart into the user's at every login, also logins that never
         # went through the site's URLconf (tests, admin).
+        from storefront import receivers  # noqa: F401  (stored cheapest offers stay fresh)
         from storefront.web import signals  # noqa: F401

@@ -11,6 +11,7 @@ GTIN is ambiguous and rows naming it are refused rather than guessed.
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from gpu_engine.radix_tree import RadixTree, radix_tree_build, radix_tree_lookup
@@ -41,7 +42,10 @@ def gtin_index_build() -> GtinIndex:
     unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
     values = ids[first]
     values[counts > 1] = AMBIGUOUS
-    return GtinIndex(tree=radix_tree_build(unique, values=values), products=len(rows))
+    # The import runs on the cpu queue, whose workers must never open a CUDA context.
+    device = getattr(settings, "OFFER_IMPORT_DEVICE", "cpu")
+    tree = radix_tree_build(unique, values=values, device=device)
+    return GtinIndex(tree=tree, products=len(rows))
 
 
 def gtin_index_lookup(index: GtinIndex, keys: np.ndarray) -> np.ndarray:

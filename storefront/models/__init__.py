@@ -28,6 +28,3 @@ __all__ = [
     "ProductCheapest",
     "ShippingZone",
 ]
-
-# Connects the receivers that keep stored cheapest offers fresh (they name senders lazily).
-from storefront import receivers  # noqa: F401

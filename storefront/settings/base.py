@@ -155,10 +155,12 @@ CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "120"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "90"))
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# A message whose worker died (e.g. a solo GPU worker killed hard) is redelivered after this
-# long: a little above the longest task time limit, not an hour.
+# A message whose worker died hard is redelivered after this long. It must stay above the
+# longest task time limit (a feed import, OFFER_IMPORT_TIME_LIMIT_S), or Redis would hand a
+# running task to a second worker. A lost optimisation run does not wait for it: the next
+# Improve-cart click on that cart replaces a stale run.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900")),
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3900")),
 }
 # Keep a worker's database connection across tasks: a fresh PostgreSQL connection per job
 # would double the queue path's latency. The task drops broken or aged connections itself.
@@ -188,6 +190,17 @@ SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
 SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
 # Compile the solvers when a web or worker process starts (never inside a request).
 SMARTCART_WARMUP = env_bool("SMARTCART_WARMUP", True)
+
+# --- Catalog jobs (feed import, stored cheapest offers) --------------------------------------
+# They run on the cpu queue, whose prefork workers must never open a CUDA context: the
+# kernels use their CPU twins unless these are routed to gpu workers ("gpu" queue, "auto").
+OFFER_IMPORT_QUEUE = os.environ.get("OFFER_IMPORT_QUEUE", "cpu")
+OFFER_IMPORT_DEVICE = os.environ.get("OFFER_IMPORT_DEVICE", "cpu")
+OFFER_IMPORT_TIME_LIMIT_S = int(os.environ.get("OFFER_IMPORT_TIME_LIMIT_S", "3600"))
+OFFER_IMPORT_BATCH_SIZE = int(os.environ.get("OFFER_IMPORT_BATCH_SIZE", "50000"))
+OFFER_IMPORT_WRITERS = int(os.environ.get("OFFER_IMPORT_WRITERS", "2"))
+STOREFRONT_CHEAPEST_QUEUE = os.environ.get("STOREFRONT_CHEAPEST_QUEUE", "cpu")
+STOREFRONT_CHEAPEST_DEVICE = os.environ.get("STOREFRONT_CHEAPEST_DEVICE", "cpu")
 
 # --- REST API -----------------------------------------------------------------------------
 REST_FRAMEWORK = {

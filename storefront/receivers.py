@@ -87,3 +87,6 @@ def merchant_saved(sender, instance, created=False, **kwargs) -> None:
     was_active = getattr(instance, "_cheapest_was_active", None)
     if not created and was_active is not None and was_active != instance.active:
         _mark(merchant_ids=[instance.pk])
+
+
+from storefront import zone_index  # noqa: E402, F401  (connects the zone index receivers)

@@ -5,7 +5,7 @@ the tests pin the counts.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -526,3 +526,22 @@ def cart_pricing_summary(*, cart: Cart) -> CartPricingSummary:
         groups=groups,
         unavailable=tuple(line for line in priced if not line.available),
     )
+
+
+# --- shipping for many destinations -------------------------------------------------------
+
+
+def shipping_rules_for_destinations(
+    *, pairs: Sequence[tuple[int, str | None]]
+) -> list[ShippingRule | None]:
+    """The rule of each (merchant id, postal code), in order, e.g. every merchant of every
+    open cart when pricing many carts: the same rules as ``shipping_rules_for_destination``
+    (longest matching zone, ``""`` matches everywhere, else the merchant's defaults; inactive
+    merchants resolved too), ``None`` where it would leave the merchant out (unknown id).
+
+    One batched longest-prefix match over the per-process zone index
+    (``storefront.zone_index``); no query while the index is fresh, two when it is rebuilt.
+    """
+    from storefront.zone_index import zone_index_current
+
+    return zone_index_current().resolve(pairs=pairs)

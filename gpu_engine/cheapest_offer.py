@@ -15,7 +15,7 @@ Public API::
     cheapest_offers_dense(merchant, price, *, device="auto") -> CheapestOffers
         Dense layout: (P, O) arrays, every product has exactly O offers. On the GPU the rows
         are scanned by the kernel variant that measured fastest on the device (see
-        ``DENSE_KERNEL`` below and BENCHMARKS_catalog.md); the 16-byte vector kernel needs
+        ``DENSE_KERNEL`` below and BENCHMARKS.md); the 16-byte vector kernel needs
         O % 4 == 0 and 16-byte aligned rows. CheapestOffers.index is the column (0 .. O - 1).
 
     CheapestOffers(merchant, price, index)   named tuple: int32[P], int32[P], int64[P]
@@ -36,7 +36,7 @@ import numpy as np
 from gpu_engine.device import resolve_device
 
 _INT32 = np.iinfo(np.int32)
-# Dense GPU path, chosen by measurement on the lent H200 (BENCHMARKS_catalog.md): "rows" is the
+# Dense GPU path, chosen by measurement on the lent H200 (BENCHMARKS.md): "rows" is the
 # coalesced 4-byte row scan (group of lanes per product, DENSE_UNROLL loads of each array in
 # flight), "vector" the warp-per-product 16-byte load kernel with cache operator DENSE_FLAVOUR.
 DENSE_KERNEL = "vector"

@@ -39,7 +39,7 @@ from gpu_engine.solution import Solution
 # stalling, should end its runs.
 CPU_CONFIG = GaConfig(population=128, stall_generations=200)
 # On the lent H200 a generation of 16384 children (100 lines) takes about 2 ms: some 50
-# generations in a 100 ms budget, the best of the population sizes measured (BENCHMARKS_ga.md).
+# generations in a 100 ms budget, the best of the population sizes measured (BENCHMARKS.md).
 GPU_CONFIG = GaConfig(population=16384, child_ls_steps=8, stall_generations=100)
 BP_SCALE = 10_000
 # Generations whose durations predict the next one (the longest of them is assumed).

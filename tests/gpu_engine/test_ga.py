@@ -57,7 +57,7 @@ def test_deterministic_per_seed():
 def test_honours_the_budget(monkeypatch):
     """On an injected clock where every generation takes 1/32 s: the GA stops at the budget,
     before a generation predicted to overrun it, whatever the speed of the machine running the
-    test (the real-time bound is the device benchmark's: BENCHMARKS_ga.md)."""
+    test (the real-time bound is the device benchmark's: BENCHMARKS.md)."""
     import gpu_engine.ga as ga_module
 
     class Clock:

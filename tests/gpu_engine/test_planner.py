@@ -225,7 +225,7 @@ class _FakeClock:
 def test_the_budget_holds_end_to_end(monkeypatch):
     """The planner hands out no more than its budget in all, the GA's share plus the MILP's
     proof, measured on an injected clock (the 10% bound on real time is the device benchmark's:
-    BENCHMARKS_ga.md)."""
+    BENCHMARKS.md)."""
     import gpu_engine.ga
     import gpu_engine.milp
 

@@ -17,6 +17,7 @@ from django.utils.text import slugify
 
 from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
 from storefront.validators import gtin_check_digit
+from storefront.zone_index import zone_index_invalidate
 
 DEMO_SHOPPER = ("demo", "demo-shopper-pass")
 DEMO_ADMIN = ("admin", "demo-admin-pass")
@@ -377,6 +378,8 @@ def catalog_seed(*, seed: int, merchants: int, products: int) -> SeedResult:
     Merchant.objects.bulk_create(merchant_rows)
     zone_rows = _zones(rng, merchant_rows)
     ShippingZone.objects.bulk_create(zone_rows)
+    # bulk_create sends no signals: tell every process's zone index itself.
+    transaction.on_commit(zone_index_invalidate)
     # Some merchants are discounters, some premium: their prices lean the same way.
     price_levels = [rng.uniform(0.9, 1.12) for _ in merchant_rows]
     product_rows: list[Product] = []

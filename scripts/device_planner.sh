@@ -6,16 +6,11 @@
 # with the wheel install and PYTHONPATH export (the image's NumPy 2.5 breaks numba-cuda).
 # Locally (CPU, simulator): DRY_RUN=1 runs every phase at tiny sizes.
 set -uo pipefail
-cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/device_planner_out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-export GPU_ENGINE_PROFILE="${GPU_ENGINE_PROFILE:-$PWD/gpu_engine/default_profile.json}"
-PY="${PY:-python3}"
 TOTAL_S="${TOTAL_S:-385}"
 RESERVE_S=8
-LOG="$OUT/log.txt"
-: >"$LOG"
+# shellcheck source=scripts/device_common.sh
+source "$(dirname "$0")/device_common.sh"
 
 if [ "${DRY_RUN:-0}" = 1 ]; then
     PLANNER_ARGS="--planner-carts 4 --planner-workers 1"
@@ -28,29 +23,7 @@ else
     BUDGETS="200,1000"
 fi
 
-{
-    date -u +%Y-%m-%dT%H:%M:%SZ
-    git log -1 --format='commit %h %s' 2>/dev/null || true
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
-        --format=csv 2>/dev/null || echo "no nvidia-smi"
-    "$PY" -c 'import sys, numpy, numba, numba_cuda, highspy; print(sys.version.split()[0], "numpy", numpy.__version__, "numba", numba.__version__, "numba-cuda", numba_cuda.__version__)'
-    echo "cpus: $(nproc) $(lscpu | sed -n 's/^Model name: *//p')"
-    echo "profile: $GPU_ENGINE_PROFILE"
-} 2>&1 | tee "$OUT/env.txt"
-
-phase() {  # phase NAME CAP_S CMD...: run within min(CAP_S, time left), log exit code and seconds
-    local name=$1 cap=$2 t0=$SECONDS left
-    shift 2
-    left=$((TOTAL_S - RESERVE_S - SECONDS))
-    [ "$left" -lt "$cap" ] && cap=$left
-    if [ "$cap" -lt 15 ]; then
-        echo "=== $name skipped: ${left} s left" | tee -a "$LOG"
-        return
-    fi
-    echo "=== $name (limit $cap s)" | tee -a "$LOG"
-    timeout "$cap" "$@" 2>&1 | tee -a "$LOG"
-    echo "=== $name exit ${PIPESTATUS[0]} after $((SECONDS - t0)) s" | tee -a "$LOG"
-}
+env_report
 
 phase tests "${TEST_CAP:-70}" "$PY" -m pytest -m gpu -q -p no:cacheprovider -p no:django \
     tests/gpu_engine/test_ga_cuda.py

@@ -68,6 +68,8 @@ def _device_row() -> dict:
     import numba
     from numba import cuda
 
+    from gpu_engine.device import gpu_name
+
     device = cuda.get_current_device()
     versions = {}
     for package in ("numpy", "numba", "numba-cuda", "cupy-cuda13x", "torch"):
@@ -78,8 +80,9 @@ def _device_row() -> dict:
     return {
         "suite": "catalog",
         "case": "device",
-        "note": device.name.decode() if isinstance(device.name, bytes) else str(device.name),
-        "compute_capability": ".".join(map(str, device.compute_capability)),
+        "note": gpu_name(),
+        # The simulator's device has no compute capability.
+        "compute_capability": ".".join(map(str, getattr(device, "compute_capability", ()))),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "numba_runtime": numba.__version__,
         **versions,

@@ -45,10 +45,6 @@ _INT32_MAX = np.iinfo(np.int32).max
 _ENQUEUED_KEY = "storefront:cheapest-recompute-enqueued"
 
 
-def _setting(name: str, default):
-    return getattr(settings, name, default)
-
-
 @dataclass(frozen=True)
 class CheapestRecomputeResult:
     products: int = 0
@@ -125,12 +121,12 @@ def _recompute_enqueue() -> None:
     if catalog_cheapest_recompute_task.app.conf.task_always_eager:
         catalog_cheapest_recompute_task.apply()
         return
-    debounce = float(_setting("STOREFRONT_CHEAPEST_DEBOUNCE_S", 2.0))
+    debounce = settings.STOREFRONT_CHEAPEST_DEBOUNCE_S
     # The key lives exactly as long as the countdown: a change committed while it exists is
     # committed before the queued task starts, so that task sees it.
     if cache.add(_ENQUEUED_KEY, True, timeout=debounce):
         catalog_cheapest_recompute_task.apply_async(
-            countdown=debounce, queue=_setting("STOREFRONT_CHEAPEST_QUEUE", "cpu")
+            countdown=debounce, queue=settings.STOREFRONT_CHEAPEST_QUEUE
         )
 
 
@@ -188,11 +184,11 @@ def _recompute_chunk(product_ids: np.ndarray) -> CheapestRecomputeResult:
 
 
 def _device() -> str:
-    return _setting("STOREFRONT_CHEAPEST_DEVICE", "auto")
+    return settings.STOREFRONT_CHEAPEST_DEVICE
 
 
 def _chunk_size() -> int:
-    return int(_setting("STOREFRONT_CHEAPEST_CHUNK", 50_000))
+    return settings.STOREFRONT_CHEAPEST_CHUNK
 
 
 def _pending_chunk(chunk: int, never_after: list[int]) -> np.ndarray:
@@ -211,7 +207,7 @@ def _pending_chunk(chunk: int, never_after: list[int]) -> np.ndarray:
 
 def _drain_pending(chunk: int) -> CheapestRecomputeResult:
     total = CheapestRecomputeResult()
-    deadline = time.monotonic() + float(_setting("STOREFRONT_CHEAPEST_DRAIN_S", 300))
+    deadline = time.monotonic() + settings.STOREFRONT_CHEAPEST_DRAIN_S
     never_after = [0]
     while True:
         with transaction.atomic():

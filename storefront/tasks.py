@@ -21,8 +21,8 @@ from storefront.imports import services as imports
 
 logger = logging.getLogger(__name__)
 
-_IMPORT_LIMIT = int(getattr(settings, "OFFER_IMPORT_TIME_LIMIT_S", 3600))
-_CHEAPEST_LIMIT = int(getattr(settings, "STOREFRONT_CHEAPEST_TIME_LIMIT_S", 900))
+_IMPORT_LIMIT = settings.OFFER_IMPORT_TIME_LIMIT_S
+_CHEAPEST_LIMIT = settings.STOREFRONT_CHEAPEST_TIME_LIMIT_S
 _BUSY_RETRY_S = 30
 
 

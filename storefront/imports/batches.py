@@ -53,7 +53,7 @@ def _writer_threads() -> int:
     autocommit: other connections cannot see a caller's uncommitted transaction."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return 1
-    return max(1, int(getattr(settings, "OFFER_IMPORT_WRITERS", 2)))
+    return max(1, settings.OFFER_IMPORT_WRITERS)
 
 
 def batches_write(

@@ -43,7 +43,7 @@ def gtin_index_build() -> GtinIndex:
     values = ids[first]
     values[counts > 1] = AMBIGUOUS
     # The import runs on the cpu queue, whose workers must never open a CUDA context.
-    device = getattr(settings, "OFFER_IMPORT_DEVICE", "cpu")
+    device = settings.OFFER_IMPORT_DEVICE
     tree = radix_tree_build(unique, values=values, device=device)
     return GtinIndex(tree=tree, products=len(rows))
 

@@ -54,12 +54,8 @@ _FORMATS_BY_SUFFIX = {
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _setting(name: str, default):
-    return getattr(settings, name, default)
-
-
 def import_batch_size() -> int:
-    return int(_setting("OFFER_IMPORT_BATCH_SIZE", 50_000))
+    return settings.OFFER_IMPORT_BATCH_SIZE
 
 
 def import_format_detect(name: str) -> str:
@@ -96,7 +92,7 @@ def import_job_create(
     format = format or import_format_detect(name)
     if format not in ImportJob.Format.values:
         raise ValidationFailed(f"Unknown feed format {format!r}.", field="format")
-    limit = int(_setting("OFFER_IMPORT_MAX_BYTES", 1024**3))
+    limit = settings.OFFER_IMPORT_MAX_BYTES
     size = getattr(file, "size", None)
     if size is not None and size > limit:
         raise ValidationFailed(
@@ -118,11 +114,11 @@ def import_job_create(
 def import_job_enqueue(*, job_id: int) -> None:
     from storefront.tasks import import_job_run_task
 
-    import_job_run_task.apply_async(args=[job_id], queue=_setting("OFFER_IMPORT_QUEUE", "cpu"))
+    import_job_run_task.apply_async(args=[job_id], queue=settings.OFFER_IMPORT_QUEUE)
 
 
 def _stale_before():
-    return timezone.now() - timedelta(seconds=int(_setting("OFFER_IMPORT_STALE_AFTER_S", 300)))
+    return timezone.now() - timedelta(seconds=settings.OFFER_IMPORT_STALE_AFTER_S)
 
 
 def _crashed() -> Q:
@@ -239,7 +235,7 @@ def _validate(
 ) -> ValidatedFeed:
     with _timed(timings, "parse"):
         table = feed_read(data, format=job.format)
-        limit = int(_setting("OFFER_IMPORT_MAX_ROWS", 5_000_000))
+        limit = settings.OFFER_IMPORT_MAX_ROWS
         if table.rows_total > limit:
             raise FeedFormatError(
                 f"The feed has {table.rows_total:,} rows; the limit is {limit:,} "

@@ -109,7 +109,7 @@ class ImportJob(models.Model):
     @property
     def is_stalled(self) -> bool:
         """Running, but its worker stopped beating (it died): resumable."""
-        limit = timedelta(seconds=int(getattr(settings, "OFFER_IMPORT_STALE_AFTER_S", 300)))
+        limit = timedelta(seconds=settings.OFFER_IMPORT_STALE_AFTER_S)
         return self.status == self.Status.RUNNING and (
             self.heartbeat_at is None or self.heartbeat_at < timezone.now() - limit
         )

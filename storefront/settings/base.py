@@ -199,8 +199,18 @@ OFFER_IMPORT_DEVICE = os.environ.get("OFFER_IMPORT_DEVICE", "cpu")
 OFFER_IMPORT_TIME_LIMIT_S = int(os.environ.get("OFFER_IMPORT_TIME_LIMIT_S", "3600"))
 OFFER_IMPORT_BATCH_SIZE = int(os.environ.get("OFFER_IMPORT_BATCH_SIZE", "50000"))
 OFFER_IMPORT_WRITERS = int(os.environ.get("OFFER_IMPORT_WRITERS", "2"))
+OFFER_IMPORT_MAX_BYTES = int(os.environ.get("OFFER_IMPORT_MAX_BYTES", str(1024**3)))
+# A worker needs about 1.2 GB of memory per million rows.
+OFFER_IMPORT_MAX_ROWS = int(os.environ.get("OFFER_IMPORT_MAX_ROWS", "5000000"))
+# A running job whose heartbeat is older than this is taken for dead and may be resumed.
+OFFER_IMPORT_STALE_AFTER_S = int(os.environ.get("OFFER_IMPORT_STALE_AFTER_S", "300"))
 STOREFRONT_CHEAPEST_QUEUE = os.environ.get("STOREFRONT_CHEAPEST_QUEUE", "cpu")
 STOREFRONT_CHEAPEST_DEVICE = os.environ.get("STOREFRONT_CHEAPEST_DEVICE", "cpu")
+STOREFRONT_CHEAPEST_TIME_LIMIT_S = int(os.environ.get("STOREFRONT_CHEAPEST_TIME_LIMIT_S", "900"))
+# Offer changes within this many seconds share one recompute.
+STOREFRONT_CHEAPEST_DEBOUNCE_S = float(os.environ.get("STOREFRONT_CHEAPEST_DEBOUNCE_S", "2"))
+STOREFRONT_CHEAPEST_CHUNK = int(os.environ.get("STOREFRONT_CHEAPEST_CHUNK", "50000"))
+STOREFRONT_CHEAPEST_DRAIN_S = float(os.environ.get("STOREFRONT_CHEAPEST_DRAIN_S", "300"))
 
 # --- REST API -----------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -10,8 +10,8 @@ class TokenObtainRateThrottle(SimpleRateThrottle):
     scope = "token"
 
     def get_rate(self) -> str:
-        # Read per request, not at import as DRF does, so a settings override takes effect.
-        return settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][self.scope]
+        rates = getattr(settings, "REST_FRAMEWORK", {}).get("DEFAULT_THROTTLE_RATES", {})
+        return rates.get(self.scope) or getattr(settings, "SMARTCART_TOKEN_THROTTLE_RATE", "10/min")
 
     def get_cache_key(self, request, view) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

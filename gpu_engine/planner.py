@@ -9,6 +9,12 @@ switches) and the machine's measured rates (:mod:`gpu_engine.profile`), and the 
   them (CPU or GPU full search, subset DP on CPU or GPU, the HiGHS MILP). Methods that cannot
   stop early (the DPs) must fit within ``UNINTERRUPTIBLE_SHARE`` of the budget; the others are
   handed the remaining budget and stop at it;
+* otherwise, when the MILP's *optimistic* prediction (the quick end of HiGHS's measured spread,
+  ``PowerLaw.optimistic``) fits the budget, a proof may well fit: the MILP route runs as for an
+  exact fit, after a longer GA warm start (``UNCERTAIN_WARM_SHARE``), so that a proof cut by the
+  budget still leaves a GA answer of that share's quality (never worse: HiGHS keeps the better
+  of the two). HiGHS's times at one cart size spread over a factor of ten, so a point
+  prediction alone misses the quick instances (one cart of 180 at 200 ms on the H200);
 * otherwise the GA runs for the budget, on the GPU when one is present and its queue leaves
   room, else on the CPU. The time the GA leaves (it stops early when it stalls) goes to the
   MILP, warm-started with the GA's answer: it often proves that answer optimal, or improves it,
@@ -53,6 +59,10 @@ UNINTERRUPTIBLE_SHARE = 0.8
 # are already within about 1% of the optimum on benchmark carts.
 WARM_START_SHARE = 0.1
 WARM_START_MAX_MS = 30.0
+# The warm start when only the optimistic MILP prediction fits: the GA's answer is what stands
+# if the proof is cut, so it gets more of the budget than before a predicted fit.
+UNCERTAIN_WARM_SHARE = 0.2
+UNCERTAIN_WARM_MAX_MS = 100.0
 # The GPU GA only when the predicted wait for the GPU leaves most of the budget.
 GPU_GA_MAX_WAIT_SHARE = 0.25
 # After the GA, the MILP runs only when at least this much of the budget is left (ms), and at
@@ -105,6 +115,8 @@ class Plan:
     gpu: GpuState
     # The GA's share of the budget (the MILP tries to prove on the rest).
     ga_share: float = 1.0
+    # The MILP route's GA warm start (ms); None: the default for the budget.
+    warm_start_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +124,7 @@ class Plan:
             "reason": self.reason,
             "budget_ms": self.budget_ms,
             "ga_share": self.ga_share,
+            "warm_start_ms": self.warm_start_ms,
             "predicted_ms": {e.method: e.predicted_ms for e in self.estimates},
             "notes": {e.method: e.note for e in self.estimates if e.note},
             "features": self.features,
@@ -212,14 +225,33 @@ def _subadditive(problem: CartProblem) -> bool:
     return not bool(np.any(extra_over_base | discount_vs_threshold))
 
 
+def uncertain_warm_ms(budget_ms: float) -> float:
+    return min(UNCERTAIN_WARM_SHARE * budget_ms, UNCERTAIN_WARM_MAX_MS)
+
+
 def warm_start_ms(budget_ms: float) -> float:
     return min(WARM_START_MAX_MS, WARM_START_SHARE * budget_ms)
 
 
+def _milp_law(profile: RateProfile, features):
+    return profile.milp_switched if features["switched"] else profile.milp_flat
+
+
 def _milp_estimate(budget_ms: float, profile: RateProfile, features) -> Estimate:
-    law = profile.milp_switched if features["switched"] else profile.milp_flat
-    ms = warm_start_ms(budget_ms) + profile.milp_overhead_ms + law(features["pairs"])
+    ms = (
+        warm_start_ms(budget_ms)
+        + profile.milp_overhead_ms
+        + _milp_law(profile, features)(features["pairs"])
+    )
     return Estimate("milp", True, ms, "GA warm start, then HiGHS")
+
+
+def milp_optimistic_ms(budget_ms: float, profile: RateProfile, features) -> float:
+    """The MILP route's time on a quick instance of this size (after the longer warm start)."""
+    law = _milp_law(profile, features)
+    return (
+        uncertain_warm_ms(budget_ms) + profile.milp_overhead_ms + law.optimistic(features["pairs"])
+    )
 
 
 def _ga_estimates(problem, budget_ms, profile, gpu: GpuState, features) -> list[Estimate]:
@@ -270,9 +302,17 @@ def make_plan(
         best = min(fitting, key=lambda e: (e.predicted_ms, EXACT_METHODS.index(e.method)))
         reason = f"exact: {best.method} predicted {best.predicted_ms:.3g} ms within the budget"
         return Plan(best.method, reason, budget_ms, tuple(estimates), features, gpu)
+    optimistic = milp_optimistic_ms(budget_ms, profile, features)
+    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
+    if optimistic <= budget_ms:
+        reason = (
+            f"a proof may fit: the MILP takes {optimistic:.3g} ms on a quick cart of this size "
+            f"(predicted {milp_ms:.3g} ms): GA warm start, then HiGHS to the budget"
+        )
+        warm = uncertain_warm_ms(budget_ms)
+        return Plan("milp", reason, budget_ms, tuple(estimates), features, gpu, warm_start_ms=warm)
     ga = {e.method: e for e in estimates if not e.exact}
     method = "gpu-ga" if ga["gpu-ga"].predicted_ms is not None else "cpu-ga"
-    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
     share = PROOF_GA_SHARE if milp_ms <= PROOF_REACH * budget_ms else 1.0
     reason = (
         f"no exact method is predicted to finish in {budget_ms:.0f} ms: GA for "
@@ -310,14 +350,14 @@ def solve_planned(
     planning_ms = (time.perf_counter() - started) * 1e3
     fallback = None
     try:
-        solution = _run(plan.method, problem, started, budget, seed, gpu, plan.ga_share, profile)
+        solution = _run(plan.method, problem, plan, started=started, seed=seed, profile=profile)
     except (CapacityError, MemoryError, RuntimeError) as exc:
         # A GPU that fails at run time, or memory the prediction did not foresee: the CPU GA
         # always runs, and the plan says what happened. A solver bug (SolverInconsistency) is
         # none of these and propagates.
         fallback = f"{plan.method} failed ({type(exc).__name__}: {exc}); cpu-ga ran instead"
         logger.warning("planner fallback: %s", fallback, exc_info=True)
-        solution = _run("cpu-ga", problem, started, budget, seed, gpu, plan.ga_share, profile)
+        solution = _run("cpu-ga", problem, plan, started=started, seed=seed, profile=profile)
     solution.plan = {
         **plan.to_dict(),
         "algorithm": solution.algorithm,
@@ -335,9 +375,10 @@ def _remaining(started: float, budget_ms: float) -> float:
     return max(1.0, budget_ms - (time.perf_counter() - started) * 1e3)
 
 
-def _run(method, problem, started, budget_ms, seed, gpu: GpuState, ga_share, profile) -> Solution:
+def _run(method: str, problem, plan: Plan, *, started: float, seed: int, profile) -> Solution:
     from gpu_engine.ga import solve_ga
 
+    budget_ms, gpu = plan.budget_ms, plan.gpu
     if method == "cpu-full":
         from gpu_engine.cpu_full import solve_cpu_full
 
@@ -351,9 +392,10 @@ def _run(method, problem, started, budget_ms, seed, gpu: GpuState, ga_share, pro
 
         return solve_dp(problem, device=method[:3])
     if method == "milp":
-        return _warm_milp(problem, started, budget_ms, seed, gpu)
+        warm_ms = plan.warm_start_ms or warm_start_ms(budget_ms)
+        return _warm_milp(problem, started, budget_ms, seed, gpu, warm_ms)
     device = "gpu" if method == "gpu-ga" else "cpu"
-    ga_ms = ga_share * _remaining(started, budget_ms)
+    ga_ms = plan.ga_share * _remaining(started, budget_ms)
     solution = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
     return _prove(problem, solution, started, budget_ms, profile)
 
@@ -413,12 +455,11 @@ def _gpu_ga_fits(problem: CartProblem) -> bool:
     return features["lines"] <= MAX_LINES and features["merchants"] <= MAX_MERCHANTS
 
 
-def _warm_milp(problem, started, budget_ms, seed, gpu: GpuState) -> Solution:
-    """A short GA run warm-starts HiGHS; the MILP gets the rest of the budget."""
+def _warm_milp(problem, started, budget_ms, seed, gpu: GpuState, ga_ms: float) -> Solution:
+    """A short GA run (``ga_ms``) warm-starts HiGHS; the MILP gets the rest of the budget."""
     from gpu_engine.ga import solve_ga
     from gpu_engine.milp import solve_milp
 
-    ga_ms = warm_start_ms(budget_ms)
     idle_gpu = gpu.present and not gpu.busy and gpu.queue_depth == 0
     device = "gpu" if idle_gpu and _gpu_ga_fits(problem) else "cpu"
     warm = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)

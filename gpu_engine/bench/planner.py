@@ -10,7 +10,9 @@ An oracle then asks, per cart, whether some exact method *does* finish within B:
 search and the HiGHS MILP run with B as their limit (one thread, in worker processes); the DPs
 and the GPU methods run where the planner's own prediction is within 10 x B (beyond that they
 are taken not to fit). Reported: carts over 1.1 x B, the worst time / B, and among the carts an
-exact method fits, how many the planner answered with a proven optimum.
+exact method fits, how many the planner answered with a proven optimum. Every answer the planner
+did not prove is then checked against a reference: HiGHS on one thread with a long limit
+(``--planner-reference-s``), reporting the gaps to the references it proved.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--planner-workers", type=int, default=None)
     parser.add_argument("--planner-detail", type=Path, default=None, help="planner: JSON here")
+    parser.add_argument(
+        "--planner-reference-s",
+        type=float,
+        default=20.0,
+        help="planner: HiGHS limit for the reference optimum of unproven answers (0: none)",
+    )
 
 
 def mixed_cart(k: int) -> dict[str, Any]:
@@ -107,6 +115,16 @@ def _oracle_cpu(k: int, budget_ms: float) -> dict[str, Any]:
     return out
 
 
+def _reference(k: int, limit_s: float) -> dict[str, Any]:
+    """The optimum to measure an unproven answer against (HiGHS, one thread, long limit)."""
+    from gpu_engine.milp import solve_milp
+
+    solution, ms = _timed(
+        lambda: solve_milp(CartProblem.from_dict(mixed_cart(k)), budget_ms=limit_s * 1e3, threads=1)
+    )
+    return {"total": solution.total, "proven": solution.optimal, "ms": ms}
+
+
 def _oracle_gpu(problem: CartProblem, budget_ms: float, predicted: dict) -> dict[str, Any]:
     from gpu_engine.dp import solve_dp
     from gpu_engine.gpu_full import solve_gpu_full
@@ -140,7 +158,7 @@ def run(args) -> list[dict[str, Any]]:
         solve(CartProblem.from_dict(mixed_cart(k)), budget_ms=budgets[0])
     rows, details = [], {}
     for budget in budgets:
-        records = _run_budget(args.planner_carts, budget, workers, solve)
+        records = _run_budget(args.planner_carts, budget, workers, solve, args.planner_reference_s)
         details[str(budget)] = records
         rows.append(_summary(records, budget))
     if args.planner_detail:
@@ -148,12 +166,24 @@ def run(args) -> list[dict[str, Any]]:
     return rows
 
 
-def _run_budget(n_carts: int, budget: float, workers: int, solve) -> list[dict[str, Any]]:
-    from gpu_engine.device import gpu_available
-
+def _run_budget(
+    n_carts: int, budget: float, workers: int, solve, reference_s: float
+) -> list[dict[str, Any]]:
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=spawn, initializer=_warm_worker) as pool:
         oracle = list(pool.map(_oracle_cpu, range(n_carts), [budget] * n_carts))
+        # The planner runs alone in its process: the pool is idle until the references.
+        records = _planner_records(n_carts, budget, solve, oracle)
+        unproven = [r for r in records if not r["optimal"]] if reference_s > 0 else []
+        refs = pool.map(_reference, [r["cart"] for r in unproven], [reference_s] * len(unproven))
+        for record, ref in zip(unproven, refs, strict=True):
+            record["reference"] = ref
+    return records
+
+
+def _planner_records(n_carts: int, budget: float, solve, oracle: list) -> list[dict[str, Any]]:
+    from gpu_engine.device import gpu_available
+
     records = []
     for k in range(n_carts):
         problem = CartProblem.from_dict(mixed_cart(k))
@@ -163,8 +193,10 @@ def _run_budget(n_carts: int, budget: float, workers: int, solve) -> list[dict[s
             "lines": problem.n_items,
             "log10_complexity": math.log10(problem.complexity),
             "method": solution.plan["method"],
+            "reason": solution.plan["reason"],
             "algorithm": solution.algorithm,
             "optimal": solution.optimal,
+            "total": solution.total,
             "wall_ms": wall_ms,
             "predicted_ms": solution.plan["predicted_ms"],
             "fallback": solution.plan.get("fallback"),
@@ -204,4 +236,21 @@ def _summary(records: list[dict[str, Any]], budget: float) -> dict[str, Any]:
         # Proofs after a GA that the deadline cut (HiGHS still building or solving at B).
         "proofs_cut": sum(bool((r.get("proof") or {}).get("cut")) for r in records),
         "methods": methods,
+        **_quality(records),
+    }
+
+
+def _quality(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """How far the unproven answers are from the proven references (percent of the optimum)."""
+    unproven = [r for r in records if not r["optimal"]]
+    checked = [r for r in unproven if (r.get("reference") or {}).get("proven")]
+    gaps = [
+        100.0 * (r["total"] - r["reference"]["total"]) / r["reference"]["total"] for r in checked
+    ]
+    return {
+        "unproven": len(unproven),
+        "unproven_with_reference": len(checked),
+        "gap_pct_p50": round(float(np.median(gaps)), 4) if gaps else None,
+        "gap_pct_max": round(max(gaps), 4) if gaps else None,
+        "at_reference": sum(g == 0 for g in gaps),
     }

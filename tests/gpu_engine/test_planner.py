@@ -128,10 +128,10 @@ def test_solve_auto_records_the_plan():
 def test_a_method_that_cannot_run_falls_back_to_the_cpu_ga(monkeypatch, caplog):
     run = planner_module._run
 
-    def refuse(method, *args):
+    def refuse(method, *args, **kwargs):
         if method != "cpu-ga":
             raise CapacityError("items", 0, "refused for the test")
-        return run(method, *args)
+        return run(method, *args, **kwargs)
 
     monkeypatch.setattr(planner_module, "_run", refuse)
     problem = CartProblem.from_dict(random_cart(2, 6, n_merchants=6, offers=(1, 4)))
@@ -183,6 +183,32 @@ def test_time_the_ga_leaves_goes_to_proving_its_answer(monkeypatch):
     assert not skipped["attempted"] and "floor" in skipped["reason"]
 
 
+def test_a_proof_that_may_fit_runs_the_milp_after_a_longer_warm_start():
+    """Predicted too slow, but quick instances of this size fit: the MILP route runs (a proof is
+    tried on most of the budget) after a warm start of UNCERTAIN_WARM_SHARE of the budget."""
+    uncertain = _profile(
+        milp_switched=PowerLaw(coef=500.0, power=0.0, low_coef=20.0),
+        milp_flat=PowerLaw(coef=500.0, power=0.0, low_coef=20.0),
+        cpu_full_rate=1.0,
+    )
+    cart = random_cart(8, 8, n_merchants=6, offers=(2, 4))
+    best, _ = reference_brute_force(cart)
+    problem = CartProblem.from_dict(cart)
+    plan = make_plan(problem, budget_ms=300, profile=uncertain, gpu=GpuState(False))
+    assert plan.method == "milp" and "a proof may fit" in plan.reason
+    assert plan.warm_start_ms == pytest.approx(planner_module.UNCERTAIN_WARM_SHARE * 300)
+    solve(problem, algorithm="cpu-ga", budget_ms=20)  # compilation out of the way
+    solution = solve(problem, budget_ms=300, profile=uncertain, allow_gpu=False)
+    assert solution.optimal and solution.total == best
+    assert solution.plan["warm_start_ms"] == plan.warm_start_ms
+    # The quick end beyond the budget too: the GA runs, as before.
+    hopeless = dataclasses.replace(
+        uncertain, milp_switched=PowerLaw(500.0, 0.0, 400.0), milp_flat=PowerLaw(500.0, 0.0, 400.0)
+    )
+    plan = make_plan(problem, budget_ms=300, profile=hopeless, gpu=GpuState(False))
+    assert plan.method == "cpu-ga" and plan.warm_start_ms is None
+
+
 def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
     """The deadline passes at once in whatever phase the proof is (build or HiGHS): the GA's
     answer stands, never claimed optimal, and the plan records the cut."""
@@ -201,7 +227,7 @@ def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
 
 
 def test_a_solver_bug_is_never_hidden_by_the_fallback(monkeypatch):
-    def mispriced(method, *args):
+    def mispriced(method, *args, **kwargs):
         raise SolverInconsistency(f"{method}: solver total 1 != priced total 2")
 
     monkeypatch.setattr(planner_module, "_run", mispriced)
@@ -252,6 +278,14 @@ def test_the_budget_holds_end_to_end(monkeypatch):
     assert handed[0][1] == pytest.approx(150.0)
     assert sum(ms for _, ms in handed) == pytest.approx(300.0)
     assert solution.elapsed_ms == pytest.approx(300.0)
+    # A proof that may fit: the longer warm start, then the MILP to the budget.
+    handed.clear()
+    uncertain = _profile(milp_switched=PowerLaw(500.0, 0.0, 50.0), milp_flat=PowerLaw(1.0, 0.0))
+    solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=uncertain)
+    assert solution.plan["method"] == "milp"
+    assert [name for name, _ in handed] == ["ga", "milp"]
+    assert handed[0][1] == pytest.approx(planner_module.UNCERTAIN_WARM_SHARE * 300)
+    assert sum(ms for _, ms in handed) == pytest.approx(300.0)
 
 
 def test_the_seed_cart_goes_to_the_subset_dp_and_the_plan_is_reported():

@@ -64,6 +64,27 @@ def test_power_law_fit_sits_at_the_upper_quantile():
     assert PowerLaw(2.0, 1.0)(0.5) == 2.0  # x below 1 counts as 1
 
 
+def test_power_law_keeps_the_quick_end_of_the_spread():
+    pairs = [10, 20, 40, 80, 160, 320] * 2
+    times = [0.5 * p**1.5 * (8.0 if (k + k // 6) % 2 else 1.0) for k, p in enumerate(pairs)]
+    law = fit_power_law(pairs, times, 0.8, low_quantile=0.1)
+    assert law.low_coef is not None and law.optimistic(100) < law(100)
+    assert law.optimistic(100) / law(100) == pytest.approx(1 / 8, rel=0.05)
+    # Without a measured spread the law is its own optimistic bound.
+    assert PowerLaw(2.0, 1.0).optimistic(10) == PowerLaw(2.0, 1.0)(10) == 20.0
+    assert PowerLaw(2.0, 1.0, low_coef=5.0).optimistic(10) == 20.0  # never above the law
+
+
+def test_the_spread_round_trips_and_old_profiles_still_load():
+    data = read_profile(DEFAULT_PROFILE_PATH).to_dict()
+    profile = type(read_profile(DEFAULT_PROFILE_PATH)).from_dict(data)
+    assert profile.milp_switched.low_coef == data["milp_switched"]["low_coef"]
+    old = {**data, "milp_switched": {"coef": 0.01, "power": 2.0}}
+    assert type(profile).from_dict(old).milp_switched == PowerLaw(0.01, 2.0)
+    with pytest.raises(ValueError):
+        type(profile).from_dict({**data, "milp_flat": {"coef": 1.0, "power": 1.0, "low_coef": -1}})
+
+
 def test_cpu_rates_are_measured():
     full = measure_full_search(gpu=False)
     assert full["cpu_full_rate"] > 1e6 and full["cpu_full_overhead_ms"] >= 0

@@ -83,3 +83,34 @@ def test_calibrate_writes_a_profile_the_planner_loads(tmp_path):
     data = json.loads(out.read_text())
     assert data["source"] == "calibrated" and data["cpu_full_rate"] > 0
     assert read_profile(out).cpu_full_rate == data["cpu_full_rate"]
+
+
+def test_the_ga_reference_cross_check_agrees_on_small_carts():
+    from gpu_engine.bench.ga_check import _compare
+
+    done = _run(
+        "bench",
+        "--suite",
+        "ga_check",
+        "--ga-check-sizes",
+        "4",
+        "--ga-check-carts",
+        "2",
+        "--ga-check-solvers",
+        "highs",
+        "--ga-check-workers",
+        "2",
+    )
+    assert done.returncode == 0, done.stderr
+    row = next(line.split() for line in done.stdout.splitlines() if line.startswith("ga_check"))
+    assert "peers.build_model" in done.stdout
+    # agree, disagree, beats a proven optimum, not both proven: both carts agree.
+    assert row[-5:-1] == ["2", "0", "0", "0"]
+    engine = {"total": 100, "proven": True}
+    assert _compare(engine, {"total": 100, "optimal": True}) == "agree"
+    assert _compare(engine, {"total": 101, "optimal": True}) == "disagree"
+    assert _compare(engine, {"total": 99, "optimal": False}) == "peer_beats_proven"
+    assert _compare({"total": 99, "proven": False}, {"total": 100, "optimal": True}) == (
+        "engine_beats_proven"
+    )
+    assert _compare(engine, {"error": "not installed"}) == "peer_no_answer"

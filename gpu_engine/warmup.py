@@ -15,7 +15,9 @@ _TINY = {
             "shipping": {"base_fee": 499, "per_extra_unit": 100, "free_over": 5000},
             "discount": {"min_units": 3, "basis_points": 500},
         },
-        {"id": "m2", "shipping": {"base_fee": 0, "per_extra_unit": 0, "free_over": None}},
+        # Shipping on every merchant keeps the GA off its price-only lower bound, so it runs
+        # generations and compiles the generation and elite kernels, not only the seeding.
+        {"id": "m2", "shipping": {"base_fee": 299, "per_extra_unit": 0, "free_over": None}},
     ],
     "offers": [
         {"item": item, "merchant": merchant, "price": price, "stock": None}

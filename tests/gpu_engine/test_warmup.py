@@ -22,3 +22,15 @@ def test_cpu_only_warmup_never_asks_for_cuda(monkeypatch):
 def test_default_warmup_skips_gpu_solvers_without_a_real_gpu(monkeypatch):
     monkeypatch.setattr(gpu_engine.device, "gpu_available", lambda: False)
     assert set(warmup()) == {name for name in SOLVERS if not name.startswith("gpu")}
+
+
+def test_the_warmup_cart_makes_the_ga_run_generations():
+    """A GA that proves its seed optimal at once never launches its generation kernels, and the
+    first shopper's GA would pay their compilation (seconds on the H200): the warm-up cart must
+    keep the GA evolving."""
+    from gpu_engine.ga import solve_ga
+    from gpu_engine.problem import CartProblem
+    from gpu_engine.warmup import _TINY
+
+    solution = solve_ga(CartProblem.from_dict(_TINY), device="cpu", seed=0)
+    assert solution.stats["generations"] >= 1 and solution.stats["stop"] != "bound"

@@ -1,9 +1,12 @@
 """Reads for improve-cart: the engine problem of a cart, its current total, and runs.
 
 ``cart_problem_build`` is the bridge between the database and ``gpu_engine``: two queries
-whatever the size of the cart (the tests pin the count). Whether a run is already in flight
-for the cart's version is not read here: the database's unique constraint answers that when
-a queued run is inserted (``services._create_queued``), so the inline path never pays for it.
+whatever the size of the cart, the cart with its lines and the candidate offers (one when the
+caller read the cart with its lines, as the API does); shipping rules come from the zone
+index, no query while it is fresh (the tests pin the count). Whether a run is already in
+flight for the cart's version is not read here: the database's unique constraint answers that
+when a queued run is inserted (``services._create_queued``), so the inline path never pays
+for it.
 """
 
 from collections import defaultdict
@@ -11,16 +14,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import FilteredRelation, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from gpu_engine import CartProblem, ProblemError, price_assignment
 from gpu_engine.solution import MerchantCost
 from smartcart.models import OptimizationRun
 from storefront.errors import Conflict, NotFound, ValidationFailed
-from storefront.models import Cart, CartLine, Merchant, Offer, ShippingZone
-from storefront.selectors import MerchantTerms
-from storefront.shipping import postal_prefix_candidates, shipping_rule_resolve
+from storefront.models import Cart, Offer
+from storefront.selectors import (
+    MerchantTerms,
+    shipping_rules_for_destination,
+    shipping_rules_for_destinations,
+)
+from storefront.shipping import Discount, ShippingRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +98,7 @@ class _LineRow:
         return None
 
 
-def _check_lines(rows: list[_LineRow]) -> None:
+def _check_lines(rows: tuple[_LineRow, ...]) -> None:
     unavailable = [
         f"{row.snapshot.product_name} ({reason})"
         for row in rows
@@ -107,153 +114,164 @@ def _check_lines(rows: list[_LineRow]) -> None:
         )
 
 
-_LINE_COLUMNS = (
-    "id",
-    "quantity",
-    "product_id",
-    "product__name",
-    "offer_id",
-    "offer__active",
-    "offer__stock",
-    "offer__merchant_id",
-    "offer__merchant__active",
-    "cart__version",
-    "cart__postal_code",
+_CART_FIELDS = tuple(field.attname for field in Cart._meta.concrete_fields)
+_LINE_COLUMNS = tuple(
+    f"lines__{column}"
+    for column in (
+        "id",
+        "quantity",
+        "product_id",
+        "product__name",
+        "offer_id",
+        "offer__active",
+        "offer__stock",
+        "offer__merchant_id",
+        "offer__merchant__active",
+    )
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _CartRead:
-    version: int
-    postal_code: str
-    lines: list[_LineRow]
+def _line_row(row: tuple) -> _LineRow:
+    line_id, quantity, product_id, product_name, offer_id, *offer = row
+    offer_active, stock, merchant_id, merchant_active = offer
+    return _LineRow(
+        snapshot=LineSnapshot(
+            line_id=line_id,
+            product_id=product_id,
+            product_name=product_name,
+            quantity=quantity,
+            offer_id=offer_id,
+            merchant_id=merchant_id,
+        ),
+        offer_active=offer_active,
+        merchant_active=merchant_active,
+        stock=stock,
+    )
 
 
-def _read_lines(cart: Cart) -> _CartRead:
-    """The cart's version, destination and lines in ONE statement: PostgreSQL reads them from
-    one snapshot, so the version always belongs to exactly these lines."""
+@dataclass(frozen=True)
+class CartLines:
+    """A cart and its lines (each with its own offer's state) as read in ONE statement:
+    PostgreSQL reads them from one snapshot, so ``cart.version`` is the version of exactly
+    these lines."""
+
+    cart: Cart
+    rows: tuple[_LineRow, ...]
+
+
+def _cart_lines(carts: QuerySet[Cart]) -> CartLines | None:
+    """The one cart of ``carts`` with its lines: the cart LEFT JOINed to its lines, a row per
+    line in the order they were added (one row of NULL lines for an empty cart)."""
     rows = list(
-        CartLine.objects.filter(cart_id=cart.pk)
-        .order_by("created_at", "id")
-        .values_list(*_LINE_COLUMNS)
+        carts.order_by("lines__created_at", "lines__id").values_list(*_CART_FIELDS, *_LINE_COLUMNS)
     )
     if not rows:
-        if not Cart.objects.filter(pk=cart.pk).exists():
-            raise NotFound("No such cart.", code="cart_not_found", field="cart")
-        raise ValidationFailed("The cart is empty.", code="cart_empty", field="cart")
-    lines = [
-        _LineRow(
-            snapshot=LineSnapshot(
-                line_id=row[0],
-                product_id=row[2],
-                product_name=row[3],
-                quantity=row[1],
-                offer_id=row[4],
-                merchant_id=row[7],
-            ),
-            offer_active=row[5],
-            merchant_active=row[8],
-            stock=row[6],
-        )
-        for row in rows
-    ]
-    first = rows[0]
-    return _CartRead(version=first[9], postal_code=first[10], lines=lines)
+        return None
+    n_cart = len(_CART_FIELDS)
+    cart = Cart.from_db(carts.db, _CART_FIELDS, rows[0][:n_cart])
+    lines = tuple(_line_row(row[n_cart:]) for row in rows if row[n_cart] is not None)
+    return CartLines(cart=cart, rows=lines)
 
 
-_MERCHANT_COLUMNS = (
-    "name",
-    "base_fee",
-    "per_extra_unit",
-    "free_over",
-    "discount_min_units",
-    "discount_basis_points",
+def cart_lines_read(*, cart: Cart) -> CartLines:
+    """``cart`` as it stands now, with its lines, in one query (``NotFound`` once deleted)."""
+    found = _cart_lines(Cart.objects.filter(pk=cart.pk))
+    if found is None:
+        raise NotFound("No such cart.", code="cart_not_found", field="cart")
+    return found
+
+
+def cart_lines_find(*, user) -> CartLines | None:
+    """The signed-in ``user``'s cart (their only one) with its lines, in one query; ``None``
+    when they have none. Finding the cart and reading its lines in one statement saves the
+    improve-cart request a round trip."""
+    if user is None or not user.is_authenticated:
+        return None
+    return _cart_lines(Cart.objects.filter(owner=user))
+
+
+_OFFER_COLUMNS = (
+    "id",
+    "product_id",
+    "merchant_id",
+    "unit_price",
+    "stock",
+    "merchant__name",
+    "merchant__discount_min_units",
+    "merchant__discount_basis_points",
 )
 
 
-_ZONE_COLUMNS = ("postal_prefix", "base_fee", "per_extra_unit", "free_over")
-
-
 @dataclass(frozen=True, slots=True)
-class _OffersRead:
-    offers: dict[tuple[int, int], OfferSnapshot]
-    merchants: dict[int, Merchant]
-    zones: dict[int, list[ShippingZone]]
+class _MerchantRow:
+    name: str
+    discount: Discount | None
 
 
-def _read_offers(lines: tuple[LineSnapshot, ...], postal_code: str) -> _OffersRead:
-    """Every buyable-state offer of the lines' products, with its merchant's terms and the
-    merchant's shipping zones that can match ``postal_code``, in ONE query (the zones are a
-    filtered LEFT JOIN: an offer row per matching zone, usually none or one).
+def _discount(min_units: int | None, basis_points: int | None) -> Discount | None:
+    # ``Merchant.discount``'s rule, on the two columns read (no model instance per row).
+    if min_units is None or basis_points is None:
+        return None
+    return Discount(min_units=min_units, basis_points=basis_points)
 
-    ``offers[(line_id, merchant_id)]``; merchants and zones are unsaved model instances of
-    the columns read, so the models' own rules (default shipping rule, discount, zone rule)
-    apply to them without another query."""
+
+def _read_offers(
+    lines: tuple[LineSnapshot, ...],
+) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, _MerchantRow]]:
+    """Every buyable-state offer of the lines' products with its merchant's name and
+    discount, in ONE query, as plain values: ``offers[(line_id, merchant_id)]`` and each
+    merchant's row."""
     lines_by_product: dict[int, list[LineSnapshot]] = defaultdict(list)
     for line in lines:
         lines_by_product[line.product_id].append(line)
-    candidates = postal_prefix_candidates(postal_code)
     rows = (
         Offer.objects.filter(product_id__in=lines_by_product, active=True, merchant__active=True)
-        .annotate(
-            zone=FilteredRelation(
-                "merchant__zones", condition=Q(merchant__zones__postal_prefix__in=candidates)
-            )
-        )
         .order_by()
-        .values_list(
-            "id",
-            "product_id",
-            "merchant_id",
-            "unit_price",
-            "stock",
-            *(f"merchant__{column}" for column in _MERCHANT_COLUMNS),
-            *(f"zone__{column}" for column in _ZONE_COLUMNS),
-        )
+        .values_list(*_OFFER_COLUMNS)
     )
-    read = _OffersRead(offers={}, merchants={}, zones=defaultdict(list))
-    n_merchant = len(_MERCHANT_COLUMNS)
-    for offer_id, product_id, merchant_id, unit_price, stock, *terms in rows:
-        merchant_columns, zone_columns = terms[:n_merchant], terms[n_merchant:]
-        if merchant_id not in read.merchants:
-            read.merchants[merchant_id] = Merchant(
-                id=merchant_id,
-                active=True,
-                **dict(zip(_MERCHANT_COLUMNS, merchant_columns, strict=True)),
-            )
-        prefix = zone_columns[0]
-        zones = read.zones[merchant_id]
-        if prefix is not None and all(zone.postal_prefix != prefix for zone in zones):
-            zones.append(
-                ShippingZone(
-                    merchant_id=merchant_id, **dict(zip(_ZONE_COLUMNS, zone_columns, strict=True))
-                )
-            )
+    offers: dict[tuple[int, int], OfferSnapshot] = {}
+    merchants: dict[int, _MerchantRow] = {}
+    for offer_id, product_id, merchant_id, unit_price, stock, name, min_units, bp in rows:
+        if merchant_id not in merchants:
+            merchants[merchant_id] = _MerchantRow(name=name, discount=_discount(min_units, bp))
+        snapshot = OfferSnapshot(
+            offer_id=offer_id, merchant_id=merchant_id, unit_price=unit_price, stock=stock
+        )
         for line in lines_by_product[product_id]:
-            read.offers[(line.line_id, merchant_id)] = OfferSnapshot(
-                offer_id=offer_id, merchant_id=merchant_id, unit_price=unit_price, stock=stock
-            )
-    return read
+            offers[(line.line_id, merchant_id)] = snapshot
+    return offers, merchants
 
 
-def _merchant_terms(read: _OffersRead, postal_code: str) -> dict[int, MerchantTerms]:
-    """Each merchant's terms for the destination, resolved as ``storefront.selectors.
-    merchant_terms_for_destination`` does (longest matching zone prefix, else the defaults,
-    through ``storefront.shipping.shipping_rule_resolve``), over rows already read with the
-    offers. (That selector reads merchants and zones itself: two queries more.)"""
+def _shipping_rules(merchant_ids: list[int], postal_code: str) -> dict[int, ShippingRule]:
+    """Each merchant's rule for the destination from the process's zone index
+    (``storefront.selectors.shipping_rules_for_destinations``: longest matching prefix, ``""``
+    everywhere, else the defaults; no query while the index is fresh). A merchant the index
+    does not know yet (created in a transaction still open) is resolved in SQL."""
+    pairs = [(merchant_id, postal_code) for merchant_id in merchant_ids]
+    resolved = shipping_rules_for_destinations(pairs=pairs)
+    rules = {m: rule for m, rule in zip(merchant_ids, resolved, strict=True) if rule is not None}
+    if len(rules) < len(merchant_ids):
+        unknown = [merchant_id for merchant_id in merchant_ids if merchant_id not in rules]
+        rules.update(shipping_rules_for_destination(merchant_ids=unknown, postal_code=postal_code))
+    return rules
+
+
+def _merchant_terms(
+    merchants: dict[int, _MerchantRow], postal_code: str
+) -> dict[int, MerchantTerms]:
+    """Each merchant's terms for the destination, as ``storefront.selectors.
+    merchant_terms_for_destination`` resolves them (the tests hold the two together), from
+    the rows read with the offers and the zone index."""
+    shipping = _shipping_rules(sorted(merchants), postal_code)
     return {
         merchant_id: MerchantTerms(
             merchant_id=merchant_id,
-            name=merchant.name,
-            active=merchant.active,
-            shipping=shipping_rule_resolve(
-                default=merchant.default_shipping_rule(),
-                zones=[zone.shipping_rule() for zone in read.zones.get(merchant_id, ())],
-                postal_code=postal_code,
-            ),
-            discount=merchant.discount,
+            name=row.name,
+            active=True,
+            shipping=shipping[merchant_id],
+            discount=row.discount,
         )
-        for merchant_id, merchant in read.merchants.items()
+        for merchant_id, row in merchants.items()
     }
 
 
@@ -283,37 +301,44 @@ def _problem(
     )
 
 
-def cart_problem_build(*, cart: Cart) -> CartProblemBuild:
+def cart_problem_build(*, cart: Cart, lines: CartLines | None = None) -> CartProblemBuild:
     """The engine problem of ``cart`` as it stands in the database, in two queries whatever
-    the size of the cart: the lines (with the cart's version and destination), then the
-    candidate offers with their merchants' terms and the zones that match the destination.
+    the size of the cart: the cart with its lines (none when ``lines``, the cart and its
+    lines as the caller read them with ``cart_lines_find``, is given), then the candidate
+    offers with their merchants' names and discounts. Shipping comes from the zone index
+    (no query while it is fresh).
 
     Every active offer (of an active merchant) of each line's product is a candidate; the
     engine itself leaves out offers short of stock for a line's quantity. Shipping is each
     merchant's rule for the cart's destination (longest matching postal prefix).
 
-    Raises ``ValidationFailed`` (``cart_empty``) for an empty cart and ``Conflict``
-    (``line_unavailable``) when a line's own offer can no longer be bought as it is, so the
-    current total is a price the shopper could pay now.
+    Raises ``NotFound`` for a deleted cart, ``ValidationFailed`` (``cart_empty``) for an
+    empty one and ``Conflict`` (``line_unavailable``) when a line's own offer can no longer
+    be bought as it is, so the current total is a price the shopper could pay now.
     """
-    read = _read_lines(cart)
-    _check_lines(read.lines)
-    lines = tuple(row.snapshot for row in read.lines)
-    offers_read = _read_offers(lines, read.postal_code)
-    offers = offers_read.offers
-    merchants = _merchant_terms(offers_read, read.postal_code)
+    if lines is None:
+        lines = cart_lines_read(cart=cart)
+    elif lines.cart.pk != cart.pk:
+        raise ValueError(f"lines of cart {lines.cart.pk} given for cart {cart.pk}")
+    if not lines.rows:
+        raise ValidationFailed("The cart is empty.", code="cart_empty", field="cart")
+    _check_lines(lines.rows)
+    snapshots = tuple(row.snapshot for row in lines.rows)
+    postal_code = lines.cart.postal_code
+    offers, merchant_rows = _read_offers(snapshots)
+    merchants = _merchant_terms(merchant_rows, postal_code)
     try:
-        problem = _problem(lines, offers, merchants)
+        problem = _problem(snapshots, offers, merchants)
     except ProblemError as error:
         raise ValidationFailed(
             f"This cart cannot be optimised: {error}", code="cart_problem_invalid", field="cart"
         ) from error
     return CartProblemBuild(
         cart_id=cart.pk,
-        cart_version=read.version,
-        postal_code=read.postal_code,
+        cart_version=lines.cart.version,
+        postal_code=postal_code,
         problem=problem,
-        lines=lines,
+        lines=snapshots,
         offers=offers,
         merchants=merchants,
     )

@@ -28,6 +28,7 @@ from smartcart.models import OptimizationRun
 from smartcart.ratelimit import improve_rate_check
 from smartcart.routing import RouteChoice, rate_profile, route_choose
 from smartcart.selectors import (
+    CartLines,
     CartProblemBuild,
     cart_current_breakdown,
     cart_problem_build,
@@ -211,9 +212,15 @@ def _signed_in(user: User | None) -> AbstractBaseUser | None:
 
 
 def optimization_run_create(
-    *, cart: Cart, requested_by: User | None = None, budget_ms: int | None = None
+    *,
+    cart: Cart,
+    requested_by: User | None = None,
+    budget_ms: int | None = None,
+    lines: CartLines | None = None,
 ) -> OptimizationRun:
-    """Starts improving ``cart`` as it stands and returns the run.
+    """Starts improving ``cart`` as it stands and returns the run. ``lines``: the cart and
+    its lines as the caller read them together (``selectors.cart_lines_find``), which saves
+    reading the lines again; ``None`` reads them here.
 
     Rate limited per shopper (per cart when signed out) for the API and the web page alike
     (``Throttled``, 429). Validates first (``cart_empty``, ``line_unavailable``, a bad
@@ -227,7 +234,7 @@ def optimization_run_create(
     user = _signed_in(requested_by)
     improve_rate_check(ident=f"user:{user.pk}" if user is not None else f"cart:{cart.pk}")
     t0 = time.perf_counter()
-    build = cart_problem_build(cart=cart)
+    build = cart_problem_build(cart=cart, lines=lines)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
     if choice.route == OptimizationRun.Route.INLINE:

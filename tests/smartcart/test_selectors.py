@@ -1,10 +1,13 @@
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from gpu_engine import price_assignment
 from smartcart.selectors import (
     cart_current_total,
+    cart_lines_find,
+    cart_lines_read,
     cart_problem_build,
     optimization_run_get,
     optimization_run_latest,
@@ -12,7 +15,8 @@ from smartcart.selectors import (
 from smartcart.services import optimization_run_create, optimization_run_dismiss
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import CartLine, Merchant, Offer
-from storefront.selectors import cart_pricing_summary
+from storefront.selectors import cart_pricing_summary, merchant_terms_for_destination
+from storefront.zone_index import zone_index_current, zone_index_invalidate
 from tests.factories import (
     CartFactory,
     CartLineFactory,
@@ -24,6 +28,13 @@ from tests.factories import (
 from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
+
+
+def _fresh_zone_index():
+    """Index the merchants made in this test: their commit would replace the index's stamp,
+    and a test never commits. Built once per process (two queries), then no query."""
+    zone_index_invalidate()
+    zone_index_current()
 
 
 def test_problem_has_every_active_offer_and_the_way_back(cart):
@@ -77,11 +88,23 @@ def test_current_total_matches_the_storefronts_pricing(cart):
 @pytest.mark.parametrize("lines", [1, 12])
 def test_problem_build_query_count_is_bounded(shopper, lines, django_assert_num_queries):
     cart = cart_with_choices(owner=shopper, lines=lines)
-    # The lines (with the cart's version and destination, each line's offer and merchant),
-    # then the candidate offers with their merchants' terms and matching zones: two.
+    _fresh_zone_index()
+    # The cart with its lines (each line's offer and merchant), then the candidate offers
+    # with their merchants' names and discounts: two. Shipping is the zone index's.
     with django_assert_num_queries(2):
         build = cart_problem_build(cart=cart)
     assert build.problem.n_items == lines
+    # With the cart and its lines read by the caller (the API view): one.
+    found = cart_lines_find(user=shopper)
+    with django_assert_num_queries(1):
+        again = cart_problem_build(cart=found.cart, lines=found)
+    assert again.problem.to_dict() == build.problem.to_dict()
+    assert (again.cart_version, again.lines, again.offers, again.merchants) == (
+        build.cart_version,
+        build.lines,
+        build.offers,
+        build.merchants,
+    )
 
 
 @pytest.mark.parametrize("inline_max_ms", [5, 0], ids=["inline", "queued"])
@@ -91,6 +114,7 @@ def test_create_reads_twice_and_writes_once(
     settings.SMARTCART_INLINE_MAX_MS = inline_max_ms
     for lines in (1, 6):
         cart = cart_with_choices(owner=UserFactory(), lines=lines)
+        _fresh_zone_index()
         with (
             django_capture_on_commit_callbacks(execute=False),
             CaptureQueriesContext(connection) as queries,
@@ -101,8 +125,8 @@ def test_create_reads_twice_and_writes_once(
             for query in queries
             if not query["sql"].startswith(("SAVEPOINT", "RELEASE", "SET LOCAL"))
         ]
-        # The lines (with the version), the offers with the zones; then the run itself (a
-        # run already in flight for the version is the unique constraint's to find).
+        # The cart with its lines, the offers; then the run itself (a run already in flight
+        # for the version is the unique constraint's to find).
         assert statements == ["SELECT", "SELECT", "INSERT"]
 
 
@@ -110,6 +134,9 @@ def test_empty_and_unbuyable_carts_are_refused(shopper):
     cart = CartFactory(owner=shopper)
     with pytest.raises(ValidationFailed) as empty:
         cart_problem_build(cart=cart)
+    assert empty.value.code == "cart_empty"
+    with pytest.raises(ValidationFailed) as empty:
+        cart_problem_build(cart=cart, lines=cart_lines_find(user=shopper))
     assert empty.value.code == "cart_empty"
     line = CartLineFactory(cart=cart, offer=OfferFactory(stock=5), quantity=3)
     Offer.objects.filter(pk=line.offer_id).update(stock=2)
@@ -144,16 +171,75 @@ def test_latest_skips_dismissed(cart):
     assert optimization_run_latest(cart=cart, include_dismissed=True) == second
 
 
-def test_terms_agree_with_the_storefronts_resolution(shopper):
-    from storefront.selectors import merchant_terms_for_destination
-
+@pytest.mark.parametrize("postal_code", ["10115", "10999", "20095", "SW1A 1AA", ""])
+def test_terms_agree_with_the_storefronts_resolution(shopper, postal_code):
+    """The zone index resolves shipping as the SQL of ``merchant_terms_for_destination`` does:
+    the longest matching prefix, ``""`` everywhere, else the merchant's defaults."""
     cart = cart_with_choices(owner=shopper)
-    for merchant in Merchant.objects.all():
+    dear, bundle, cheap = (
+        Merchant.objects.get(name=f"{n} Shop") for n in ("Dear", "Bundle", "Cheap")
+    )
+    bundle.discount_min_units, bundle.discount_basis_points = 2, 300
+    bundle.save()
+    for merchant in (dear, bundle):
         ShippingZoneFactory(merchant=merchant, postal_prefix="10", base_fee=merchant.pk * 7)
-    ShippingZoneFactory(merchant=Merchant.objects.first(), postal_prefix="101", base_fee=1)
+    ShippingZoneFactory(merchant=dear, postal_prefix="101", base_fee=1, free_over=None)
+    ShippingZoneFactory(merchant=cheap, postal_prefix="", base_fee=2, per_extra_unit=3)
+    ShippingZoneFactory(merchant=cheap, postal_prefix="SW1", base_fee=4)
+    cart.postal_code = postal_code
+    cart.save()
+    build = cart_problem_build(cart=cart)
+    expected = merchant_terms_for_destination(
+        merchant_ids=list(build.merchants), postal_code=postal_code
+    )
+    assert build.merchants == expected
+    assert set(build.merchants) == {dear.pk, bundle.pk, cheap.pk}
+
+
+def test_a_merchant_the_zone_index_does_not_know_yet_is_resolved_in_sql(cart, shopper):
+    zone_index_current()
+    # Created in this transaction: the index is replaced only once it commits.
+    late = MerchantFactory(name="Late Shop", base_fee=50)
+    ShippingZoneFactory(merchant=late, postal_prefix="101", base_fee=7, per_extra_unit=1)
+    for line in CartLine.objects.filter(cart=cart):
+        OfferFactory(product=line.product, merchant=late, unit_price=2000)
     cart.postal_code = "10115"
     cart.save()
     build = cart_problem_build(cart=cart)
+    assert build.merchants[late.pk].shipping.as_spec() == {
+        "base_fee": 7,
+        "per_extra_unit": 1,
+        "free_over": None,
+    }
     assert build.merchants == merchant_terms_for_destination(
         merchant_ids=list(build.merchants), postal_code="10115"
     )
+
+
+def test_a_committed_zone_change_reaches_the_next_build(
+    cart, shopper, django_capture_on_commit_callbacks
+):
+    bundle = Merchant.objects.get(name="Bundle Shop")
+    assert cart_problem_build(cart=cart).merchants[bundle.pk].shipping.base_fee == 599
+    with django_capture_on_commit_callbacks(execute=True):
+        ShippingZoneFactory(merchant=bundle, postal_prefix="", base_fee=1)
+    assert cart_problem_build(cart=cart).merchants[bundle.pk].shipping.base_fee == 1
+
+
+def test_cart_lines_read_and_find(cart, shopper):
+    by_id = cart_lines_read(cart=cart)
+    by_owner = cart_lines_find(user=shopper)
+    assert by_id == by_owner
+    assert by_owner.cart == cart and by_owner.cart.version == cart.version
+    assert by_owner.cart.owner_id == shopper.pk and not by_owner.cart._state.adding
+    assert [row.snapshot.line_id for row in by_owner.rows] == list(
+        CartLine.objects.filter(cart=cart).order_by("created_at", "id").values_list("id", flat=True)
+    )
+    assert cart_lines_find(user=UserFactory()) is None
+    assert cart_lines_find(user=AnonymousUser()) is None
+    other = cart_with_choices(owner=UserFactory())
+    with pytest.raises(ValueError):
+        cart_problem_build(cart=other, lines=by_owner)
+    cart.delete()
+    with pytest.raises(NotFound):
+        cart_lines_read(cart=cart)

@@ -26,15 +26,19 @@ from storefront.services import (
 )
 
 
+def no_cart() -> NotFound:
+    return NotFound(
+        "You have no cart yet: POST /api/v1/cart/ or add a line to create it.",
+        code="cart_not_found",
+        field="cart",
+    )
+
+
 def own_cart(request) -> Cart:
     """The caller's cart; ``NotFound`` when they have none yet (GETs never create one)."""
     cart = cart_find(user=request.user)
     if cart is None:
-        raise NotFound(
-            "You have no cart yet: POST /api/v1/cart/ or add a line to create it.",
-            code="cart_not_found",
-            field="cart",
-        )
+        raise no_cart()
     return cart
 
 

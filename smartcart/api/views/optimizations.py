@@ -11,9 +11,9 @@ from smartcart.api.serializers import (
     OptimizationCreateSerializer,
     OptimizationRunSerializer,
 )
-from smartcart.api.views.carts import CartBaseView, cart_response, own_cart, validated
+from smartcart.api.views.carts import CartBaseView, cart_response, no_cart, own_cart, validated
 from smartcart.models import OptimizationRun
-from smartcart.selectors import optimization_run_get, optimization_run_list
+from smartcart.selectors import cart_lines_find, optimization_run_get, optimization_run_list
 from smartcart.services import (
     optimization_run_apply,
     optimization_run_create,
@@ -74,9 +74,12 @@ class OptimizationListView(CartBaseView):
     )
     def post(self, request):
         data = validated(OptimizationCreateSerializer, request.data)
-        cart = own_cart(request)
+        # The caller's cart and its lines in one query (the service would read them again).
+        found = cart_lines_find(user=request.user)
+        if found is None:
+            raise no_cart()
         run = optimization_run_create(
-            cart=cart, requested_by=request.user, budget_ms=data.get("budget_ms")
+            cart=found.cart, lines=found, requested_by=request.user, budget_ms=data.get("budget_ms")
         )
         finished = run.status in (OptimizationRun.Status.DONE, OptimizationRun.Status.FAILED)
         code = status.HTTP_201_CREATED if finished else status.HTTP_202_ACCEPTED

@@ -5,7 +5,7 @@ the tests pin the counts.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -187,6 +187,14 @@ def product_offer_list(
     return offers.order_by("unit_price", "merchant_id", "id")
 
 
+def product_cheapest_offer(*, product: Product | int, quantity: int) -> Offer | None:
+    """The cheapest offer of ``product`` a shopper can buy now in ``quantity`` (active, of an
+    active merchant, with that much stock), ties to the lowest merchant id as the product page
+    lists them; ``None`` when nobody has that many. One query."""
+    has_stock = Q(stock__isnull=True) | Q(stock__gte=quantity)
+    return product_offer_list(product=product).filter(has_stock).first()
+
+
 def offer_get(*, offer_id: int, buyable_only: bool = False) -> Offer:
     """One offer with its product and merchant; ``NotFound`` otherwise."""
     offers = Offer.objects.select_related("product", "merchant")
@@ -300,6 +308,89 @@ def shipping_rule_for_destination(*, merchant: Merchant, postal_code: str | None
         zones=[zone.shipping_rule() for zone in zones],
         postal_code=postal_code,
     )
+
+
+def shipping_rules_for_destinations(
+    *, pairs: Sequence[tuple[int, str | None]]
+) -> list[ShippingRule | None]:
+    """The rule of each (merchant id, postal code), in order, e.g. every merchant of every
+    open cart when pricing many carts: the same rules as ``shipping_rules_for_destination``
+    (longest matching zone, ``""`` matches everywhere, else the merchant's defaults; inactive
+    merchants resolved too), ``None`` where it would leave the merchant out (unknown id).
+
+    One batched longest-prefix match over the per-process zone index
+    (``storefront.zone_index``); no query while the index is fresh, two when it is rebuilt.
+    """
+    from storefront.zone_index import zone_index_current
+
+    return zone_index_current().resolve(pairs=pairs)
+
+
+MerchantDestination = tuple[int, str | None]
+
+
+def _shipping_rules_for_pairs(
+    *, pairs: Iterable[MerchantDestination], merchants: Mapping[int, Merchant]
+) -> dict[MerchantDestination, ShippingRule]:
+    """The rule of each distinct (merchant id, postal code) in one batched index match.
+
+    A merchant the index does not know (created in this still open transaction, or written
+    without signals and without ``zone_index_invalidate``) is resolved in SQL from its row in
+    ``merchants`` and its zones: one query more, the same rule.
+    """
+    pairs = list(dict.fromkeys(pairs))
+    if not pairs:
+        return {}
+    rules = dict(zip(pairs, shipping_rules_for_destinations(pairs=pairs), strict=True))
+    unknown = [pair for pair, rule in rules.items() if rule is None]
+    if unknown:
+        rules.update(_shipping_rules_via_sql(pairs=unknown, merchants=merchants))
+    return rules
+
+
+def _shipping_rules_via_sql(
+    *, pairs: Sequence[MerchantDestination], merchants: Mapping[int, Merchant]
+) -> dict[MerchantDestination, ShippingRule]:
+    candidates = {prefix for _, code in pairs for prefix in postal_prefix_candidates(code)}
+    zones: dict[int, list[ShippingRule]] = defaultdict(list)
+    for zone in ShippingZone.objects.filter(
+        merchant_id__in={merchant_id for merchant_id, _ in pairs}, postal_prefix__in=candidates
+    ).only("merchant_id", "postal_prefix", "base_fee", "per_extra_unit", "free_over"):
+        zones[zone.merchant_id].append(zone.shipping_rule())
+    return {
+        (merchant_id, code): shipping_rule_resolve(
+            default=merchants[merchant_id].default_shipping_rule(),
+            zones=zones.get(merchant_id, ()),
+            postal_code=code,
+        )
+        for merchant_id, code in pairs
+    }
+
+
+def _merchant_terms(merchant: Merchant, shipping: ShippingRule) -> MerchantTerms:
+    return MerchantTerms(
+        merchant_id=merchant.pk,
+        name=merchant.name,
+        active=merchant.active,
+        shipping=shipping,
+        discount=merchant.discount,
+    )
+
+
+def merchant_terms_for_merchants(
+    *, merchants: Iterable[Merchant], postal_code: str | None
+) -> dict[int, MerchantTerms]:
+    """``merchant_terms_for_destination`` for merchants already read (e.g. with a product's
+    offers): the same terms, with the shipping rules from the zone index in one batched match,
+    so no query while the index is fresh (that selector reads merchants and zones: two)."""
+    by_id = {merchant.pk: merchant for merchant in merchants}
+    rules = _shipping_rules_for_pairs(
+        pairs=[(merchant_id, postal_code) for merchant_id in by_id], merchants=by_id
+    )
+    return {
+        merchant_id: _merchant_terms(merchant, rules[(merchant_id, postal_code)])
+        for merchant_id, merchant in by_id.items()
+    }
 
 
 # --- carts --------------------------------------------------------------------------------
@@ -484,16 +575,29 @@ def _line_pricing(line: CartLine) -> LinePricing:
     )
 
 
-def cart_pricing_summary(*, cart: Cart) -> CartPricingSummary:
-    """Prices the cart's current lines at their offers' current prices, grouped by merchant,
-    with each merchant's shipping resolved for the cart's destination, through the engine's
-    pricing routine (``storefront.pricing``). Three queries; no writes."""
-    priced = [_line_pricing(line) for line in cart_line_list(cart=cart)]
+def _cart_lines_priced(*, cart_ids: Iterable[int]) -> dict[int, list[LinePricing]]:
+    """The lines of every cart, priced as they stand, in one query (each cart's lines in the
+    order ``cart_line_list`` gives)."""
+    lines = (
+        CartLine.objects.filter(cart_id__in=set(cart_ids))
+        .select_related("offer__merchant", "product__category")
+        .order_by("cart_id", "created_at", "id")
+    )
+    priced: dict[int, list[LinePricing]] = defaultdict(list)
+    for line in lines:
+        priced[line.cart_id].append(_line_pricing(line))
+    return priced
+
+
+def _cart_summary_build(
+    *, cart: Cart, priced: Sequence[LinePricing], terms: Mapping[int, MerchantTerms]
+) -> CartPricingSummary:
+    """Groups the buyable lines by merchant (``terms`` holds each one's terms for the cart's
+    destination) and prices them through the engine's pricing routine."""
     by_merchant: dict[int, list[LinePricing]] = {}
     for line in priced:
         if line.available:
             by_merchant.setdefault(line.merchant_id, []).append(line)
-    terms = merchant_terms_for_destination(merchant_ids=by_merchant, postal_code=cart.postal_code)
     shipments = [
         Shipment(
             merchant_id=merchant_id,
@@ -528,20 +632,56 @@ def cart_pricing_summary(*, cart: Cart) -> CartPricingSummary:
     )
 
 
-# --- shipping for many destinations -------------------------------------------------------
+def cart_pricing_summaries(*, carts: Iterable[Cart]) -> list[CartPricingSummary]:
+    """``cart_pricing_summary`` of each cart, in order, for a whole page or batch of carts.
 
-
-def shipping_rules_for_destinations(
-    *, pairs: Sequence[tuple[int, str | None]]
-) -> list[ShippingRule | None]:
-    """The rule of each (merchant id, postal code), in order, e.g. every merchant of every
-    open cart when pricing many carts: the same rules as ``shipping_rules_for_destination``
-    (longest matching zone, ``""`` matches everywhere, else the merchant's defaults; inactive
-    merchants resolved too), ``None`` where it would leave the merchant out (unknown id).
-
-    One batched longest-prefix match over the per-process zone index
-    (``storefront.zone_index``); no query while the index is fresh, two when it is rebuilt.
+    One query for the lines of every cart (with their offers and merchants), then the shipping
+    rule of every (merchant, cart destination) in one batched match of the zone index: no
+    query while it is fresh, two when a zone or merchant changed since this process built it,
+    one more when a line's merchant is newer than the index. Never one query per cart.
     """
-    from storefront.zone_index import zone_index_current
+    carts = list(carts)
+    priced = _cart_lines_priced(cart_ids=[cart.pk for cart in carts])
+    merchants: dict[int, Merchant] = {}
+    pairs: list[MerchantDestination] = []
+    for cart in carts:
+        for line in priced.get(cart.pk, ()):
+            if line.available:
+                merchants.setdefault(line.merchant_id, line.line.offer.merchant)
+                pairs.append((line.merchant_id, cart.postal_code))
+    rules = _shipping_rules_for_pairs(pairs=pairs, merchants=merchants)
+    terms = {
+        (merchant_id, code): _merchant_terms(merchants[merchant_id], rule)
+        for (merchant_id, code), rule in rules.items()
+    }
+    summaries = []
+    for cart in carts:
+        lines = priced.get(cart.pk, [])
+        cart_terms = {
+            line.merchant_id: terms[(line.merchant_id, cart.postal_code)]
+            for line in lines
+            if line.available
+        }
+        summaries.append(_cart_summary_build(cart=cart, priced=lines, terms=cart_terms))
+    return summaries
 
-    return zone_index_current().resolve(pairs=pairs)
+
+def cart_pricing_summary(*, cart: Cart) -> CartPricingSummary:
+    """Prices the cart's current lines at their offers' current prices, grouped by merchant,
+    with each merchant's shipping resolved for the cart's destination, through the engine's
+    pricing routine (``storefront.pricing``). The batch path for one cart (see
+    ``cart_pricing_summaries``): one query while the zone index is fresh; no writes."""
+    (summary,) = cart_pricing_summaries(carts=[cart])
+    return summary
+
+
+def cart_pricing_summary_via_sql(*, cart: Cart) -> CartPricingSummary:
+    """``cart_pricing_summary`` with each merchant's terms read and its zone resolved in SQL
+    (``merchant_terms_for_destination``), three queries per cart: the path the zone index
+    replaced, kept as the reference its parity tests and ``bench_cart_pricing`` measure."""
+    priced = [_line_pricing(line) for line in cart_line_list(cart=cart)]
+    terms = merchant_terms_for_destination(
+        merchant_ids={line.merchant_id for line in priced if line.available},
+        postal_code=cart.postal_code,
+    )
+    return _cart_summary_build(cart=cart, priced=priced, terms=terms)

@@ -13,7 +13,12 @@ from django.views.decorators.http import require_POST
 
 from storefront.errors import DomainError, NotFound
 from storefront.models import Offer, Product
-from storefront.selectors import cart_pricing_summary, offer_get, product_get, product_offer_list
+from storefront.selectors import (
+    cart_pricing_summary,
+    offer_get,
+    product_cheapest_offer,
+    product_get,
+)
 from storefront.services import (
     cart_destination_set,
     cart_line_add,
@@ -63,15 +68,6 @@ def render_cart(
     return render(request, "web/cart.html", context, status=status)
 
 
-def _cheapest_offer_for(product: Product, quantity: int) -> Offer | None:
-    """The cheapest offer a shopper can buy now in this quantity (ties: lowest merchant id,
-    the catalog's order)."""
-    for offer in product_offer_list(product=product):
-        if offer.can_supply(quantity):
-            return offer
-    return None
-
-
 def _add_target(data: dict) -> tuple[Product | None, Offer | None]:
     """The product (and offer, when one was chosen) a posted add-to-cart names."""
     try:
@@ -105,7 +101,7 @@ def cart_add(request: HttpRequest) -> HttpResponse:
         )
     quantity = form.cleaned_data["quantity"]
     if offer is None:
-        offer = _cheapest_offer_for(product, quantity)
+        offer = product_cheapest_offer(product=product, quantity=quantity)
         if offer is None:
             form.add_error("quantity", f"No merchant has {quantity} of this product in stock now.")
             return render_product(

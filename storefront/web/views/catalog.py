@@ -12,7 +12,7 @@ from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer, Product
 from storefront.selectors import (
     MerchantTerms,
     category_list,
-    merchant_terms_for_destination,
+    merchant_terms_for_merchants,
     product_get,
     product_list,
     product_offer_list,
@@ -89,8 +89,9 @@ def render_product(
     offers = list(product_offer_list(product=product))
     cart = request_cart_find(request)
     postal_code = cart.postal_code if cart else ""
-    terms = merchant_terms_for_destination(
-        merchant_ids={offer.merchant_id for offer in offers}, postal_code=postal_code
+    # The offers carry their merchants; only the zones are left, from the zone index.
+    terms = merchant_terms_for_merchants(
+        merchants=[offer.merchant for offer in offers], postal_code=postal_code
     )
     line = None
     if cart is not None:

@@ -6,6 +6,7 @@ related rows in the same query, and the bulk actions go through querysets, not l
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Min, Q, Subquery
@@ -34,6 +35,7 @@ from storefront.models import (
     ShippingZone,
 )
 from storefront.money import format_basis_points, format_money
+from storefront.selectors import CartPricingSummary, cart_pricing_summaries
 
 
 def _money_column(field: str, label: str):
@@ -327,6 +329,19 @@ class CartLineInline(ReadOnlyAdminMixin, admin.TabularInline):
         )
 
 
+class CartChangeList(ChangeList):
+    """Prices the page's carts together (``cart_pricing_summaries``: one query for all their
+    lines, one batched zone-index match for every merchant and destination), so the pricing
+    columns cost no query per row."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        self.result_list = list(self.result_list)
+        summaries = cart_pricing_summaries(carts=self.result_list)
+        for cart, summary in zip(self.result_list, summaries, strict=True):
+            cart.pricing = summary
+
+
 @admin.register(Cart)
 class CartAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
@@ -336,6 +351,8 @@ class CartAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "postal_code",
         "version",
         "line_count",
+        "shipping_display",
+        "total_display",
         "updated_at",
     ]
     list_select_related = ["owner"]
@@ -353,6 +370,23 @@ class CartAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="lines", ordering="_line_count")
     def line_count(self, obj: Cart) -> int:
         return obj._line_count
+
+    def get_changelist(self, request, **kwargs):
+        return CartChangeList
+
+    @admin.display(description="shipping now")
+    def shipping_display(self, obj: Cart) -> str:
+        summary: CartPricingSummary = obj.pricing
+        return format_money(summary.shipping) if summary.groups else "-"
+
+    @admin.display(description="total now, with shipping")
+    def total_display(self, obj: Cart) -> str:
+        summary: CartPricingSummary = obj.pricing
+        total = format_money(summary.total) if summary.groups else "-"
+        if summary.unavailable:
+            count = len(summary.unavailable)
+            return f"{total} ({count} unavailable line{'s' if count != 1 else ''} left out)"
+        return total
 
 
 @admin.register(CartLine)

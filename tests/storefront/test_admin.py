@@ -1,9 +1,14 @@
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
+from storefront.money import format_money
+from storefront.selectors import cart_pricing_summary
 from tests.factories import (
     CartLineFactory,
+    MerchantFactory,
     OfferFactory,
     ProductFactory,
     ShippingZoneFactory,
@@ -102,3 +107,49 @@ def test_invalid_product_form_shows_the_gtin_error(staff_client, catalog):
     assert response.status_code == 200
     assert "expected 1" in response.content.decode()
     assert not Product.objects.filter(slug="pen").exists()
+
+
+def _carts_with_lines(count: int) -> list[Cart]:
+    merchant = MerchantFactory(base_fee=499, per_extra_unit=100)
+    ShippingZoneFactory(merchant=merchant, postal_prefix="10", base_fee=199, per_extra_unit=0)
+    carts = []
+    for index in range(count):
+        line = CartLineFactory(
+            cart__postal_code=["10115", "80331"][index % 2],
+            offer=OfferFactory(merchant=merchant, unit_price=1000 + index),
+            quantity=2,
+        )
+        carts.append(line.cart)
+    return carts
+
+
+def test_cart_changelist_shows_each_carts_total_with_shipping(staff_client, catalog):
+    berlin, munich = _carts_with_lines(2)
+    unavailable = CartLineFactory(offer=OfferFactory(merchant__active=False)).cart
+    html = staff_client.get(url(Cart, "changelist")).content.decode()
+    assert "Total now, with shipping" in html
+    for cart in (berlin, munich, catalog.cart):
+        assert format_money(cart_pricing_summary(cart=cart).total) in html
+    # Zone 10 ships 2 units for 1.99; Munich pays 4.99 + 1.00 by default.
+    assert format_money(2 * 1000 + 199) in html
+    assert format_money(2 * 1001 + 599) in html
+    assert cart_pricing_summary(cart=unavailable).groups == ()
+    assert "1 unavailable line left out" in html
+
+
+def test_cart_changelist_prices_the_page_in_one_batch(
+    staff_client, catalog, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    _carts_with_lines(2)
+    staff_client.get(url(Cart, "changelist"))  # the zone index is built once, not per page
+    with CaptureQueriesContext(connection) as captured:
+        staff_client.get(url(Cart, "changelist"))
+    few = len(captured)
+    # Committed, the new merchant replaces the index's stamp; the next page rebuilds it once.
+    with django_capture_on_commit_callbacks(execute=True):
+        _carts_with_lines(15)
+    staff_client.get(url(Cart, "changelist"))
+    with django_assert_num_queries(few):
+        response = staff_client.get(url(Cart, "changelist"))
+    assert response.status_code == 200
+    assert len(response.context["cl"].result_list) == 18

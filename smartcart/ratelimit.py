@@ -51,9 +51,14 @@ def improve_rate_check(*, ident: str) -> None:
 
 
 def _incr(key: str, *, timeout_s: int) -> int:
+    """The window's count after this request. Adding the key first: a shopper's first request
+    in a window (the usual case, the rate is per minute) costs one cache round trip (Redis:
+    SET NX), a later one three (SET NX, then EXISTS and INCRBY)."""
+    if cache.add(key, 1, timeout=timeout_s + 1):
+        return 1
     try:
         return cache.incr(key)
-    except ValueError:  # the window's first request (or its key just expired)
+    except ValueError:  # the key expired between the two calls: this is a new window
         if cache.add(key, 1, timeout=timeout_s + 1):
             return 1
         return cache.incr(key)

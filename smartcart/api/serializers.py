@@ -1,5 +1,7 @@
 """Serializers: shapes in and out of the API, no business logic. Money is integer cents."""
 
+import copy
+
 from django.conf import settings
 from django.urls import reverse
 from rest_framework import serializers
@@ -309,6 +311,13 @@ class OptimizationRunSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
     applied_at = serializers.DateTimeField(allow_null=True)
     dismissed_at = serializers.DateTimeField(allow_null=True)
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # DRF deep-copies every declared field for each serializer, rebuilding it from its
+        # arguments (~25 us a field, ~0.6 ms a response). A shallow copy binds to this
+        # serializer just the same: what it shares with the declared field (choices,
+        # validators, help text) is only read.
+        return {name: copy.copy(field) for name, field in self._declared_fields.items()}
 
     def _absolute(self, path: str) -> str:
         request = self.context.get("request")

@@ -9,18 +9,19 @@ when a queued run is inserted (``services._create_queued``), so the inline path 
 for it.
 """
 
-import functools
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import router
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from gpu_engine import CartProblem, ProblemError, price_assignment
 from gpu_engine.solution import MerchantCost
 from smartcart.models import OptimizationRun
+from smartcart.prepared import PreparedQuery
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, Offer
 from storefront.selectors import (
@@ -160,32 +161,35 @@ class CartLines:
     rows: tuple[_LineRow, ...]
 
 
-@functools.cache
-def _cart_lines_query() -> QuerySet:
-    """Every cart LEFT JOINed to its lines, a row per line in the order they were added (one
-    row of NULL lines for an empty cart). Built once per process and filtered per request:
-    resolving the joins of every column costs more than filtering the result (~1 ms a
-    request); the query is never evaluated itself, only its filtered copies."""
-    return Cart.objects.order_by("lines__created_at", "lines__id").values_list(
-        *_CART_FIELDS, *_LINE_COLUMNS
+def _cart_lines_query(**cart_filter) -> QuerySet:
+    """The carts matching ``cart_filter`` LEFT JOINed to their lines, a row per line in the
+    order they were added (one row of NULL lines for an empty cart)."""
+    return (
+        Cart.objects.filter(**cart_filter)
+        .order_by("lines__created_at", "lines__id")
+        .values_list(*_CART_FIELDS, *_LINE_COLUMNS)
     )
 
 
-def _cart_lines(**cart_filter) -> CartLines | None:
-    """The one cart matching ``cart_filter`` with its lines."""
-    carts = _cart_lines_query().filter(**cart_filter)
-    rows = list(carts)
+# Compiled once per process: building these queries costs more than running them.
+_CART_LINES_BY_ID = PreparedQuery(Cart, lambda cart_id: _cart_lines_query(pk=cart_id))
+_CART_LINES_BY_OWNER = PreparedQuery(Cart, lambda user_id: _cart_lines_query(owner_id=user_id))
+
+
+def _cart_lines(query: PreparedQuery, key: int) -> CartLines | None:
+    rows = query.rows(key)
     if not rows:
         return None
     n_cart = len(_CART_FIELDS)
-    cart = Cart.from_db(carts.db, _CART_FIELDS, rows[0][:n_cart])
+    cart = Cart.from_db(router.db_for_read(Cart), _CART_FIELDS, rows[0][:n_cart])
     lines = tuple(_line_row(row[n_cart:]) for row in rows if row[n_cart] is not None)
     return CartLines(cart=cart, rows=lines)
 
 
 def cart_lines_read(*, cart: Cart) -> CartLines:
-    """``cart`` as it stands now, with its lines, in one query (``NotFound`` once deleted)."""
-    found = _cart_lines(pk=cart.pk)
+    """``cart`` as it stands now, with its lines, in one query (``NotFound`` when deleted or
+    never saved)."""
+    found = None if cart.pk is None else _cart_lines(_CART_LINES_BY_ID, cart.pk)
     if found is None:
         raise NotFound("No such cart.", code="cart_not_found", field="cart")
     return found
@@ -197,7 +201,7 @@ def cart_lines_find(*, user) -> CartLines | None:
     improve-cart request a round trip."""
     if user is None or not user.is_authenticated:
         return None
-    return _cart_lines(owner=user)
+    return _cart_lines(_CART_LINES_BY_OWNER, user.pk)
 
 
 _OFFER_COLUMNS = (
@@ -225,15 +229,14 @@ def _discount(min_units: int | None, basis_points: int | None) -> Discount | Non
     return Discount(min_units=min_units, basis_points=basis_points)
 
 
-@functools.cache
-def _offers_query() -> QuerySet:
-    """Buyable-state offers with their merchant's name and discount, built once per process
-    (see ``_cart_lines_query``)."""
-    return (
-        Offer.objects.filter(active=True, merchant__active=True)
+_OFFERS = PreparedQuery(
+    Offer,
+    lambda product_ids: (
+        Offer.objects.filter(product_id__in=product_ids, active=True, merchant__active=True)
         .order_by()
         .values_list(*_OFFER_COLUMNS)
-    )
+    ),
+)
 
 
 def _read_offers(
@@ -245,7 +248,7 @@ def _read_offers(
     lines_by_product: dict[int, list[LineSnapshot]] = defaultdict(list)
     for line in lines:
         lines_by_product[line.product_id].append(line)
-    rows = _offers_query().filter(product_id__in=lines_by_product)
+    rows = _OFFERS.rows(list(lines_by_product))
     offers: dict[tuple[int, int], OfferSnapshot] = {}
     merchants: dict[int, _MerchantRow] = {}
     for offer_id, product_id, merchant_id, unit_price, stock, name, min_units, bp in rows:

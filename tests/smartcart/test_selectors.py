@@ -14,7 +14,7 @@ from smartcart.selectors import (
 )
 from smartcart.services import optimization_run_create, optimization_run_dismiss
 from storefront.errors import Conflict, NotFound, ValidationFailed
-from storefront.models import CartLine, Merchant, Offer
+from storefront.models import Cart, CartLine, Merchant, Offer
 from storefront.selectors import cart_pricing_summary, merchant_terms_for_destination
 from storefront.zone_index import zone_index_current, zone_index_invalidate
 from tests.factories import (
@@ -240,6 +240,8 @@ def test_cart_lines_read_and_find(cart, shopper):
     other = cart_with_choices(owner=UserFactory())
     with pytest.raises(ValueError):
         cart_problem_build(cart=other, lines=by_owner)
+    cart_id = cart.pk
     cart.delete()
-    with pytest.raises(NotFound):
-        cart_lines_read(cart=cart)
+    for gone in (cart, Cart(pk=cart_id)):
+        with pytest.raises(NotFound):
+            cart_lines_read(cart=gone)

@@ -20,8 +20,11 @@ def test_bench_creates_the_missing_carts_and_finds_every_path_equal():
     call_command("bench_cart_pricing", carts=8, repeat=1, create_missing=True, stdout=out)
     report = out.getvalue()
     assert "8 carts" in report
-    for path in ("batch, zone index", "per cart, zone index", "per cart, SQL zones"):
-        assert path in report
+    rows = {line[:24].strip(): line[24:].split() for line in report.splitlines()}
+    # Queries, then queries per cart: one batch query; one a cart; three a cart in SQL.
+    assert rows["batch, zone index"][3:] == ["1", "0.12"]
+    assert rows["per cart, zone index"][3:] == ["8", "1.00"]
+    assert rows["per cart, SQL zones"][3:] == ["24", "3.00"]
     assert "all 8 carts priced the same on every path, to the cent" in report
     assert Cart.objects.filter(session_key__startswith="bench-cart-pricing-").count() == 7
 

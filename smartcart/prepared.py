@@ -9,12 +9,13 @@ schema) and each column gets the converters the ORM would apply (SQLite's boolea
 datetimes; PostgreSQL needs none for these columns). The statement goes through the
 connection's cursor, so execute wrappers and query capture see it like any other.
 
-Arguments are ids: an ``int``, or a list or tuple of ints (an ``__in`` list; each length
-compiles once, and a cart has at most ``MAX_CART_LINES`` products).
+Arguments are ids (``int``) and strings (``str``), each alone or in a non-empty list or
+tuple of one kind (an ``__in`` list: each length compiles once; a cart has at most
+``MAX_CART_LINES`` products, a postal code at most 11 prefixes). They are passed to the
+database as given, so they must be what the ORM would pass: an id for an integer column, a
+string for a text column (anything else is refused).
 """
 
-import itertools
-import operator
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,15 +24,19 @@ from typing import Any
 from django.db import connections, router
 from django.db.models import Model, QuerySet
 
-# Stand-ins for the arguments while compiling: ids no row has, and no query's own constant.
-_STAND_IN_BASE = -(2**62)
+Value = int | str
+Argument = Value | list[Value] | tuple[Value, ...]
+
+# Stand-ins for the arguments while compiling: values no row has, and no query's constant.
+_INT_STAND_IN = -(2**62)
+_STR_STAND_IN = "\x1fstand-in-{}\x1f"
 
 
 @dataclass(frozen=True)
 class _Compiled:
     sql: str
     params: tuple[Any, ...]
-    # params[i] is argument slots[i] (an index into the flattened arguments), or a constant.
+    # params[i] is argument value slots[i] (an index into the flattened values), or constant.
     slots: tuple[int | None, ...]
     converters: tuple[tuple[int, tuple[Callable, ...], Any], ...]
 
@@ -46,9 +51,9 @@ class PreparedQuery:
         self._compiled: dict[tuple, _Compiled] = {}
         self._lock = threading.Lock()
 
-    def rows(self, *args: int | list[int] | tuple[int, ...]) -> list[tuple]:
+    def rows(self, *args: Argument) -> list[tuple]:
         alias = router.db_for_read(self._model)
-        shape = (alias, *(len(arg) if isinstance(arg, list | tuple) else None for arg in args))
+        shape = (alias, *map(_shape, args))
         compiled = self._compiled.get(shape)
         if compiled is None:
             with self._lock:
@@ -67,24 +72,17 @@ class PreparedQuery:
         return [_convert(row, compiled.converters, connection) for row in rows]
 
     def _compile(self, shape: tuple, alias: str) -> _Compiled:
-        counter = itertools.count()
-        stand_ins = tuple(
-            _STAND_IN_BASE - next(counter)
-            if length is None
-            else [_STAND_IN_BASE - next(counter) for _ in range(length)]
-            for length in shape[1:]
-        )
-        queryset = self._build(*stand_ins).using(alias)
-        compiler = queryset.query.get_compiler(alias)
+        stand_ins = _stand_ins(shape[1:])
+        compiler = self._build(*stand_ins).using(alias).query.get_compiler(alias)
         sql, params = compiler.as_sql()
         if compiler.has_extra_select:  # rows would carry columns the ORM trims
             raise ValueError("a prepared query selects exactly its values_list columns")
-        slot_of = {stand_in: slot for slot, stand_in in enumerate(_flatten(stand_ins))}
-        slots = tuple(slot_of.get(param) if isinstance(param, int) else None for param in params)
-        used = [slot for slot in slots if slot is not None]
-        if sorted(used) != list(range(len(slot_of))):
+        slot_of = {(type(v), v): slot for slot, v in enumerate(_flatten(stand_ins))}
+        slots = tuple(slot_of.get((type(param), param)) for param in params)
+        if sorted(slot for slot in slots if slot is not None) != list(range(len(slot_of))):
             raise ValueError(
-                f"each argument must be a query parameter exactly once: {params!r} for {shape!r}"
+                f"each argument value must be a query parameter exactly once, as given: "
+                f"{params!r} for {shape!r}"
             )
         fields = [column[0] for column in compiler.select[: compiler.col_count]]
         converters = tuple(
@@ -96,15 +94,41 @@ class PreparedQuery:
         return compiled
 
 
-def _flatten(args: Sequence) -> list[int]:
-    """The arguments' ids in order; ``operator.index`` refuses anything but an integer (the
-    ORM would have converted a string, this SQL takes the value as given)."""
-    flat = []
+def _kind(value: object) -> type:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError(f"a prepared query takes ids and strings, got {value!r}")
+    return int if isinstance(value, int) else str
+
+
+def _shape(arg: Argument) -> tuple:
+    if not isinstance(arg, list | tuple):
+        return (_kind(arg),)
+    kinds = set(map(_kind, arg))
+    if len(kinds) != 1:
+        raise TypeError(f"a list argument holds values of one kind, at least one: {arg!r}")
+    return (kinds.pop(), len(arg))
+
+
+def _stand_ins(shapes: Sequence[tuple]) -> tuple:
+    numbers = iter(range(10**6))
+
+    def stand_in(kind: type) -> Value:
+        number = next(numbers)
+        return _INT_STAND_IN - number if kind is int else _STR_STAND_IN.format(number)
+
+    return tuple(
+        stand_in(kind) if len(rest) == 0 else [stand_in(kind) for _ in range(rest[0])]
+        for kind, *rest in shapes
+    )
+
+
+def _flatten(args: Sequence[Argument]) -> list[Value]:
+    flat: list[Value] = []
     for arg in args:
         if isinstance(arg, list | tuple):
-            flat.extend(map(operator.index, arg))
+            flat.extend(arg)
         else:
-            flat.append(operator.index(arg))
+            flat.append(arg)
     return flat
 
 

@@ -3,8 +3,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from smartcart.prepared import PreparedQuery
-from storefront.models import Cart, Offer
-from tests.factories import CartFactory, UserFactory
+from storefront.models import Cart, Offer, ShippingZone
+from tests.factories import CartFactory, MerchantFactory, ShippingZoneFactory, UserFactory
 from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
@@ -60,11 +60,30 @@ def test_the_statement_is_seen_like_any_other():
     assert len(queries) == 1 and str(cart.pk) in queries[0]["sql"]
 
 
+def test_strings_and_ids_together():
+    merchant = MerchantFactory()
+    for prefix in ("", "1", "10", "SW"):
+        ShippingZoneFactory(merchant=merchant, postal_prefix=prefix)
+
+    def zones(merchant_id, prefixes):
+        return (
+            ShippingZone.objects.filter(merchant_id=merchant_id, postal_prefix__in=prefixes)
+            .order_by("postal_prefix")
+            .values_list("postal_prefix", "base_fee")
+        )
+
+    query = PreparedQuery(ShippingZone, zones)
+    for prefixes in (["10", "1", ""], [""], ("SW1", "SW", "S", ""), ["X"]):
+        assert query.rows(merchant.pk, prefixes) == list(zones(merchant.pk, prefixes))
+
+
 def test_misuse_is_refused():
     ignored = PreparedQuery(Cart, lambda cart_id: Cart.objects.values_list("id"))
     with pytest.raises(ValueError, match="exactly once"):
         ignored.rows(1)
     query = PreparedQuery(Cart, _cart_rows)
-    for value in ("1", 1.5, None):
+    for value in (1.5, None, True, [], [1, "1"], b"1"):
         with pytest.raises(TypeError):
             query.rows(value)
+    with pytest.raises(ValueError):  # the ORM refuses a string for an id, as it would
+        query.rows("1")

@@ -14,9 +14,8 @@ from smartcart.selectors import (
 )
 from smartcart.services import optimization_run_create, optimization_run_dismiss
 from storefront.errors import Conflict, NotFound, ValidationFailed
-from storefront.models import Cart, CartLine, Merchant, Offer
+from storefront.models import Cart, CartLine, Merchant, Offer, ShippingZone
 from storefront.selectors import cart_pricing_summary, merchant_terms_for_destination
-from storefront.zone_index import zone_index_current, zone_index_invalidate
 from tests.factories import (
     CartFactory,
     CartLineFactory,
@@ -28,13 +27,6 @@ from tests.factories import (
 from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
-
-
-def _fresh_zone_index():
-    """Index the merchants made in this test: their commit would replace the index's stamp,
-    and a test never commits. Built once per process (two queries), then no query."""
-    zone_index_invalidate()
-    zone_index_current()
 
 
 def test_problem_has_every_active_offer_and_the_way_back(cart):
@@ -88,9 +80,8 @@ def test_current_total_matches_the_storefronts_pricing(cart):
 @pytest.mark.parametrize("lines", [1, 12])
 def test_problem_build_query_count_is_bounded(shopper, lines, django_assert_num_queries):
     cart = cart_with_choices(owner=shopper, lines=lines)
-    _fresh_zone_index()
     # The cart with its lines (each line's offer and merchant), then the candidate offers
-    # with their merchants' names and discounts: two. Shipping is the zone index's.
+    # with their merchants' terms and matching zones: two.
     with django_assert_num_queries(2):
         build = cart_problem_build(cart=cart)
     assert build.problem.n_items == lines
@@ -114,7 +105,6 @@ def test_create_reads_twice_and_writes_once(
     settings.SMARTCART_INLINE_MAX_MS = inline_max_ms
     for lines in (1, 6):
         cart = cart_with_choices(owner=UserFactory(), lines=lines)
-        _fresh_zone_index()
         with (
             django_capture_on_commit_callbacks(execute=False),
             CaptureQueriesContext(connection) as queries,
@@ -125,8 +115,8 @@ def test_create_reads_twice_and_writes_once(
             for query in queries
             if not query["sql"].startswith(("SAVEPOINT", "RELEASE", "SET LOCAL"))
         ]
-        # The cart with its lines, the offers; then the run itself (a run already in flight
-        # for the version is the unique constraint's to find).
+        # The cart with its lines, the offers with the zones; then the run itself (a run
+        # already in flight for the version is the unique constraint's to find).
         assert statements == ["SELECT", "SELECT", "INSERT"]
 
 
@@ -173,8 +163,8 @@ def test_latest_skips_dismissed(cart):
 
 @pytest.mark.parametrize("postal_code", ["10115", "10999", "20095", "SW1A 1AA", ""])
 def test_terms_agree_with_the_storefronts_resolution(shopper, postal_code):
-    """The zone index resolves shipping as the SQL of ``merchant_terms_for_destination`` does:
-    the longest matching prefix, ``""`` everywhere, else the merchant's defaults."""
+    """Shipping resolves as ``merchant_terms_for_destination`` resolves it: the longest
+    matching prefix, ``""`` everywhere, else the merchant's defaults; discounts alike."""
     cart = cart_with_choices(owner=shopper)
     dear, bundle, cheap = (
         Merchant.objects.get(name=f"{n} Shop") for n in ("Dear", "Bundle", "Cheap")
@@ -196,34 +186,19 @@ def test_terms_agree_with_the_storefronts_resolution(shopper, postal_code):
     assert set(build.merchants) == {dear.pk, bundle.pk, cheap.pk}
 
 
-def test_a_merchant_the_zone_index_does_not_know_yet_is_resolved_in_sql(cart, shopper):
-    zone_index_current()
-    # Created in this transaction: the index is replaced only once it commits.
-    late = MerchantFactory(name="Late Shop", base_fee=50)
-    ShippingZoneFactory(merchant=late, postal_prefix="101", base_fee=7, per_extra_unit=1)
-    for line in CartLine.objects.filter(cart=cart):
-        OfferFactory(product=line.product, merchant=late, unit_price=2000)
-    cart.postal_code = "10115"
-    cart.save()
-    build = cart_problem_build(cart=cart)
-    assert build.merchants[late.pk].shipping.as_spec() == {
-        "base_fee": 7,
-        "per_extra_unit": 1,
-        "free_over": None,
-    }
-    assert build.merchants == merchant_terms_for_destination(
-        merchant_ids=list(build.merchants), postal_code="10115"
-    )
-
-
-def test_a_committed_zone_change_reaches_the_next_build(
-    cart, shopper, django_capture_on_commit_callbacks
-):
+def test_a_zone_or_terms_change_reaches_the_next_build(cart):
     bundle = Merchant.objects.get(name="Bundle Shop")
     assert cart_problem_build(cart=cart).merchants[bundle.pk].shipping.base_fee == 599
-    with django_capture_on_commit_callbacks(execute=True):
-        ShippingZoneFactory(merchant=bundle, postal_prefix="", base_fee=1)
+    ShippingZoneFactory(merchant=bundle, postal_prefix="", base_fee=1)
     assert cart_problem_build(cart=cart).merchants[bundle.pk].shipping.base_fee == 1
+    # Written without signals (no cache or index to invalidate): read as it is.
+    ShippingZone.objects.filter(merchant=bundle).update(base_fee=2)
+    Merchant.objects.filter(pk=bundle.pk).update(discount_min_units=2, discount_basis_points=100)
+    terms = cart_problem_build(cart=cart).merchants[bundle.pk]
+    assert terms.shipping.base_fee == 2 and terms.discount.as_spec() == {
+        "min_units": 2,
+        "basis_points": 100,
+    }
 
 
 def test_cart_lines_read_and_find(cart, shopper):

@@ -5,7 +5,6 @@ from django.test.utils import CaptureQueriesContext
 
 from storefront.models import CartLine, Offer
 from storefront.services import cart_line_set_quantity
-from storefront.zone_index import zone_index_current
 from tests.factories import UserFactory
 from tests.smartcart.conftest import cart_with_choices
 
@@ -161,7 +160,6 @@ def test_optimize_is_throttled(alice_api, cart, settings):
 
 
 def test_inline_optimize_reads_three_times_and_writes_once(alice_api, cart):
-    zone_index_current()  # fresh for the rest of the test: shipping costs no query
     with CaptureQueriesContext(connection) as queries:
         response = alice_api.post(URL, {}, format="json")
     assert response.status_code == 201
@@ -171,7 +169,7 @@ def test_inline_optimize_reads_three_times_and_writes_once(alice_api, cart):
         if not query["sql"].startswith(("SAVEPOINT", "RELEASE", "SET LOCAL"))
     ]
     # The token (with its user), the caller's cart with its lines in one statement, the
-    # candidate offers, then the run.
+    # candidate offers with their merchants' matching zones, then the run.
     assert [sql.split()[0] for sql in statements] == ["SELECT", "SELECT", "SELECT", "INSERT"]
     assert '"authtoken_token"' in statements[0]
     assert 'FROM "storefront_cart" LEFT OUTER JOIN "storefront_cartline"' in statements[1]

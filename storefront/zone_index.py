@@ -15,11 +15,13 @@ characters; when the namespace and the longest prefix do not fit 64 bits togethe
 merchants are split into shards of ``2 ** namespace_bits`` and each shard gets its own tree
 (one batched match per shard; one tree, so one call, in every realistic case).
 
-Devices: ``radix_tree_build(device="auto")`` builds the tree on a real GPU when one is present
-and otherwise on the numba CPU twin (never on Numba's CUDA simulator); the thread-to-data
-mapping is the tree's (one thread per query in ``radix_tree_match``, see
-``gpu_engine.radix_tree``). A web or Celery process builds the index after it started (never
-at import), so a forked worker does not inherit a CUDA context.
+Devices: ``STOREFRONT_ZONE_INDEX_DEVICE`` (default ``"cpu"``) is where the tree is built and
+matched. The CPU twin is the default because the callers are web processes and ``cpu``
+workers, which must hold no CUDA context (GPU memory per process, and asking whether a GPU is
+present costs about 0.6 s on a first request); ``"auto"`` (a real GPU when present, never
+Numba's CUDA simulator) or ``"gpu"`` suit a ``gpu`` worker pricing many carts. The thread-to-
+data mapping is the tree's (one thread per query in ``radix_tree_match``, see
+``gpu_engine.radix_tree``). A process builds its index on first use, never at import.
 
 Freshness: ``zone_index_current()`` keeps one index per process, tagged with a version stamp
 read from Django's cache (the shared Redis cache in production). Saving or deleting a
@@ -39,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
@@ -110,11 +113,12 @@ class ZoneIndex:
         return matched
 
 
-def zone_index_build(*, version: str = "", device: str = "auto") -> ZoneIndex:
+def zone_index_build(*, version: str = "", device: str | None = None) -> ZoneIndex:
     """Reads every merchant and every zone (two queries) and builds the index.
 
     Inactive merchants are included: ``shipping_rules_for_destination`` resolves their rules
     too (whether they may sell is the caller's decision), and the index must agree with it.
+    ``device``: None reads ``STOREFRONT_ZONE_INDEX_DEVICE``.
     """
     from storefront.models import Merchant, ShippingZone
 
@@ -136,6 +140,7 @@ def zone_index_build(*, version: str = "", device: str = "auto") -> ZoneIndex:
         for _, prefix, b, p, f in zones
     ]
     prefixes = [row[1] for row in zones]
+    device = device or settings.STOREFRONT_ZONE_INDEX_DEVICE
     shard_size, shards = _shards(merchant_ids.size, dense, prefixes, device)
     return ZoneIndex(
         version=version,

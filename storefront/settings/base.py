@@ -211,6 +211,9 @@ STOREFRONT_CHEAPEST_TIME_LIMIT_S = int(os.environ.get("STOREFRONT_CHEAPEST_TIME_
 STOREFRONT_CHEAPEST_DEBOUNCE_S = float(os.environ.get("STOREFRONT_CHEAPEST_DEBOUNCE_S", "2"))
 STOREFRONT_CHEAPEST_CHUNK = int(os.environ.get("STOREFRONT_CHEAPEST_CHUNK", "50000"))
 STOREFRONT_CHEAPEST_DRAIN_S = float(os.environ.get("STOREFRONT_CHEAPEST_DRAIN_S", "300"))
+# Where the shipping-zone index (pricing many carts) builds and matches its radix tree: web
+# processes and cpu workers use it, so the CPU twin unless a gpu worker does the pricing.
+STOREFRONT_ZONE_INDEX_DEVICE = os.environ.get("STOREFRONT_ZONE_INDEX_DEVICE", "cpu")
 
 # --- REST API -----------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -1,8 +1,10 @@
 import pytest
 from django.db import transaction
+from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpu_engine.radix_tree import radix_tree_build
 from storefront.models import Merchant, ShippingZone
 from storefront.selectors import shipping_rules_for_destination, shipping_rules_for_destinations
 from storefront.shipping import ShippingRule, shipping_rule_resolve
@@ -153,3 +155,23 @@ def test_query_counts(django_assert_num_queries):
     with django_assert_num_queries(0):
         again = shipping_rules_for_destinations(pairs=pairs * 100)
     assert again == first * 100
+
+
+def test_the_index_builds_on_the_configured_device(monkeypatch):
+    """Web processes and cpu workers must hold no CUDA context: the index builds where
+    STOREFRONT_ZONE_INDEX_DEVICE says ("cpu" by default), not wherever a GPU happens to be."""
+    import storefront.zone_index as zone_index
+
+    devices = []
+
+    def build(keys, *, device, **kwargs):
+        devices.append(device)
+        return radix_tree_build(keys, device="cpu", **kwargs)
+
+    monkeypatch.setattr(zone_index, "radix_tree_build", build)
+    ShippingZoneFactory(merchant=MerchantFactory(), postal_prefix="10")
+    zone_index_invalidate()
+    zone_index_current()
+    with override_settings(STOREFRONT_ZONE_INDEX_DEVICE="auto"):
+        zone_index_build()
+    assert devices == ["cpu", "auto"]

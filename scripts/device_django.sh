@@ -10,8 +10,8 @@
 #   (b) improve-cart jobs as the planner routes them with the gpu queue served
 #       (SMARTCART_GPU_QUEUE=1): `bench_optimize --series auto` through the real broker to the
 #       workers, with each series' routes (route/algorithm) and round trips;
-#   (d) `bench_cart_pricing` (zone resolution for many carts through the radix-tree index) when
-#       the command exists.
+#   (d) `bench_cart_pricing` (zone resolution for many carts through the radix-tree index), the
+#       index built on the CPU twin, then on the GPU (STOREFRONT_ZONE_INDEX_DEVICE).
 # Run through the device tool from the repository root with carry [".whl-dj"] (the wheels of
 # numpy 2.4, highspy and the Django stack, plus .whl-dj/deb/*.deb); the command starts with
 #   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -105,10 +105,11 @@ for path in sorted(pathlib.Path(sys.argv[1]).glob("optimize_auto_*.json")):
               else stats)
 PYEOF
 
-# (d) Zone resolution for many carts (the radix-tree index), when the command exists.
-if "$PY" manage.py help bench_cart_pricing >/dev/null 2>&1; then
-    phase cart_pricing "${PRICING_CAP:-90}" "$PY" manage.py bench_cart_pricing \
-        ${PRICING_ARGS:-}
-fi
+# (d) Zone resolution for many carts (the radix-tree index), built on the CPU twin and on the GPU.
+for device in cpu $DEVICE; do
+    # shellcheck disable=SC2086
+    phase "cart_pricing_$device" "${PRICING_CAP:-100}" env STOREFRONT_ZONE_INDEX_DEVICE=$device \
+        "$PY" manage.py bench_cart_pricing --create-missing ${PRICING_ARGS:---carts 2000}
+done
 grep -h "succeeded in\|ERROR\|Traceback" "$OUT"/worker_*.log | sort | uniq -c | sort -rn \
     | head -20 | tee -a "$LOG"

@@ -234,6 +234,8 @@ def optimization_run_create(
     user = _signed_in(requested_by)
     improve_rate_check(ident=f"user:{user.pk}" if user is not None else f"cart:{cart.pk}")
     t0 = time.perf_counter()
+    if lines is not None:  # the caller read the cart: building it started then
+        t0 -= lines.read_ms / 1000.0
     build = cart_problem_build(cart=cart, lines=lines)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)

@@ -1,13 +1,16 @@
+import dataclasses
 from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from gpu_engine import price_assignment
 from gpu_engine.results import make_solution
-from smartcart import services
+from smartcart import selectors, services
 from smartcart.models import OptimizationRun
 from storefront.errors import Conflict, ValidationFailed
 from storefront.models import CartLine, Merchant, Offer
@@ -34,6 +37,15 @@ def test_inline_run_is_done_with_the_optimum(cart, shopper):
     assert bundle["merchant_name"] == "Bundle Shop"
     assert (bundle["shipping"], bundle["missing_for_free_shipping"]) == (0, 0)
     assert run.build_ms >= 0 and run.solve_ms >= 0 and run.elapsed_ms >= run.solve_ms
+
+
+def test_lines_read_by_the_caller_are_not_read_again_and_count_as_building(cart, shopper):
+    found = dataclasses.replace(selectors.cart_lines_find(user=shopper), read_ms=5.0)
+    with CaptureQueriesContext(connection) as queries:
+        run = services.optimization_run_create(cart=found.cart, lines=found, requested_by=shopper)
+    assert run.status == Status.DONE and run.cart_version == cart.version
+    assert not any('"storefront_cartline"' in query["sql"] for query in queries)
+    assert run.build_ms >= 5.0 and run.elapsed_ms >= 5.0 + run.solve_ms
 
 
 def test_apply_rewrites_lines_and_bumps_version(cart, shopper):

@@ -238,6 +238,26 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
+# --- E-mail -------------------------------------------------------------------------------
+# The shop mails password-reset links. With DEBUG they are printed on the console, otherwise
+# sent over SMTP; EMAIL_BACKEND overrides either (cookiecutter-django style). The password has
+# no default: it comes from the environment only.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+# Mail is sent inside the reset request: an SMTP server that does not answer must not hold a
+# web worker for the OS's TCP timeout (Django's default is no timeout at all).
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "10"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Smart Cart <noreply@localhost>")
+
 # --- Logging ------------------------------------------------------------------------------
 LOGGING = {
     "version": 1,

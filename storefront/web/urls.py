@@ -1,3 +1,4 @@
+from django.contrib.auth.views import PasswordResetCompleteView
 from django.urls import path
 
 # Imported for its side effect: the receiver that merges an anonymous cart at login.
@@ -21,4 +22,24 @@ urlpatterns = [
     path("accounts/login/", accounts.ShopLoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.ShopLogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.signup, name="signup"),
+    path(
+        "accounts/password/reset/",
+        accounts.ShopPasswordResetView.as_view(),
+        name="password_reset",
+    ),
+    path(
+        "accounts/password/reset/done/",
+        accounts.ShopPasswordResetDoneView.as_view(),
+        name="password_reset_done",
+    ),
+    path(
+        "accounts/password/reset/complete/",
+        PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
+    path(
+        "accounts/password/reset/<uidb64>/<token>/",
+        accounts.ShopPasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
 ]

@@ -1,12 +1,24 @@
-"""Login, logout and sign-up. Logging in (either way) merges the anonymous cart, see
-``storefront.web.signals``."""
+"""Login, logout, sign-up and password reset. Logging in (any way, also right after a
+password reset) merges the anonymous cart, see ``storefront.web.signals``."""
 
+import math
+from datetime import timedelta
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.views import LoginView, LogoutView
+from django.contrib.auth.views import (
+    LoginView,
+    LogoutView,
+    PasswordResetConfirmView,
+    PasswordResetDoneView,
+    PasswordResetView,
+)
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.timesince import timeuntil
 
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import SignUpForm
@@ -53,3 +65,46 @@ def signup(request: HttpRequest) -> HttpResponse:
     status = 400 if request.method == "POST" else 200
     context = {"form": form, "next": next_url, "cart_units": _anonymous_cart_units(request)}
     return render(request, "registration/signup.html", context, status=status)
+
+
+def _in_words(seconds: int) -> str:
+    """``"3 days"``, ``"12 minutes"``: whole minutes at least (plain text, no no-break space)."""
+    now = timezone.now()
+    minutes = max(1, math.ceil(seconds / 60))
+    return timeuntil(now + timedelta(minutes=minutes), now).replace("\xa0", " ")
+
+
+class _ResetLinkLifetimeMixin:
+    """Tells the shopper how long a reset link works (``PASSWORD_RESET_TIMEOUT``)."""
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["link_valid_for"] = _in_words(settings.PASSWORD_RESET_TIMEOUT)
+        return context
+
+
+class ShopPasswordResetView(PasswordResetView):
+    """Django's reset: an unknown address gets the same "check your inbox" page, and no mail."""
+
+    email_template_name = "registration/password_reset_email.txt"
+
+    @property
+    def extra_email_context(self) -> dict:
+        return {"link_valid_for": _in_words(settings.PASSWORD_RESET_TIMEOUT)}
+
+    def get_form(self, form_class=None):
+        form = super().get_form(form_class)
+        form.fields["email"].widget.attrs["autofocus"] = True
+        return form
+
+
+class ShopPasswordResetDoneView(_ResetLinkLifetimeMixin, PasswordResetDoneView):
+    pass
+
+
+class ShopPasswordResetConfirmView(_ResetLinkLifetimeMixin, PasswordResetConfirmView):
+    # The shopper has just shown they own the mailbox and chosen the password: signing them in
+    # spares typing it again. login() sends user_logged_in, so the anonymous cart merges as at
+    # any login; the new password hash signs out the account's other browser sessions.
+    post_reset_login = True
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -60,16 +61,20 @@ class Solution:
             "estimates": {k: float(v) for k, v in self.estimates.items()},
             "plan": self.plan,
             "gap": None if self.gap is None else float(self.gap),
-            "stats": _json_safe(self.stats),
+            "stats": json_safe(self.stats),
         }
 
 
-def _json_safe(value: Any) -> Any:
-    # NumPy scalars sneak into solver stats; JSON wants Python ints and floats.
+def json_safe(value: Any) -> Any:
+    """``value`` as strict JSON can hold it: NumPy scalars (they sneak into solver stats) as
+    Python numbers, tuples as lists, keys as strings, and a non-finite float (an infinite
+    predicted time) as None, which JSON (and PostgreSQL's jsonb) has instead."""
     if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     if hasattr(value, "item") and callable(value.item):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value

@@ -7,7 +7,6 @@ Errors are ``storefront.errors`` domain errors, mapped to HTTP by the API's one 
 """
 
 import logging
-import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from django.db.models import Case, F, QuerySet, Value, When
 from django.utils import timezone
 
 from gpu_engine import ProblemError, Solution, solve
-from gpu_engine.solution import MerchantCost
+from gpu_engine.solution import MerchantCost, json_safe
 from smartcart.models import OptimizationRun
 from smartcart.ratelimit import improve_rate_check
 from smartcart.routing import RouteChoice, rate_profile, route_choose
@@ -127,17 +126,6 @@ class _Answer:
     fields: dict
 
 
-def _json_safe(value):
-    """Plans carry predicted times; an infinite or NaN one is stored as null (JSON has none)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(key): _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
-    return value
-
-
 def _answer(*, build: CartProblemBuild, solution: Solution, routing: dict | None = None) -> _Answer:
     """The fields a finished run stores. A solver answer dearer than the cart as it stands
     (an approximate solver out of time) is replaced by the cart itself: the suggestion is
@@ -168,7 +156,7 @@ def _answer(*, build: CartProblemBuild, solution: Solution, routing: dict | None
                 "current_merchants": _merchant_rows(build=build, breakdown=current),
                 "kept_current": kept_current,
             },
-            "plan": _json_safe(plan),
+            "plan": json_safe(plan),
             "problem_size": build.size,
         }
     )
@@ -271,7 +259,7 @@ def _create_queued(
         "budget_ms": choice.budget_ms,
         "status": Status.QUEUED,
         "problem_size": build.size,
-        "plan": {"routing": _json_safe(choice.plan)},
+        "plan": {"routing": json_safe(choice.plan)},
     }
     run = _insert_or_in_flight(fields=fields)
     if run is None:

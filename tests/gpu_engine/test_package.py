@@ -48,3 +48,13 @@ def _tiny():
     from gpu_engine.warmup import _TINY
 
     return _TINY
+
+
+def test_json_safe_gives_strict_json():
+    import numpy as np
+
+    from gpu_engine.solution import json_safe
+
+    value = {1: (np.int64(3), np.float64(0.5)), "t": float("inf"), "n": np.float64("nan")}
+    assert json_safe(value) == {"1": [3, 0.5], "t": None, "n": None}
+    json.dumps(json_safe(value), allow_nan=False)  # strict JSON: no Infinity or NaN

@@ -1,7 +1,9 @@
 """Login, logout, sign-up and password reset. Logging in (any way, also right after a
 password reset) merges the anonymous cart, see ``storefront.web.signals``."""
 
+import hashlib
 import math
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -14,11 +16,13 @@ from django.contrib.auth.views import (
     PasswordResetDoneView,
     PasswordResetView,
 )
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timeuntil
+from rest_framework.throttling import BaseThrottle
 
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import SignUpForm
@@ -67,11 +71,54 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "registration/signup.html", context, status=status)
 
 
+# Every reset request may send an e-mail. (requests, window seconds) per client address, and
+# per e-mail address entered: the address limit counts addresses with and without an account
+# alike, so being limited tells nothing about who has an account. It keeps a stranger from
+# flooding someone's inbox with reset links from many client addresses.
+RESET_LIMIT_PER_CLIENT = (10, 15 * 60)
+RESET_LIMIT_PER_ADDRESS = (3, 15 * 60)
+
+
 def _in_words(seconds: int) -> str:
     """``"3 days"``, ``"12 minutes"``: whole minutes at least (plain text, no no-break space)."""
     now = timezone.now()
     minutes = max(1, math.ceil(seconds / 60))
     return timeuntil(now + timedelta(minutes=minutes), now).replace("\xa0", " ")
+
+
+def _window_retry_after(*, ident: str, allowed: int, window_s: int) -> int | None:
+    """Counts one request of ``ident`` in a fixed window of the shared cache, the way
+    ``smartcart.ratelimit`` counts Improve cart (``incr`` is atomic on Redis and in local
+    memory, so concurrent requests cannot both slip in); the seconds left in the window once
+    more than ``allowed`` were made, else None."""
+    now = time.time()
+    window = int(now // window_s)
+    # Hashed: client idents (X-Forwarded-For) and e-mail addresses are not safe cache keys.
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
+    key = f"storefront:password-reset:{digest}:{window}"
+    if cache.add(key, 1, timeout=window_s + 1):
+        return None
+    try:
+        count = cache.incr(key)
+    except ValueError:  # the window's key expired between the two calls: the window is over
+        return None
+    if count <= allowed:
+        return None
+    return max(1, math.ceil((window + 1) * window_s - now))
+
+
+def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
+    # The client as the API's throttles see it (DRF's ident, which honours NUM_PROXIES).
+    client = BaseThrottle().get_ident(request)
+    limits = (
+        (f"client:{client}", RESET_LIMIT_PER_CLIENT),
+        (f"address:{email.strip().casefold()}", RESET_LIMIT_PER_ADDRESS),
+    )
+    for ident, (allowed, window_s) in limits:
+        retry_after = _window_retry_after(ident=ident, allowed=allowed, window_s=window_s)
+        if retry_after is not None:
+            return retry_after
+    return None
 
 
 class _ResetLinkLifetimeMixin:
@@ -96,6 +143,17 @@ class ShopPasswordResetView(PasswordResetView):
         form = super().get_form(form_class)
         form.fields["email"].widget.attrs["autofocus"] = True
         return form
+
+    def form_valid(self, form):
+        retry_after = _reset_retry_after(self.request, email=form.cleaned_data["email"])
+        if retry_after is None:
+            return super().form_valid(form)
+        form.add_error(
+            None, f"Too many reset requests. Please try again in {_in_words(retry_after)}."
+        )
+        response = self.render_to_response(self.get_context_data(form=form), status=429)
+        response["Retry-After"] = str(retry_after)
+        return response
 
 
 class ShopPasswordResetDoneView(_ResetLinkLifetimeMixin, PasswordResetDoneView):

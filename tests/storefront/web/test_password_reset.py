@@ -1,7 +1,8 @@
 """Password reset through Django's own views and tokens, in the shop's pages: the mailed link,
-the new password, no account enumeration, dead links and the anonymous cart."""
+the new password, no account enumeration, dead links, the anonymous cart and the rate limit."""
 
 import re
+from types import SimpleNamespace
 
 import pytest
 from django.core import mail
@@ -9,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from storefront.models import Cart, CartLine
+from storefront.web.views import accounts
 from tests.factories import TEST_PASSWORD, UserFactory
 from tests.storefront.web.conftest import add_to_cart
 
@@ -177,3 +179,42 @@ def test_an_address_shared_by_two_accounts_mails_each_its_own_link(client):
     UserFactory(username="bob", email="Family@Example.com")
     request_reset(client, "FAMILY@example.com")
     assert sorted(m.body.split(",")[0] for m in mail.outbox) == ["Hello alice", "Hello bob"]
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """A fixed wall clock for the rate limit, so a window cannot end in the middle of a test."""
+    fake = SimpleNamespace(now=1_800_000_000.0)
+    fake.time = lambda: fake.now
+    monkeypatch.setattr(accounts, "time", fake)
+    return fake
+
+
+def test_one_address_gets_at_most_three_links_per_window(client, shopper, clock):
+    for _ in range(3):
+        assert request_reset(client, "alice@example.com").status_code == 302
+    refused = request_reset(client, "alice@example.com")
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 15 * 60
+    assert "Too many reset requests. Please try again in 15 minutes." in refused.content.decode()
+    assert len(mail.outbox) == 3
+    # Unknown addresses are limited the same way: the refusal reveals no account.
+    for _ in range(3):
+        request_reset(client, "nobody@example.com")
+    assert request_reset(client, "nobody@example.com").status_code == 429
+
+    clock.now += 15 * 60
+    assert request_reset(client, "alice@example.com").status_code == 302
+    assert len(mail.outbox) == 4
+
+
+def test_one_client_is_limited_across_addresses(client, shopper, clock, monkeypatch):
+    monkeypatch.setattr(accounts, "RESET_LIMIT_PER_CLIENT", (2, 600))
+    assert request_reset(client, "a@example.com").status_code == 302
+    assert request_reset(client, "b@example.com").status_code == 302
+    assert request_reset(client, "alice@example.com").status_code == 429
+    assert mail.outbox == []
+    # Another client address has its own budget.
+    other = request_reset(client, "alice@example.com", REMOTE_ADDR="203.0.113.9")
+    assert other.status_code == 302
+    assert len(mail.outbox) == 1

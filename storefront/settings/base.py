@@ -265,6 +265,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # Numba's CUDA driver logs every device allocation and free at INFO: thousands of lines a
+    # minute from a gpu worker (seen on the lent H200), burying the task log.
+    "loggers": {"numba": {"level": os.environ.get("NUMBA_LOG_LEVEL", "WARNING")}},
 }
 
 # --- Security (production) ----------------------------------------------------------------

@@ -109,7 +109,7 @@ PYEOF
 for device in cpu $DEVICE; do
     # shellcheck disable=SC2086
     phase "cart_pricing_$device" "${PRICING_CAP:-100}" env STOREFRONT_ZONE_INDEX_DEVICE=$device \
-        "$PY" manage.py bench_cart_pricing --create-missing ${PRICING_ARGS:---carts 2000}
+        "$PY" manage.py bench_cart_pricing --create-missing ${PRICING_ARGS:---carts 1000 --repeat 2}
 done
 grep -h "succeeded in\|ERROR\|Traceback" "$OUT"/worker_*.log | sort | uniq -c | sort -rn \
     | head -20 | tee -a "$LOG"

@@ -367,3 +367,16 @@ def offer_update(
     _full_clean_or_fail(offer)
     offer.save(update_fields=[*changes, "updated_at"])
     return offer
+
+
+# --- accounts -----------------------------------------------------------------------------
+
+
+def user_api_tokens_revoke(*, user) -> int:
+    """Revokes every API token of ``user`` (mobile clients must sign in again), as after a
+    password reset: a token obtained with the old password must not outlive it. Returns how
+    many were revoked."""
+    from rest_framework.authtoken.models import Token
+
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return deleted

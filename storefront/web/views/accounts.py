@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.timesince import timeuntil
 from rest_framework.throttling import BaseThrottle
 
+from storefront.services import user_api_tokens_revoke
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import SignUpForm
 from storefront.web.views.common import safe_next
@@ -166,3 +167,9 @@ class ShopPasswordResetConfirmView(_ResetLinkLifetimeMixin, PasswordResetConfirm
     # any login; the new password hash signs out the account's other browser sessions.
     post_reset_login = True
     post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        # Sessions die with the old password hash; API tokens do not, so revoke them too.
+        user_api_tokens_revoke(user=form.user)
+        return response

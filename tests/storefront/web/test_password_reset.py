@@ -96,6 +96,18 @@ def test_the_reset_signs_out_the_accounts_other_browsers(client, shopper):
     assert not other_browser.get(reverse("catalog")).context["user"].is_authenticated
 
 
+def test_the_reset_revokes_the_accounts_api_tokens(client, shopper):
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=shopper)
+    api = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert api.get(reverse("api:cart")).status_code != 401  # signed in (no cart yet: 404)
+    request_reset(client, "alice@example.com")
+    set_new_password(client, mailed_link())
+    assert not Token.objects.filter(user=shopper).exists()
+    assert api.get(reverse("api:cart")).status_code == 401
+
+
 def test_the_link_has_the_requests_scheme_and_host(client, shopper):
     request_reset(client, "alice@example.com", secure=True, HTTP_HOST="shop.example.com")
     assert mailed_link().startswith("https://shop.example.com/accounts/password/reset/")

@@ -18,18 +18,19 @@ def _run(*args, stdin=None):
 
 
 def test_solve_prints_solution_json(tmp_path):
+    # All three lines at m1: 7495 of goods, 5% off for 6 units (374), free shipping over 50.
     path = tmp_path / "cart.json"
     path.write_text(json.dumps(_TINY))
     done = _run("solve", str(path), "--algorithm", "dp")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["total"] == 7096 and data["optimal"] and data["algorithm"] == "dp"
+    assert data["total"] == 7121 and data["optimal"] and data["algorithm"] == "dp"
     assert set(data["assignment"]) == {"a", "b", "c"}
 
 
 def test_solve_reads_stdin():
     done = _run("solve", "-", "--algorithm", "cpu-full", stdin=json.dumps(_TINY))
-    assert done.returncode == 0 and json.loads(done.stdout)["total"] == 7096
+    assert done.returncode == 0 and json.loads(done.stdout)["total"] == 7121
 
 
 def test_bad_input_exits_nonzero_with_message_and_no_traceback(tmp_path):

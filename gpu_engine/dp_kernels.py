@@ -18,9 +18,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from gpu_engine import dp_ops
 from gpu_engine.pricing import merchant_cost
 
-INF = np.int64(2**62)
+INF = np.int64(dp_ops.INF)
 
 
 @numba.njit(cache=True)
@@ -136,13 +137,8 @@ def relaxed_partition_dp(k, mask, n_lines, lines, amount, units, params):
     return f[size - 1], choice
 
 
-@numba.njit(cache=True)
-def _compress(x, m, n_lines, lines):
-    c = np.int64(0)
-    for b in range(n_lines[m]):
-        if (x >> lines[m, b]) & 1:
-            c |= np.int64(1) << b
-    return c
+_compress = numba.njit(cache=True)(dp_ops.compress)
+_best_split = numba.njit(cache=True)(dp_ops.best_split)
 
 
 @numba.njit(cache=True)
@@ -164,22 +160,7 @@ def merchant_dp(k, mask, n_lines, lines, amount, units, sub0, units0, params, pi
         am = mask[m]
         for s in range(size - 1, -1, -1):
             x = s & am
-            xc = _compress(x, m, n_lines, lines)
-            best = INF
-            best_t = np.int64(0)
-            tc = xc
-            t = x
-            while True:
-                prev = h[s ^ t]
-                if prev < INF:
-                    v = prev + cost[tc]
-                    if v < best:
-                        best = v
-                        best_t = tc
-                if tc == 0:
-                    break
-                tc = (tc - 1) & xc
-                t = (t - 1) & x
+            best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h, cost)
             h[s] = best
             pick[m, s] = best_t
     choice = np.full(k, -1, dtype=np.int64)

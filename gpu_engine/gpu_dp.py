@@ -19,12 +19,16 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64
 
+from gpu_engine import dp_ops
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.dp import MerchantDPInputs, expand_choice
 from gpu_engine.pricing import device_merchant_cost, device_pricing_variant
 from gpu_engine.problem import CapacityError, CartProblem
 
-INF = np.int64(2**62)
+INF = np.int64(dp_ops.INF)
+# The per-state step, shared with the CPU twin (compiled lazily: no CUDA at import).
+_compress = cuda.jit(device=True)(dp_ops.compress)
+_best_split = cuda.jit(device=True)(dp_ops.best_split)
 SIMULATOR_MEMORY = 64 << 20
 # Leave room for other kernels and the CUDA context on a shared card.
 DEVICE_MEMORY_FRACTION = 0.6
@@ -80,30 +84,12 @@ def _build():
             out[e] = price(sub, unit, base[m], extra[m], free_over[m], dmin[m], dbp[m])
 
     @cuda.jit
-    def layer(size, m, mask_m, n_lines_m, lines, cost, h_prev, h_next, pick):
+    def layer(size, m, mask_m, n_lines, lines, cost, h_prev, h_next, pick):
         start = cuda.grid(1)
         stride = cuda.gridsize(1)
         for s in range(start, size, stride):
             x = s & mask_m
-            xc = int64(0)
-            for b in range(n_lines_m):
-                if (x >> lines[m, b]) & 1:
-                    xc |= int64(1) << b
-            best = INF
-            best_t = int64(0)
-            tc = xc
-            t = x
-            while True:
-                prev = h_prev[s ^ t]
-                if prev < INF:
-                    v = prev + cost[tc]
-                    if v < best:
-                        best = v
-                        best_t = tc
-                if tc == 0:
-                    break
-                tc = (tc - 1) & xc
-                t = (t - 1) & x
+            best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h_prev, cost)
             h_next[s] = best
             pick[m, s] = best_t
 
@@ -178,7 +164,7 @@ def run_merchant_gpu(problem: CartProblem, inputs: MerchantDPInputs) -> tuple[in
             np.int64(size),
             np.int64(m),
             np.int64(inputs.mask[m]),
-            np.int64(inputs.n_lines[m]),
+            d_n_lines,
             d_lines,
             d_cost[lo:hi],
             h_prev,

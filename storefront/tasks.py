@@ -15,7 +15,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from storefront import cheapest
+from storefront import cheapest, services
 from storefront.errors import Conflict
 from storefront.imports import services as imports
 
@@ -65,3 +65,27 @@ def catalog_cheapest_recompute_task(
     """Stores the cheapest offer of the given products, of all products, or (by default) of
     every product with a pending refresh."""
     cheapest.catalog_cheapest_recompute(product_ids=product_ids, all_products=all_products)
+
+
+@shared_task(
+    name="storefront.password_reset_mail_send",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    # A mail server that is down or slow: try again later rather than lose the link.
+    autoretry_for=(OSError,),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def password_reset_mail_send_task(
+    email: str, domain: str, use_https: bool, link_valid_for: str
+) -> None:
+    """Mails the reset link (``password_reset_mail_send``). Takes the address, not a token:
+    the worker makes the token, so no secret sits in the broker."""
+    services.password_reset_mail_send(
+        email=email,
+        domain=domain,
+        use_https=use_https,
+        extra_context={"link_valid_for": link_valid_for},
+    )

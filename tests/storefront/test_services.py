@@ -319,3 +319,25 @@ class TestCatalogServices:
         with pytest.raises(ValidationFailed) as raised:
             services.product_create(gtin=existing.gtin, name="Twin", category=existing.category)
         assert raised.value.field == "gtin"
+
+
+def test_password_reset_mail_goes_to_active_accounts_only():
+    from django.core import mail
+
+    from tests.factories import UserFactory
+
+    UserFactory(username="ann", email="ann@example.com")
+    UserFactory(username="old", email="old@example.com", is_active=False)
+    for email in ("ann@example.com", "old@example.com", "nobody@example.com"):
+        services.password_reset_mail_send(
+            email=email,
+            domain="shop.example.com",
+            use_https=True,
+            extra_context={"link_valid_for": "3 days"},
+        )
+    (message,) = mail.outbox
+    assert message.to == ["ann@example.com"]
+    assert "https://shop.example.com/accounts/password/reset/" in message.body
+    assert "3 days" in message.body
+    with pytest.raises(ValidationFailed):
+        services.password_reset_mail_send(email="not-an-address", domain="x", use_https=False)

@@ -17,6 +17,7 @@ from django.contrib.auth.views import (
     PasswordResetView,
 )
 from django.core.cache import cache
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -25,6 +26,7 @@ from django.utils.timesince import timeuntil
 from rest_framework.throttling import BaseThrottle
 
 from storefront.services import user_api_tokens_revoke
+from storefront.tasks import password_reset_mail_send_task
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import SignUpForm
 from storefront.web.views.common import safe_next
@@ -134,27 +136,36 @@ class _ResetLinkLifetimeMixin:
 class ShopPasswordResetView(PasswordResetView):
     """Django's reset: an unknown address gets the same "check your inbox" page, and no mail."""
 
-    email_template_name = "registration/password_reset_email.txt"
-
-    @property
-    def extra_email_context(self) -> dict:
-        return {"link_valid_for": _in_words(settings.PASSWORD_RESET_TIMEOUT)}
-
     def get_form(self, form_class=None):
         form = super().get_form(form_class)
         form.fields["email"].widget.attrs["autofocus"] = True
         return form
 
     def form_valid(self, form):
-        retry_after = _reset_retry_after(self.request, email=form.cleaned_data["email"])
+        email = form.cleaned_data["email"]
+        retry_after = _reset_retry_after(self.request, email=email)
         if retry_after is None:
-            return super().form_valid(form)
+            self._send_later(email)
+            return redirect(self.get_success_url())
         form.add_error(
             None, f"Too many reset requests. Please try again in {_in_words(retry_after)}."
         )
         response = self.render_to_response(self.get_context_data(form=form), status=429)
         response["Retry-After"] = str(retry_after)
         return response
+
+    def _send_later(self, email: str) -> None:
+        """A worker looks the address up and mails the link: the request does the same work
+        for every address, so its time cannot tell which ones have an account."""
+        request = self.request
+        transaction.on_commit(
+            lambda: password_reset_mail_send_task.delay(
+                email,
+                request.get_host(),
+                request.is_secure(),
+                _in_words(settings.PASSWORD_RESET_TIMEOUT),
+            )
+        )
 
 
 class ShopPasswordResetDoneView(_ResetLinkLifetimeMixin, PasswordResetDoneView):

@@ -20,8 +20,16 @@ NEW_PASSWORD = "a-fresh-Passphrase-77"
 LINK = re.compile(r"^(https?://\S+/accounts/password/reset/\S+/\S+/)$", re.MULTILINE)
 
 
+@pytest.fixture(autouse=True)
+def _mail_task_runs_on_commit(client, django_capture_on_commit_callbacks):
+    # The view enqueues the mail task on commit; tests run inside a transaction that never
+    # commits, so request_reset runs the captured callbacks (the task, eager here) itself.
+    client.run_on_commit = django_capture_on_commit_callbacks
+
+
 def request_reset(client, email, **extra):
-    return client.post(reverse("password_reset"), {"email": email}, **extra)
+    with client.run_on_commit(execute=True):
+        return client.post(reverse("password_reset"), {"email": email}, **extra)
 
 
 def mailed_link() -> str:
@@ -111,6 +119,27 @@ def test_the_reset_revokes_the_accounts_api_tokens(client, shopper):
 def test_the_link_has_the_requests_scheme_and_host(client, shopper):
     request_reset(client, "alice@example.com", secure=True, HTTP_HOST="shop.example.com")
     assert mailed_link().startswith("https://shop.example.com/accounts/password/reset/")
+
+
+def test_the_request_only_enqueues_the_mail(client, shopper, django_capture_on_commit_callbacks):
+    """Known and unknown addresses cost the request the same: a worker looks the address up
+    and sends the mail, so the response time cannot tell whether an account exists."""
+    for email in ("alice@example.com", "nobody@example.com"):
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            response = client.post(reverse("password_reset"), {"email": email})
+        assert response.status_code == 302 and len(callbacks) == 1
+    assert mail.outbox == []
+
+
+def test_the_mail_task_takes_no_secret(client, shopper, monkeypatch):
+    from storefront import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.password_reset_mail_send_task, "delay", lambda *a: sent.append(a))
+    request_reset(client, "alice@example.com")
+    (args,) = sent
+    assert args[:3] == ("alice@example.com", "testserver", False)
+    assert all("token" not in str(arg).lower() for arg in args)
 
 
 def test_unknown_address_gets_the_same_page_and_no_mail(client, shopper):

@@ -253,8 +253,8 @@ EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
-# Mail is sent inside the reset request: an SMTP server that does not answer must not hold a
-# web worker for the OS's TCP timeout (Django's default is no timeout at all).
+# A cpu worker sends the mail (in-process without REDIS_URL): an SMTP server that does not
+# answer must not hold it for the OS's TCP timeout (Django's default is no timeout at all).
 EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "10"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Smart Cart <noreply@localhost>")
 

@@ -31,7 +31,7 @@ from smartcart.models import OptimizationRun
 from smartcart.prepared import PreparedQuery
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, Offer
-from storefront.selectors import MerchantTerms
+from storefront.selectors import MerchantTerms, line_unavailable_reason
 from storefront.shipping import (
     Discount,
     ShippingRule,
@@ -101,11 +101,15 @@ class _LineRow:
 
     @property
     def unavailable_reason(self) -> str | None:
-        if not self.offer_active or not self.merchant_active:
-            return "no longer sold by this merchant"
-        if self.stock is not None and self.stock < self.snapshot.quantity:
+        reason = line_unavailable_reason(
+            offer_active=self.offer_active,
+            merchant_active=self.merchant_active,
+            stock=self.stock,
+            quantity=self.snapshot.quantity,
+        )
+        if reason == "insufficient_stock":
             return f"only {self.stock} in stock"
-        return None
+        return None if reason is None else "no longer sold by this merchant"
 
 
 def _check_lines(rows: tuple[_LineRow, ...]) -> None:

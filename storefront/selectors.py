@@ -550,14 +550,28 @@ class CartPricingSummary:
         return tuple(line for line in [*lines, *self.unavailable] if line.price_changed)
 
 
-def _line_problem(line: CartLine) -> str | None:
-    if not line.offer.active:
+def line_unavailable_reason(
+    *, offer_active: bool, merchant_active: bool, stock: int | None, quantity: int
+) -> str | None:
+    """Why a cart line cannot be bought as it stands (``"offer_inactive"``,
+    ``"merchant_inactive"``, ``"insufficient_stock"``), or None: the one rule the cart page
+    and Improve cart both apply (``stock`` None is unlimited)."""
+    if not offer_active:
         return "offer_inactive"
-    if not line.offer.merchant.active:
+    if not merchant_active:
         return "merchant_inactive"
-    if not line.offer.can_supply(line.quantity):
+    if stock is not None and stock < quantity:
         return "insufficient_stock"
     return None
+
+
+def _line_problem(line: CartLine) -> str | None:
+    return line_unavailable_reason(
+        offer_active=line.offer.active,
+        merchant_active=line.offer.merchant.active,
+        stock=line.offer.stock,
+        quantity=line.quantity,
+    )
 
 
 def _line_pricing(line: CartLine) -> LinePricing:

@@ -413,10 +413,14 @@ def demo_accounts_ensure() -> None:
     user_model = get_user_model()
     shopper, _ = user_model.objects.get_or_create(username=DEMO_SHOPPER[0])
     shopper.set_password(DEMO_SHOPPER[1])
+    # An address, so that the password-reset flow can be tried on the demo (the console
+    # backend prints the mail in DEBUG).
+    shopper.email = "demo@example.com"
     shopper.is_staff = shopper.is_superuser = False
     shopper.save()
     admin, _ = user_model.objects.get_or_create(username=DEMO_ADMIN[0])
     admin.set_password(DEMO_ADMIN[1])
+    admin.email = "admin@example.com"
     admin.is_staff = admin.is_superuser = True
     admin.save()
     cart = Cart.objects.filter(owner=shopper).first()

@@ -69,6 +69,8 @@ def test_demo_accounts_work_and_are_printed():
     assert "admin / demo-admin-pass" in output
     assert "DEMO ONLY" in output
     assert Cart.objects.get(owner=shopper).postal_code == "10115"
+    # Addresses, so that the password reset can be tried on the demo.
+    assert (shopper.email, admin.email) == ("demo@example.com", "admin@example.com")
 
 
 def test_refuses_a_non_empty_catalog_without_reset():

@@ -3,7 +3,6 @@ password reset) merges the anonymous cart, see ``storefront.web.signals``."""
 
 import hashlib
 import math
-import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -16,7 +15,6 @@ from django.contrib.auth.views import (
     PasswordResetDoneView,
     PasswordResetView,
 )
-from django.core.cache import cache
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -25,6 +23,7 @@ from django.utils import timezone
 from django.utils.timesince import timeuntil
 from rest_framework.throttling import BaseThrottle
 
+from storefront.ratelimit import window_retry_after
 from storefront.services import user_api_tokens_revoke
 from storefront.tasks import password_reset_mail_send_task
 from storefront.web.carts import request_cart_find
@@ -89,27 +88,6 @@ def _in_words(seconds: int) -> str:
     return timeuntil(now + timedelta(minutes=minutes), now).replace("\xa0", " ")
 
 
-def _window_retry_after(*, ident: str, allowed: int, window_s: int) -> int | None:
-    """Counts one request of ``ident`` in a fixed window of the shared cache, the way
-    ``smartcart.ratelimit`` counts Improve cart (``incr`` is atomic on Redis and in local
-    memory, so concurrent requests cannot both slip in); the seconds left in the window once
-    more than ``allowed`` were made, else None."""
-    now = time.time()
-    window = int(now // window_s)
-    # Hashed: client idents (X-Forwarded-For) and e-mail addresses are not safe cache keys.
-    digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
-    key = f"storefront:password-reset:{digest}:{window}"
-    if cache.add(key, 1, timeout=window_s + 1):
-        return None
-    try:
-        count = cache.incr(key)
-    except ValueError:  # the window's key expired between the two calls: the window is over
-        return None
-    if count <= allowed:
-        return None
-    return max(1, math.ceil((window + 1) * window_s - now))
-
-
 def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
     # The client as the API's throttles see it (DRF's ident, which honours NUM_PROXIES).
     client = BaseThrottle().get_ident(request)
@@ -118,7 +96,11 @@ def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
         (f"address:{email.strip().casefold()}", RESET_LIMIT_PER_ADDRESS),
     )
     for ident, (allowed, window_s) in limits:
-        retry_after = _window_retry_after(ident=ident, allowed=allowed, window_s=window_s)
+        # Hashed: client idents (X-Forwarded-For) and e-mail addresses are not safe cache keys.
+        digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
+        retry_after = window_retry_after(
+            key=f"storefront:password-reset:{digest}", allowed=allowed, window_s=window_s
+        )
         if retry_after is not None:
             return retry_after
     return None

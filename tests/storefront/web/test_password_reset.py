@@ -9,6 +9,7 @@ from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
+from storefront import ratelimit
 from storefront.models import Cart, CartLine
 from storefront.web.views import accounts
 from tests.factories import TEST_PASSWORD, UserFactory
@@ -227,7 +228,7 @@ def clock(monkeypatch):
     """A fixed wall clock for the rate limit, so a window cannot end in the middle of a test."""
     fake = SimpleNamespace(now=1_800_000_000.0)
     fake.time = lambda: fake.now
-    monkeypatch.setattr(accounts, "time", fake)
+    monkeypatch.setattr(ratelimit, "time", fake)
     return fake
 
 

@@ -272,12 +272,10 @@ def _merchant_read(
     per_extra_unit: int,
     free_over: int | None,
 ) -> _MerchantRead:
-    # ``Merchant.discount`` and ``Merchant.default_shipping_rule``, on the columns read (no
+    # ``Merchant.discount`` and ``Merchant.default_shipping_rule`` on the columns read (no
     # model instance per row).
-    discount = None
-    if min_units is not None and basis_points is not None:
-        discount = Discount(min_units=min_units, basis_points=basis_points)
     default = ShippingRule(base_fee=base_fee, per_extra_unit=per_extra_unit, free_over=free_over)
+    discount = Discount.from_columns(min_units, basis_points)
     return _MerchantRead(name=name, discount=discount, default=default, zones={})
 
 

@@ -39,6 +39,7 @@ from storefront.models import (
     Product,
     ShippingZone,
 )
+from storefront.models.catalog import stock_covers
 from storefront.pricing import MerchantCost, PricedLine, Shipment, shipments_price
 from storefront.shipping import (
     Discount,
@@ -560,7 +561,7 @@ def line_unavailable_reason(
         return "offer_inactive"
     if not merchant_active:
         return "merchant_inactive"
-    if stock is not None and stock < quantity:
+    if not stock_covers(stock, quantity):
         return "insufficient_stock"
     return None
 

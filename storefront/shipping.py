@@ -42,6 +42,13 @@ class Discount:
     def as_spec(self) -> dict[str, int]:
         return {"min_units": self.min_units, "basis_points": self.basis_points}
 
+    @classmethod
+    def from_columns(cls, min_units: int | None, basis_points: int | None) -> "Discount | None":
+        """A merchant's discount from its two columns; None unless both are set."""
+        if min_units is None or basis_points is None:
+            return None
+        return cls(min_units=min_units, basis_points=basis_points)
+
 
 def postal_prefix_candidates(postal_code: str | None) -> list[str]:
     """Every prefix that could match ``postal_code``, longest first, ending with ``""``.

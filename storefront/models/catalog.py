@@ -8,6 +8,11 @@ from storefront.money import format_money
 from storefront.validators import gtin_normalize, validate_gtin
 
 
+def stock_covers(stock: int | None, quantity: int) -> bool:
+    """The pricing contract's stock rule: ``None`` is unlimited, else at least ``quantity``."""
+    return stock is None or stock >= quantity
+
+
 class Category(models.Model):
     name = models.CharField(max_length=120, unique=True)
     slug = models.SlugField(max_length=120, unique=True)
@@ -102,7 +107,7 @@ class Offer(models.Model):
 
     def can_supply(self, quantity: int) -> bool:
         """Whether this offer is eligible for a line of ``quantity`` (the contract's rule)."""
-        return self.stock is None or self.stock >= quantity
+        return stock_covers(self.stock, quantity)
 
 
 class ProductCheapest(models.Model):

@@ -105,9 +105,7 @@ class Merchant(ShippingFields):
 
     @property
     def discount(self) -> Discount | None:
-        if self.discount_min_units is None or self.discount_basis_points is None:
-            return None
-        return Discount(min_units=self.discount_min_units, basis_points=self.discount_basis_points)
+        return Discount.from_columns(self.discount_min_units, self.discount_basis_points)
 
     def default_shipping_rule(self) -> ShippingRule:
         return ShippingRule(

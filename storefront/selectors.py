@@ -253,8 +253,8 @@ def merchant_terms_for_destination(
     """Shipping rule (longest matching zone, else defaults) and discount of many merchants.
 
     Two queries whatever the number of merchants: the merchants, then only the zones whose
-    prefix matches the destination (an ``IN`` over its at most 11 prefixes). Unknown ids are
-    left out of the result.
+    prefix matches the destination (an ``IN`` over its at most 11 prefixes; not read when none
+    of the ids exists). Unknown ids are left out of the result.
     """
     ids = set(merchant_ids)
     if not ids:
@@ -269,25 +269,13 @@ def merchant_terms_for_destination(
         "discount_min_units",
         "discount_basis_points",
     )
-    zones_by_merchant: dict[int, list[ShippingRule]] = defaultdict(list)
-    matching_zones = ShippingZone.objects.filter(
-        merchant_id__in=ids, postal_prefix__in=postal_prefix_candidates(postal_code)
-    ).only("merchant_id", "postal_prefix", "base_fee", "per_extra_unit", "free_over")
-    for zone in matching_zones:
-        zones_by_merchant[zone.merchant_id].append(zone.shipping_rule())
+    by_id = {merchant.pk: merchant for merchant in merchants}
+    rules = _shipping_rules_via_sql(
+        pairs=[(merchant_id, postal_code) for merchant_id in by_id], merchants=by_id
+    )
     return {
-        merchant.pk: MerchantTerms(
-            merchant_id=merchant.pk,
-            name=merchant.name,
-            active=merchant.active,
-            shipping=shipping_rule_resolve(
-                default=merchant.default_shipping_rule(),
-                zones=zones_by_merchant.get(merchant.pk, ()),
-                postal_code=postal_code,
-            ),
-            discount=merchant.discount,
-        )
-        for merchant in merchants
+        merchant_id: _merchant_terms(merchant, rules[(merchant_id, postal_code)])
+        for merchant_id, merchant in by_id.items()
     }
 
 
@@ -301,14 +289,8 @@ def shipping_rules_for_destination(
 
 def shipping_rule_for_destination(*, merchant: Merchant, postal_code: str | None) -> ShippingRule:
     """One merchant's rule for a destination (one query, for the zones)."""
-    zones = ShippingZone.objects.filter(
-        merchant=merchant, postal_prefix__in=postal_prefix_candidates(postal_code)
-    )
-    return shipping_rule_resolve(
-        default=merchant.default_shipping_rule(),
-        zones=[zone.shipping_rule() for zone in zones],
-        postal_code=postal_code,
-    )
+    pair = (merchant.pk, postal_code)
+    return _shipping_rules_via_sql(pairs=[pair], merchants={merchant.pk: merchant})[pair]
 
 
 def shipping_rules_for_destinations(
@@ -352,6 +334,10 @@ def _shipping_rules_for_pairs(
 def _shipping_rules_via_sql(
     *, pairs: Sequence[MerchantDestination], merchants: Mapping[int, Merchant]
 ) -> dict[MerchantDestination, ShippingRule]:
+    """The rule of each (merchant id, postal code) from ``merchants``' rows and the zones that
+    can match any of the codes, read in one query (none for no pairs)."""
+    if not pairs:
+        return {}
     candidates = {prefix for _, code in pairs for prefix in postal_prefix_candidates(code)}
     zones: dict[int, list[ShippingRule]] = defaultdict(list)
     for zone in ShippingZone.objects.filter(

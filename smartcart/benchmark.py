@@ -35,6 +35,7 @@ from rest_framework.authtoken.models import Token
 
 from smartcart.models import OptimizationRun
 from storefront.models import Cart, CartLine, Offer, Product
+from storefront.models.catalog import stock_covers
 
 USER_PREFIX = "bench-optimize-"
 DESTINATIONS = ("10115", "20095", "80331", "50667", "")
@@ -156,10 +157,10 @@ def carts_create(*, count: int, lines: int, rng: random.Random, label: str) -> l
                 choices = [
                     offer
                     for offer in offers_by_product[product_id]
-                    if offer[2] is None or offer[2] >= quantity
+                    if stock_covers(offer[2], quantity)
                 ] or [min(offers_by_product[product_id], key=lambda offer: offer[1])]
                 offer_id, price, stock = rng.choice(choices)
-                if stock is not None and stock < quantity:
+                if not stock_covers(stock, quantity):
                     quantity = max(stock, 1)
                 rows.append(
                     CartLine(

@@ -5,6 +5,7 @@ tasks run in-process: the embedded default that ``make demo`` uses. No secret ha
 default outside DEBUG.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -48,6 +49,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "payments",
     "storefront",
     "smartcart",
 ]
@@ -123,6 +125,26 @@ MEDIA_URL = "media/"
 
 # One currency per deployment; every amount in the database is integer minor units (cents).
 SHOP_CURRENCY = os.environ.get("SHOP_CURRENCY", "EUR")
+
+# --- Checkout and payment ---------------------------------------------------------------
+# django-payments: the dummy provider (a form on this site that says "paid" or "rejected")
+# unless PAYMENT_PROVIDER names a real one, e.g. "payments.stripe.StripeProviderV3" with
+# PAYMENT_PROVIDER_OPTIONS='{"api_key": "...", "endpoint_secret": "..."}' (see README).
+PAYMENT_MODEL = "storefront.Payment"
+PAYMENT_HOST = os.environ.get("PAYMENT_HOST", "localhost:8000")
+PAYMENT_USES_SSL = env_bool("PAYMENT_USES_SSL", not DEBUG)
+PAYMENT_VARIANTS = {
+    "default": (
+        os.environ.get("PAYMENT_PROVIDER", "payments.dummy.DummyProvider"),
+        json.loads(os.environ.get("PAYMENT_PROVIDER_OPTIONS", "{}")),
+    )
+}
+# Before the review, the cart is checked once more for a cheaper assignment on this budget.
+CHECKOUT_OPTIMIZE_BUDGET_MS = int(os.environ.get("CHECKOUT_OPTIMIZE_BUDGET_MS", "300"))
+# The callable that does it (keyword-only ``cart``, ``budget_ms``); empty: no check.
+STOREFRONT_CART_OPTIMIZER = os.environ.get(
+    "STOREFRONT_CART_OPTIMIZER", "smartcart.checkout.checkout_cart_optimize"
+)
 
 # --- Cache --------------------------------------------------------------------------------
 # Throttles and rate limits must be shared by every web process: Redis when there is one.

@@ -53,12 +53,12 @@ DROP FUNCTION IF EXISTS storefront_order_sums_check();
 
 def _sums_trigger_create(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(_SUMS_SQL)
+        schema_editor.execute(_SUMS_SQL, params=None)
 
 
 def _sums_trigger_drop(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(_SUMS_DROP_SQL)
+        schema_editor.execute(_SUMS_DROP_SQL, params=None)
 
 
 class Migration(migrations.Migration):

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from smartcart.api.views import auth, carts, catalog, optimizations
 from smartcart.api.views.fallback import NotFoundView
+from storefront.api import orders
 
 app_name = "api"
 
@@ -46,6 +47,7 @@ urlpatterns = [
         optimizations.OptimizationDismissView.as_view(),
         name="optimization-dismiss",
     ),
+    *orders.urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     # Last: any other path under /api/v1/ answers with the JSON error body, not an HTML page.

@@ -684,3 +684,7 @@ class ImportJobAdmin(admin.ModelAdmin):
     @admin.display(description="seconds per phase")
     def timings_display(self, obj: ImportJob) -> str:
         return ", ".join(f"{phase} {seconds:.2f}" for phase, seconds in obj.timings.items()) or "-"
+
+
+# Orders and merchant staff live in their own module.
+from storefront import admin_orders  # noqa: E402, F401

@@ -10,6 +10,7 @@ from django.contrib.admin.helpers import ActionForm
 
 from storefront.errors import DomainError
 from storefront.models import MerchantOrder, MerchantStaff, Order, OrderEvent, OrderLine
+from storefront.money import format_money
 from storefront.orders.selectors import merchant_order_list
 from storefront.orders.services import merchant_order_transition
 
@@ -86,7 +87,7 @@ class MerchantOrderAdmin(admin.ModelAdmin):
         "order_number",
         "merchant_name",
         "status",
-        "cost",
+        "package_total",
         "tracking_reference",
         "placed_at",
     )
@@ -142,6 +143,10 @@ class MerchantOrderAdmin(admin.ModelAdmin):
     @admin.display(description="Order", ordering="order__number")
     def order_number(self, package: MerchantOrder) -> str:
         return package.order.number
+
+    @admin.display(description="Total", ordering="cost")
+    def package_total(self, package: MerchantOrder) -> str:
+        return format_money(package.cost, currency=package.order.currency)
 
     @admin.display(description="Placed", ordering="order__placed_at")
     def placed_at(self, package: MerchantOrder):

@@ -437,3 +437,36 @@ def merchant_order_transition(
         if not order.merchant_orders.exclude(status=MerchantOrder.Status.CANCELLED).exists():
             _order_status_set(order, Order.Status.CANCELLED, by=user, note=why)
     return package
+
+
+# --- unpaid orders ----------------------------------------------------------------------------
+
+
+def orders_unpaid_expire(*, now=None) -> int:
+    """Fails the orders still awaiting payment ``ORDER_PAYMENT_TIMEOUT_S`` after they were
+    placed: their packages are cancelled and their stock given back, so an abandoned payment
+    page does not hold units forever. Their open payments are marked cancelled. Returns how
+    many orders it failed; idempotent (celery beat runs it every minute)."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from payments import PaymentStatus
+
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.ORDER_PAYMENT_TIMEOUT_S)
+    ids = Order.objects.filter(status=Order.Status.PENDING, placed_at__lt=cutoff).values_list(
+        "pk", flat=True
+    )
+    expired = 0
+    for order_id in list(ids.order_by("pk")[:500]):
+        with transaction.atomic():
+            order = Order.objects.select_for_update().get(pk=order_id)
+            if order.status != Order.Status.PENDING:
+                continue
+            _order_status_set(order, Order.Status.FAILED, note="Not paid in time.")
+            _packages_cancel(order, reason="Not paid in time.", by=None)
+            # update(): no status signal, the order is settled already.
+            Payment.objects.filter(
+                order=order, status__in=[PaymentStatus.WAITING, PaymentStatus.INPUT]
+            ).update(status=PaymentStatus.CANCELLED)
+            expired += 1
+    return expired

@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from storefront.orders.emails import order_confirmation_mail_send
+from storefront.orders.services import orders_unpaid_expire
 
 
 @shared_task(
@@ -18,3 +19,8 @@ from storefront.orders.emails import order_confirmation_mail_send
 )
 def order_confirmation_mail_send_task(order_id: int) -> None:
     order_confirmation_mail_send(order_id=order_id)
+
+
+@shared_task(name="storefront.orders_unpaid_expire", ignore_result=True, acks_late=True)
+def orders_unpaid_expire_task() -> int:
+    return orders_unpaid_expire()

@@ -139,6 +139,8 @@ PAYMENT_VARIANTS = {
         json.loads(os.environ.get("PAYMENT_PROVIDER_OPTIONS", "{}")),
     )
 }
+# An order not paid this long after it was placed fails and gives its stock back.
+ORDER_PAYMENT_TIMEOUT_S = int(os.environ.get("ORDER_PAYMENT_TIMEOUT_S", "1800"))
 # Before the review, the cart is checked once more for a cheaper assignment on this budget.
 CHECKOUT_OPTIMIZE_BUDGET_MS = int(os.environ.get("CHECKOUT_OPTIMIZE_BUDGET_MS", "300"))
 # The callable that does it (keyword-only ``cart``, ``budget_ms``); empty: no check.
@@ -190,6 +192,10 @@ CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
 CELERY_BEAT_SCHEDULE = {
     "smartcart-reap-stuck-optimization-runs": {
         "task": "smartcart.optimization_runs_reap",
+        "schedule": 60.0,
+    },
+    "storefront-expire-unpaid-orders": {
+        "task": "storefront.orders_unpaid_expire",
         "schedule": 60.0,
     },
 }

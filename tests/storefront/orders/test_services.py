@@ -278,3 +278,33 @@ def test_unlimited_stock_stays_unlimited(db):
     cart = CartLineFactory(cart=CartFactory(postal_code=POSTAL_CODE), quantity=3).cart
     place(cart)
     assert Offer.objects.get().stock is None
+
+
+def test_orders_unpaid_in_time_fail_and_give_the_stock_back(two_merchant_cart, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from storefront.orders.services import orders_unpaid_expire
+
+    settings.ORDER_PAYMENT_TIMEOUT_S = 600
+    offer = two_merchant_cart.lines.get(quantity=2).offer
+    order = place(two_merchant_cart)
+    assert orders_unpaid_expire() == 0  # placed just now
+    later = timezone.now() + timedelta(seconds=601)
+    assert orders_unpaid_expire(now=later) == 1
+    order.refresh_from_db()
+    assert order.status == Order.Status.FAILED
+    assert Offer.objects.get(pk=offer.pk).stock == 5
+    assert order_payment_for(order=order).status == "cancelled"
+    assert orders_unpaid_expire(now=later) == 0
+
+
+def test_paid_orders_never_expire(paid_order):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from storefront.orders.services import orders_unpaid_expire
+
+    assert orders_unpaid_expire(now=timezone.now() + timedelta(days=30)) == 0

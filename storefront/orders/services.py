@@ -13,7 +13,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
@@ -220,9 +220,8 @@ def _order_create(*, summary, user, address: ShippingAddress, scope: str, key: s
         shipping=summary.shipping,
         total=summary.total,
     )
-    lines = []
-    for group in summary.groups:
-        package = MerchantOrder.objects.create(
+    packages = MerchantOrder.objects.bulk_create(
+        MerchantOrder(
             order=order,
             merchant_id=group.merchant_id,
             merchant_name=group.merchant_name,
@@ -232,7 +231,13 @@ def _order_create(*, summary, user, address: ShippingAddress, scope: str, key: s
             shipping=group.shipping,
             cost=group.total,
         )
-        lines.extend(_order_line(package, priced) for priced in group.lines)
+        for group in summary.groups
+    )
+    lines = [
+        _order_line(package, priced)
+        for package, group in zip(packages, summary.groups, strict=True)
+        for priced in group.lines
+    ]
     OrderLine.objects.bulk_create(lines)
     by = order.owner
     OrderEvent.objects.create(order=order, to_status=Order.Status.PENDING, by=by)
@@ -268,16 +273,23 @@ def _order_line(package: MerchantOrder, priced) -> OrderLine:
 def _stock_move(moves: dict[int, int], offers: dict[int, Offer]) -> None:
     """Adds ``moves[offer_id]`` (negative: takes) to each locked offer's finite stock and
     marks the products whose buyability may have flipped for a cheapest-offer refresh."""
-    stale = []
-    for offer_id, delta in moves.items():
-        offer = offers.get(offer_id)
-        if offer is None or offer.stock is None or delta == 0:
-            continue
-        Offer.objects.filter(pk=offer_id).update(
-            stock=F("stock") + delta, updated_at=timezone.now()
-        )
-        if offer.stock == 0 or offer.stock + delta == 0:
-            stale.append(offer.product_id)
+    moves = {
+        offer_id: delta
+        for offer_id, delta in moves.items()
+        if offer_id in offers and offers[offer_id].stock is not None and delta != 0
+    }
+    if not moves:
+        return
+    # One statement for every offer of the order.
+    Offer.objects.filter(pk__in=moves).update(
+        stock=F("stock") + Case(*(When(pk=pk, then=Value(delta)) for pk, delta in moves.items())),
+        updated_at=timezone.now(),
+    )
+    stale = [
+        offers[pk].product_id
+        for pk, delta in moves.items()
+        if offers[pk].stock == 0 or offers[pk].stock + delta == 0
+    ]
     if stale and catalog_cheapest_mark_stale(product_ids=stale):
         catalog_cheapest_recompute_request()
 

@@ -122,6 +122,7 @@ class Migration(migrations.Migration):
                 ('status', models.CharField(choices=[('placed', 'Placed'), ('accepted', 'Accepted'), ('shipped', 'Shipped'), ('delivered', 'Delivered'), ('cancelled', 'Cancelled')], default='placed', max_length=10)),
                 ('tracking_reference', models.CharField(blank=True, max_length=100)),
                 ('cancel_reason', models.CharField(blank=True, max_length=300)),
+                ('refunded_at', models.DateTimeField(blank=True, editable=False, null=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
                 ('merchant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='orders', to='storefront.merchant')),
                 ('order', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='merchant_orders', to='storefront.order')),

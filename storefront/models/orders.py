@@ -133,6 +133,8 @@ class MerchantOrder(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PLACED)
     tracking_reference = models.CharField(max_length=100, blank=True)
     cancel_reason = models.CharField(max_length=300, blank=True)
+    # Set once the cost of a cancelled package of a paid order went back to the shopper.
+    refunded_at = models.DateTimeField(null=True, blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

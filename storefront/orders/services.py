@@ -327,6 +327,10 @@ def order_payment_sync(*, payment_id: int) -> Order:
         return order
     if payment.status in _PAID:
         _order_status_set(order, Order.Status.PAID, note=f"payment {payment.pk}")
+        if payment.status == "confirmed" and not payment.captured_amount:
+            # "confirmed" is charged in django-payments; some providers (the dummy's form)
+            # do not fill in the amount, which a later partial refund needs.
+            Payment.objects.filter(pk=payment.pk).update(captured_amount=payment.total)
         from storefront.orders.tasks import order_confirmation_mail_send_task
 
         order_id = order.pk
@@ -446,9 +450,43 @@ def merchant_order_transition(
     package.save(update_fields=["status", "tracking_reference", "cancel_reason", "updated_at"])
     if action == "cancel":
         _stock_release(packages=[package])
+        if order.status == Order.Status.PAID:
+            from storefront.orders.tasks import merchant_order_refund_task
+
+            package_id = package.pk
+            transaction.on_commit(lambda: merchant_order_refund_task.delay(package_id))
         if not order.merchant_orders.exclude(status=MerchantOrder.Status.CANCELLED).exists():
             _order_status_set(order, Order.Status.CANCELLED, by=user, note=why)
     return package
+
+
+@transaction.atomic
+def merchant_order_refund(*, merchant_order_id: int) -> bool:
+    """Gives a cancelled package's cost back through the provider (a partial refund of the
+    order's confirmed payment), once: the package row stays locked while the provider is
+    asked. ``False`` when there is nothing (more) to refund."""
+    from payments import PaymentStatus
+
+    package = MerchantOrder.objects.select_for_update().get(pk=merchant_order_id)
+    if package.status != MerchantOrder.Status.CANCELLED or package.refunded_at is not None:
+        return False
+    payment = (
+        Payment.objects.filter(order_id=package.order_id, status=PaymentStatus.CONFIRMED)
+        .order_by("-pk")
+        .first()
+    )
+    if payment is None or package.cost == 0:
+        return False
+    payment.refund(amount=Decimal(package.cost) / 100)
+    OrderEvent.objects.create(
+        order_id=package.order_id,
+        merchant_order=package,
+        from_status=package.status,
+        to_status=package.status,
+        note=f"Refunded {package.cost} cents.",
+    )
+    MerchantOrder.objects.filter(pk=package.pk).update(refunded_at=timezone.now())
+    return True
 
 
 # --- unpaid orders ----------------------------------------------------------------------------

@@ -30,6 +30,10 @@ class ReadOnlyInline(admin.TabularInline):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
+    def has_view_permission(self, request, obj=None) -> bool:
+        # Shown inside a package or order the user may already see.
+        return _is_merchant_staff(request) or super().has_view_permission(request, obj)
+
 
 class OrderLineInline(ReadOnlyInline):
     model = OrderLine

@@ -88,3 +88,17 @@ def test_shoppers_do_not_get_into_the_admin(paid_packages):
     client = Client()
     client.force_login(paid_packages[0].order.owner)
     assert client.get(CHANGELIST).status_code == 302
+
+
+def test_change_pages_show_lines_history_and_ship_to(paid_packages):
+    mine, _ = paid_packages
+    admin = Client()
+    admin.force_login(UserFactory(is_staff=True, is_superuser=True))
+    order_page = admin.get(reverse("admin:storefront_order_change", args=[mine.order_id]))
+    assert order_page.status_code == 200
+    client, _ = _staff_client(mine.merchant)
+    page = client.get(reverse("admin:storefront_merchantorder_change", args=[mine.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Invalidenstr. 1" in html and mine.lines.get().product_name in html
+    assert mine.order.email not in html  # the customer beyond what shipping needs stays hidden

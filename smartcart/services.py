@@ -25,7 +25,7 @@ from gpu_engine import ProblemError, Solution, solve
 from gpu_engine.solution import MerchantCost, json_safe
 from smartcart.models import OptimizationRun
 from smartcart.ratelimit import improve_rate_check
-from smartcart.routing import RouteChoice, rate_profile, route_choose
+from smartcart.routing import RouteChoice, rate_profile, route_choose, route_in_request
 from smartcart.selectors import (
     CartLines,
     CartProblemBuild,
@@ -236,6 +236,32 @@ def optimization_run_create(
         # With no broker the job ran inside on_commit just now; show its outcome.
         run.refresh_from_db()
     return run
+
+
+def optimization_run_solve_now(
+    *, cart: Cart, budget_ms: int, requested_by: User | None = None
+) -> OptimizationRun:
+    """Solves ``cart`` in this process within ``budget_ms`` and returns the finished run
+    (``done``, or ``failed`` when the solver broke), appliable like any other run.
+
+    No queue and no rate limit: for a caller that must answer inside its own request
+    (``smartcart.optimizer.cart_cheaper_assignment``). Raises like ``optimization_run_create``
+    for a bad budget, an empty cart or a line out of stock.
+    """
+    checked_budget = _check_budget(budget_ms)
+    assert checked_budget is not None  # an int was given, and _check_budget keeps it
+    t0 = time.perf_counter()
+    build = cart_problem_build(cart=cart)
+    build_ms = _ms_since(t0)
+    choice = route_in_request(problem=build.problem, budget_ms=checked_budget)
+    return _create_inline(
+        cart=cart,
+        user=_signed_in(requested_by),
+        build=build,
+        build_ms=build_ms,
+        choice=choice,
+        t0=t0,
+    )
 
 
 def _create_queued(

@@ -5,6 +5,9 @@ the page it came from with the error next to the field at fault and the matching
 (400 bad input, 404 not yours or unknown, 409 refused by the current state).
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -25,9 +28,9 @@ from storefront.services import (
     cart_line_remove,
     cart_line_set_quantity,
 )
+from storefront.web.cart_panels import cart_panels_render
 from storefront.web.carts import request_cart_find, request_cart_get_or_create
 from storefront.web.forms import AddToCartForm, DestinationForm, LineQuantityForm
-from storefront.web.improve import improve_panel_for_cart
 from storefront.web.views.catalog import render_product
 from storefront.web.views.common import cart_url, render_problem, safe_next
 
@@ -43,15 +46,15 @@ def render_cart(
     destination_form: DestinationForm | None = None,
     line_errors: dict[int, list[str]] | None = None,
     line_values: dict[int, str] | None = None,
-    improve_error: str = "",
-    improve_conflict: str = "",
+    panel_state: Mapping[str, Any] | None = None,
 ) -> HttpResponse:
-    """The cart page; after a refused form, the arguments carry what to show where."""
+    """The cart page; after a refused form, the arguments carry what to show where
+    (``panel_state``: for the cart panels' providers, see ``storefront.web.cart_panels``)."""
     cart = request_cart_find(request)
     summary = cart_pricing_summary(cart=cart) if cart is not None else None
-    improve = None
-    if summary is not None and not summary.is_empty:
-        improve = improve_panel_for_cart(cart=cart, conflict=improve_conflict)
+    panels = None
+    if cart is not None and summary is not None and not summary.is_empty:
+        panels = cart_panels_render(request=request, cart=cart, summary=summary, state=panel_state)
     if destination_form is None:
         destination_form = DestinationForm(
             initial={"postal_code": cart.postal_code if cart else ""}
@@ -62,8 +65,7 @@ def render_cart(
         "destination_form": destination_form,
         "line_errors": line_errors or {},
         "line_values": line_values or {},
-        "improve": improve,
-        "improve_error": improve_error,
+        "panels": panels,
     }
     return render(request, "web/cart.html", context, status=status)
 

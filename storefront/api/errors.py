@@ -7,7 +7,7 @@ validation, authentication, permission, throttling, 404, 405, 415). Headers DRF 
 (``WWW-Authenticate``, ``Retry-After``, ``Allow``) are kept. Anything else is a bug: it is
 left to Django (500, logged).
 
-Enabled by ``REST_FRAMEWORK["EXCEPTION_HANDLER"] = "smartcart.api.errors.exception_handler"``.
+Enabled by ``REST_FRAMEWORK["EXCEPTION_HANDLER"] = "storefront.api.errors.exception_handler"``.
 """
 
 from typing import Any

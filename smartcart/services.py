@@ -374,7 +374,8 @@ def optimization_run_enqueue(*, run: OptimizationRun) -> None:
     from smartcart.tasks import optimization_run_execute_task
 
     try:
-        optimization_run_execute_task.apply_async(args=[run.pk], queue=str(run.route))
+        # Celery takes any sequence of args (its stubs say tuple); a list is what the tests pin.
+        optimization_run_execute_task.apply_async(args=[run.pk], queue=str(run.route))  # type: ignore[arg-type]
     except Exception:
         # The broker is down (or, in-process, the job itself raised a database error after
         # its retries): fail the run now rather than leave it queued with no message, which
@@ -420,6 +421,7 @@ def _run_start(*, run_id: int) -> tuple[OptimizationRun, bool]:
             "No such optimization.", code="optimization_not_found", field="run_id"
         ) from None
     if claimed:
+        assert run.started_at is not None  # the claiming UPDATE set it
         if run.attempts == 1:
             run.queue_wait_ms = (run.started_at - run.created_at).total_seconds() * 1000.0
         return run, True

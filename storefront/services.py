@@ -8,6 +8,7 @@ Errors are ``storefront.errors`` domain errors: ``ValidationFailed`` (bad input,
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import Enum, auto
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -349,12 +350,22 @@ def offer_create(
     return offer
 
 
-_UNSET = object()
+class _Unset(Enum):
+    """Marks an argument left out (``None`` means something: unlimited stock)."""
+
+    UNSET = auto()
+
+
+_UNSET = _Unset.UNSET
 
 
 @transaction.atomic
 def offer_update(
-    *, offer: Offer, unit_price: int = _UNSET, stock: int | None = _UNSET, active: bool = _UNSET
+    *,
+    offer: Offer,
+    unit_price: int | _Unset = _UNSET,
+    stock: int | _Unset | None = _UNSET,
+    active: bool | _Unset = _UNSET,
 ) -> Offer:
     """Changes price, stock (``None``: unlimited) or state. Carts keep their snapshots, so
     shoppers see the change."""

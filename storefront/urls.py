@@ -3,7 +3,7 @@ mounted, each by the dotted string of its URL module (``API_URLCONFS``, ``WEB_UR
 storefront module imports smartcart."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 
 from storefront.api.urls import fallback_urlpatterns
 
@@ -12,7 +12,7 @@ from storefront.api.urls import fallback_urlpatterns
 API_URLCONFS = ("storefront.api.urls", "smartcart.api.optimization_urls")
 WEB_URLCONFS = ("smartcart.web.urls", "storefront.web.urls")
 
-api_urlpatterns = [
+api_urlpatterns: list[URLPattern | URLResolver] = [
     *(path("", include(module)) for module in API_URLCONFS),
     *fallback_urlpatterns,
 ]

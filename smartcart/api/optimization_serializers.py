@@ -2,9 +2,11 @@
 integer cents."""
 
 import copy
+from typing import Any
 
 from django.conf import settings
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from smartcart.models import OptimizationRun
@@ -123,10 +125,12 @@ class OptimizationRunSerializer(serializers.Serializer):
     def get_currency(self, run) -> str:
         return settings.SHOP_CURRENCY
 
-    def get_suggestion(self, run) -> SuggestionSerializer(allow_null=True):
+    @extend_schema_field(SuggestionSerializer(allow_null=True))
+    def get_suggestion(self, run) -> dict[str, Any] | None:
         return run.suggestion or None
 
-    def get_timings(self, run) -> TimingsSerializer:
+    @extend_schema_field(TimingsSerializer)
+    def get_timings(self, run) -> dict[str, float | None]:
         return {
             "build_ms": run.build_ms,
             "queue_wait_ms": run.queue_wait_ms,

@@ -1,5 +1,7 @@
 """Admin of carts and their lines: read-only, priced together per page."""
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import Count
@@ -8,6 +10,15 @@ from django.utils.html import format_html
 from storefront.models import Cart, CartLine
 from storefront.money import format_money
 from storefront.selectors import CartPricingSummary, cart_pricing_summaries
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class _CartRow(TypedDict):
+        _line_count: int  # CartAdmin.get_queryset
+        pricing: CartPricingSummary  # CartChangeList.get_results
+
+    CartRow = WithAnnotations[Cart, _CartRow]
 
 
 class ReadOnlyAdminMixin:
@@ -24,8 +35,7 @@ class ReadOnlyAdminMixin:
 class CartLineInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = CartLine
     extra = 0
-    fields = ["product", "offer", "quantity", "unit_price_snapshot", "updated_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("product", "offer", "quantity", "unit_price_snapshot", "updated_at")
     can_delete = False
 
     def get_queryset(self, request):
@@ -75,19 +85,19 @@ class CartAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return format_html("<code>{}…</code>", obj.session_key[:8]) if obj.session_key else "-"
 
     @admin.display(description="lines", ordering="_line_count")
-    def line_count(self, obj: Cart) -> int:
+    def line_count(self, obj: "CartRow") -> int:
         return obj._line_count
 
     def get_changelist(self, request, **kwargs):
         return CartChangeList
 
     @admin.display(description="shipping now")
-    def shipping_display(self, obj: Cart) -> str:
+    def shipping_display(self, obj: "CartRow") -> str:
         summary: CartPricingSummary = obj.pricing
         return format_money(summary.shipping) if summary.groups else "-"
 
     @admin.display(description="total now, with shipping")
-    def total_display(self, obj: Cart) -> str:
+    def total_display(self, obj: "CartRow") -> str:
         summary: CartPricingSummary = obj.pricing
         total = format_money(summary.total) if summary.groups else "-"
         if summary.unavailable:

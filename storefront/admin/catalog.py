@@ -1,5 +1,7 @@
 """Admin of the catalog: categories, products (with their offers) and offers."""
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django.contrib import admin
 from django.db.models import Count, Min, Q
 
@@ -7,6 +9,19 @@ from storefront.admin.common import make_active, make_inactive, money_column
 from storefront.models import Category, Offer, Product
 from storefront.money import format_money
 from storefront.services import products_cheapest_refresh
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class _CategoryCounts(TypedDict):
+        _product_count: int
+
+    class _ProductCounts(TypedDict):
+        _offer_count: int
+        _cheapest: int | None
+
+    CategoryRow = WithAnnotations[Category, _CategoryCounts]
+    ProductRow = WithAnnotations[Product, _ProductCounts]
 
 
 class StockFilter(admin.SimpleListFilter):
@@ -28,7 +43,8 @@ class StockFilter(admin.SimpleListFilter):
             "low": Q(stock__gte=1, stock__lte=5),
             "some": Q(stock__gt=5),
         }
-        condition = conditions.get(self.value())
+        value = self.value()
+        condition = conditions.get(value) if value is not None else None
         return queryset if condition is None else queryset.filter(condition)
 
 
@@ -42,7 +58,7 @@ class CategoryAdmin(admin.ModelAdmin):
         return super().get_queryset(request).annotate(_product_count=Count("products"))
 
     @admin.display(description="products", ordering="_product_count")
-    def product_count(self, obj: Category) -> int:
+    def product_count(self, obj: "CategoryRow") -> int:
         return obj._product_count
 
 
@@ -82,11 +98,11 @@ class ProductAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="active offers", ordering="_offer_count")
-    def active_offer_count(self, obj: Product) -> int:
+    def active_offer_count(self, obj: "ProductRow") -> int:
         return obj._offer_count
 
     @admin.display(description="cheapest", ordering="_cheapest")
-    def cheapest(self, obj: Product) -> str:
+    def cheapest(self, obj: "ProductRow") -> str:
         return format_money(obj._cheapest) or "-"
 
     @admin.action(description="Recompute the stored cheapest offer")

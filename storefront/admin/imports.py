@@ -37,7 +37,8 @@ class ImportJobUploadForm(forms.ModelForm):
         help_texts = {"file": "The merchant's offer feed; see the columns below."}
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         upload = data.get("file")
         if upload is not None and not data.get("format"):
             try:
@@ -51,8 +52,15 @@ class ImportJobBatchInline(admin.TabularInline):
     model = ImportJobBatch
     extra = 0
     can_delete = False
-    fields = ["index", "rows", "created", "updated", "unchanged", "superseded", "seconds"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "index",
+        "rows",
+        "created",
+        "updated",
+        "unchanged",
+        "superseded",
+        "seconds",
+    )
     verbose_name_plural = "committed batches"
 
     def has_add_permission(self, request, obj=None):
@@ -215,7 +223,7 @@ class ImportJobAdmin(admin.ModelAdmin):
 
     def feed_view(self, request, job_id: int):
         job = self._job_or_404(request, job_id)
-        return FileResponse(job.file.open("rb"), as_attachment=True, filename=job.file.name)
+        return FileResponse(job.file.open("rb"), as_attachment=True, filename=job.file.name or "")
 
     def resume_view(self, request, job_id: int):
         job = self._job_or_404(request, job_id)
@@ -242,7 +250,7 @@ class ImportJobAdmin(admin.ModelAdmin):
 
     @admin.display(description="file")
     def file_name(self, obj: ImportJob) -> str:
-        return obj.file.name.rsplit("/", 1)[-1] if obj.file else "-"
+        return obj.file.name.rsplit("/", 1)[-1] if obj.file and obj.file.name else "-"
 
     @admin.display(description="file")
     def file_link(self, obj: ImportJob) -> str:

@@ -1,11 +1,22 @@
 """Admin of merchants and their shipping zones."""
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django.contrib import admin
 from django.db.models import Count, Q, Subquery
 
 from storefront.admin.common import make_active, make_inactive, money_column
 from storefront.models import Merchant, Offer, ShippingZone
 from storefront.money import format_basis_points
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class _MerchantCounts(TypedDict):
+        _offer_count: int
+        _zone_count: int
+
+    MerchantRow = WithAnnotations[Merchant, _MerchantCounts]
 
 
 class ShippingZoneInline(admin.TabularInline):
@@ -97,11 +108,11 @@ class MerchantAdmin(admin.ModelAdmin):
         return f"{basis_points} from {obj.discount.min_units} units"
 
     @admin.display(description="active offers", ordering="_offer_count")
-    def offer_count(self, obj: Merchant) -> int:
+    def offer_count(self, obj: "MerchantRow") -> int:
         return obj._offer_count
 
     @admin.display(description="zones", ordering="_zone_count")
-    def zone_count(self, obj: Merchant) -> int:
+    def zone_count(self, obj: "MerchantRow") -> int:
         return obj._zone_count
 
 

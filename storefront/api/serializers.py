@@ -1,6 +1,9 @@
 """Serializers of the marketplace API (catalog, cart, auth): shapes in and out, no business
 logic. Money is integer cents."""
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from storefront.models import MAX_LINE_QUANTITY
@@ -40,7 +43,8 @@ class ProductSerializer(serializers.Serializer):
         help_text="Offers that can be bought now.", allow_null=True
     )
 
-    def get_cheapest_offer(self, product) -> CheapestOfferSerializer(allow_null=True):
+    @extend_schema_field(CheapestOfferSerializer(allow_null=True))
+    def get_cheapest_offer(self, product) -> dict[str, Any] | None:
         if product.best_offer_id is None:
             return None
         return {
@@ -122,10 +126,12 @@ class MerchantSerializer(serializers.Serializer):
     offer_count = serializers.IntegerField()
     zone_count = serializers.IntegerField()
 
-    def get_shipping(self, merchant) -> ShippingSerializer:
+    @extend_schema_field(ShippingSerializer)
+    def get_shipping(self, merchant) -> dict[str, Any]:
         return merchant.default_shipping_rule().as_spec()
 
-    def get_discount(self, merchant) -> DiscountSerializer(allow_null=True):
+    @extend_schema_field(DiscountSerializer(allow_null=True))
+    def get_discount(self, merchant) -> dict[str, Any] | None:
         return merchant.discount.as_spec() if merchant.discount else None
 
 
@@ -190,11 +196,13 @@ class CartSerializer(serializers.Serializer):
     total = serializers.IntegerField(help_text="What the buyable lines cost now, in cents.")
     units = serializers.IntegerField()
 
-    def get_lines(self, summary: CartPricingSummary) -> CartLineSerializer(many=True):
+    @extend_schema_field(CartLineSerializer(many=True))
+    def get_lines(self, summary: CartPricingSummary) -> list[dict[str, Any]]:
         lines: list[LinePricing] = [line for group in summary.groups for line in group.lines]
         lines += list(summary.unavailable)
         lines.sort(key=lambda line: (line.line.created_at, line.line_id))
-        return CartLineSerializer(lines, many=True).data
+        # many=True gives a ReturnList; the stubs type every serializer's .data as ReturnDict.
+        return CartLineSerializer(lines, many=True).data  # type: ignore[return-value]
 
 
 class CartLineAddSerializer(serializers.Serializer):

@@ -1,5 +1,7 @@
 """Catalog reads: products with their best offer, offers, categories and merchants."""
 
+from typing import TYPE_CHECKING, TypedDict
+
 from django.db.models import (
     BigIntegerField,
     Case,
@@ -20,6 +22,20 @@ from django.db.models.functions import NullIf
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Category, CheapestOfferRefresh, Merchant, MoneyField, Offer, Product
 from storefront.validators import gtin_normalize
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class BestOffer(TypedDict):
+        """What ``_with_best_offer`` annotates (None: nobody sells the product now)."""
+
+        best_price: int | None
+        best_offer_id: int | None
+        best_merchant_id: int | None
+        best_merchant_name: str | None
+        offer_count: int
+
+    ProductWithBestOffer = WithAnnotations[Product, BestOffer]
 
 # Products nobody sells go last in both price orders.
 PRODUCT_ORDERINGS = {
@@ -44,10 +60,10 @@ def _stored_cheapest_is_fresh() -> Q:
     """Products whose stored cheapest offer (``ProductCheapest``) can be trusted: computed,
     and no change of their offers or merchants since (no pending ``CheapestOfferRefresh``)."""
     pending = CheapestOfferRefresh.objects.filter(product_id=OuterRef("pk"))
-    return Q(stored_cheapest__isnull=False) & ~Exists(pending)
+    return Q(~Exists(pending), stored_cheapest__isnull=False)
 
 
-def _with_best_offer(products: QuerySet[Product]) -> QuerySet[Product]:
+def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOffer]":
     """Annotates the cheapest buyable offer (ties: lowest merchant id) and the offer count.
 
     Products whose stored cheapest offer is fresh (see ``storefront.cheapest``) read it, which
@@ -128,13 +144,15 @@ def product_list(
     if merchant_id is not None:
         sold_by = Offer.objects.filter(product=OuterRef("pk"), merchant_id=merchant_id, active=True)
         products = products.filter(Exists(sold_by))
-    products = _with_best_offer(products)
+    annotated = _with_best_offer(products)
     if available_only:
-        products = products.filter(best_price__isnull=False)
-    return products.order_by(*PRODUCT_ORDERINGS[ordering])
+        annotated = annotated.filter(best_price__isnull=False)
+    return annotated.order_by(*PRODUCT_ORDERINGS[ordering])
 
 
-def product_get(*, product_id: int | None = None, slug: str | None = None) -> Product:
+def product_get(
+    *, product_id: int | None = None, slug: str | None = None
+) -> "ProductWithBestOffer":
     """One product with its category and best-offer annotations; ``NotFound`` otherwise."""
     if (product_id is None) == (slug is None):
         raise ValueError("Pass exactly one of product_id and slug.")

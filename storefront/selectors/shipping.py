@@ -102,8 +102,9 @@ def shipping_rules_for_pairs(
     pairs = list(dict.fromkeys(pairs))
     if not pairs:
         return {}
-    rules = dict(zip(pairs, shipping_rules_for_destinations(pairs=pairs), strict=True))
-    unknown = [pair for pair, rule in rules.items() if rule is None]
+    found = dict(zip(pairs, shipping_rules_for_destinations(pairs=pairs), strict=True))
+    rules = {pair: rule for pair, rule in found.items() if rule is not None}
+    unknown = [pair for pair, rule in found.items() if rule is None]
     if unknown:
         rules.update(_shipping_rules_via_sql(pairs=unknown, merchants=merchants))
     return rules

@@ -26,7 +26,7 @@ from storefront.selectors import (
 )
 
 
-class CatalogView:
+class CatalogView(APIView):
     permission_classes = [AllowAny]
 
 

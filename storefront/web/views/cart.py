@@ -6,7 +6,7 @@ the page it came from with the error next to the field at fault and the matching
 """
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from storefront.errors import DomainError, NotFound
-from storefront.models import Offer, Product
+from storefront.models import Offer
 from storefront.selectors import (
     cart_pricing_summary,
     offer_get,
@@ -33,6 +33,9 @@ from storefront.web.carts import request_cart_find, request_cart_get_or_create
 from storefront.web.forms import AddToCartForm, DestinationForm, LineQuantityForm
 from storefront.web.views.catalog import render_product
 from storefront.web.views.common import cart_url, render_problem, safe_next
+
+if TYPE_CHECKING:
+    from storefront.selectors.catalog import ProductWithBestOffer
 
 
 def cart_detail(request: HttpRequest) -> HttpResponse:
@@ -70,7 +73,7 @@ def render_cart(
     return render(request, "web/cart.html", context, status=status)
 
 
-def _add_target(data: dict) -> tuple[Product | None, Offer | None]:
+def _add_target(data: dict) -> "tuple[ProductWithBestOffer | None, Offer | None]":
     """The product (and offer, when one was chosen) a posted add-to-cart names."""
     try:
         if data.get("offer"):
@@ -155,7 +158,7 @@ def cart_line_update(request: HttpRequest, line_id: int) -> HttpResponse:
         status = 400
     if not cart.lines.filter(pk=line_id).exists():
         raise Http404("This line is not in your cart.")
-    errors = [message for field_errors in form.errors.values() for message in field_errors]
+    errors = [str(message) for field_errors in form.errors.values() for message in field_errors]
     return render_cart(
         request,
         status=status,

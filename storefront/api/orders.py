@@ -2,6 +2,7 @@
 pay (the configured provider's form fields; the dummy provider's in demos and tests), list
 and read orders. Signed-in callers only; another shopper's order is a 404."""
 
+from django.conf import settings
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from payments import RedirectNeeded
@@ -10,11 +11,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from smartcart.api.errors import error_responses
-from smartcart.api.serializers import CartSerializer
+from storefront.api.errors import error_responses
+from storefront.api.serializers import CartSerializer
+from storefront.cart_optimizer import cart_cheaper_assignment_find
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Order
-from storefront.orders.optimizer import cart_cheaper_find
 from storefront.orders.review import review_token_make
 from storefront.orders.selectors import order_get, order_list
 from storefront.orders.services import order_payment_for, order_place, shipping_address_validate
@@ -27,9 +28,8 @@ from storefront.services import cart_destination_set
 class CheapestSuggestionSerializer(serializers.Serializer):
     run_id = serializers.IntegerField(help_text="Apply with POST /cart/optimizations/{id}/apply/.")
     current_total = serializers.IntegerField()
-    suggested_total = serializers.IntegerField()
+    cheaper_total = serializers.IntegerField()
     savings = serializers.IntegerField()
-    changed_lines = serializers.IntegerField()
 
 
 class CheckoutReviewRequestSerializer(serializers.Serializer):
@@ -138,7 +138,11 @@ class CheckoutReviewView(APIView):
         if "postal_code" in data:
             cart = cart_destination_set(cart=cart, postal_code=data["postal_code"])
         summary = cart_pricing_summary(cart=cart)
-        cheaper = None if summary.is_empty or summary.unavailable else cart_cheaper_find(cart=cart)
+        cheaper = None
+        if not summary.is_empty and not summary.unavailable:
+            cheaper = cart_cheaper_assignment_find(
+                cart=cart, budget_ms=settings.CHECKOUT_OPTIMIZE_BUDGET_MS
+            )
         body = {"cart": summary, "review_token": review_token_make(summary), "cheaper": cheaper}
         return Response(CheckoutReviewSerializer(body).data)
 

@@ -141,12 +141,9 @@ PAYMENT_VARIANTS = {
 }
 # An order not paid this long after it was placed fails and gives its stock back.
 ORDER_PAYMENT_TIMEOUT_S = int(os.environ.get("ORDER_PAYMENT_TIMEOUT_S", "1800"))
-# Before the review, the cart is checked once more for a cheaper assignment on this budget.
+# Before the review, the cart is checked once more for a cheaper assignment on this budget
+# (through STOREFRONT_CART_OPTIMIZER below).
 CHECKOUT_OPTIMIZE_BUDGET_MS = int(os.environ.get("CHECKOUT_OPTIMIZE_BUDGET_MS", "300"))
-# The callable that does it (keyword-only ``cart``, ``budget_ms``); empty: no check.
-STOREFRONT_CART_OPTIMIZER = os.environ.get(
-    "STOREFRONT_CART_OPTIMIZER", "smartcart.checkout.checkout_cart_optimize"
-)
 
 # --- Cache --------------------------------------------------------------------------------
 # Throttles and rate limits must be shared by every web process: Redis when there is one.
@@ -199,6 +196,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
     },
 }
+
+# --- Storefront extension points (dotted paths; storefront never imports the apps above it) ---
+# Providers of panels on the cart page, in order (storefront.web.cart_panels).
+STOREFRONT_CART_PANELS = ["smartcart.web.panels.improve_cart_panels"]
+# "Find a cheaper assignment for this cart" (storefront.cart_optimizer); empty: none.
+STOREFRONT_CART_OPTIMIZER = "smartcart.optimizer.cart_cheaper_assignment"
 
 # --- Smart cart ---------------------------------------------------------------------------
 # A cart whose best exact CPU method is predicted within this many ms is solved in the request.
@@ -253,7 +256,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 24,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "smartcart.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "storefront.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "optimize": os.environ.get("OPTIMIZE_THROTTLE_RATE", "30/min"),
         "token": os.environ.get("TOKEN_THROTTLE_RATE", "10/min"),

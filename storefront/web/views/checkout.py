@@ -7,14 +7,15 @@ signed token that placing the order checks (``storefront.orders.review``).
 import uuid
 from dataclasses import asdict
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from storefront.cart_optimizer import cart_cheaper_assignment_find
 from storefront.errors import DomainError, ValidationFailed
-from storefront.orders.optimizer import cart_cheaper_find
 from storefront.orders.review import CheckoutChanged, review_token_make
 from storefront.orders.services import ShippingAddress, order_place, shipping_address_validate
 from storefront.selectors import cart_pricing_summary
@@ -79,7 +80,9 @@ def render_review(
     summary = cart_pricing_summary(cart=cart)
     cheaper = None
     if not summary.unavailable and not changed:
-        cheaper = cart_cheaper_find(cart=cart)
+        cheaper = cart_cheaper_assignment_find(
+            cart=cart, budget_ms=settings.CHECKOUT_OPTIMIZE_BUDGET_MS
+        )
     form = PlaceOrderForm(
         initial={"review_token": review_token_make(summary), "idempotency_key": uuid.uuid4().hex}
     )

@@ -29,6 +29,8 @@ def demo_merchant_staff_ensure() -> Merchant:
         .order_by("name", "pk")
         .first()
     ) or Merchant.objects.order_by("name", "pk").first()
+    if merchant is None:
+        raise ValueError("Seed the catalog first: there is no merchant to work for.")
     user, _ = get_user_model().objects.get_or_create(username=DEMO_MERCHANT_STAFF[0])
     user.set_password(DEMO_MERCHANT_STAFF[1])
     user.email = "merchant@example.com"

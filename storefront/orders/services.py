@@ -89,9 +89,9 @@ def shipping_address_validate(
         )
     return ShippingAddress(
         email=email.strip(),
-        full_name=full_name.strip(),
-        address_line=address_line.strip(),
-        city=city.strip(),
+        full_name=str(full_name).strip(),
+        address_line=str(address_line).strip(),
+        city=str(city).strip(),
         postal_code=code,
         country=country_code,
     )
@@ -288,7 +288,7 @@ def _stock_move(moves: dict[int, int], offers: dict[int, Offer]) -> None:
     stale = [
         offers[pk].product_id
         for pk, delta in moves.items()
-        if offers[pk].stock == 0 or offers[pk].stock + delta == 0
+        if offers[pk].stock in (0, -delta)  # sold out before, or now
     ]
     if stale and catalog_cheapest_mark_stale(product_ids=stale):
         catalog_cheapest_recompute_request()
@@ -306,7 +306,8 @@ def _stock_release(*, packages) -> None:
     """Gives back the stock of the packages' lines (offers deleted since: nothing to give)."""
     moves: dict[int, int] = {}
     for line in OrderLine.objects.filter(merchant_order__in=packages, offer__isnull=False):
-        moves[line.offer_id] = moves.get(line.offer_id, 0) + line.quantity
+        if line.offer_id is not None:
+            moves[line.offer_id] = moves.get(line.offer_id, 0) + line.quantity
     _stock_move(moves, _lock_offers(moves))
 
 

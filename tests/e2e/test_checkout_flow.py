@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from storefront.models import MerchantStaff, Order
-from tests.e2e.conftest import PHONE
+from tests.e2e.conftest import DESKTOP, PHONE
 from tests.e2e.helpers import add_offer_through_search, cents_of, pick_improvable_offers
 from tests.factories import TEST_PASSWORD, UserFactory
 
@@ -79,6 +79,9 @@ def test_buy_the_improved_cart_and_see_the_merchant_ship_it(
     assert review_total == cart_total
     assert page.get_by_test_id("review-package").count() == merchants
     page.screenshot(path=artifacts / "e2e-checkout-review.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=artifacts / "e2e-checkout-review-390.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
     page.get_by_test_id("place-order").click()
     page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
     page.get_by_label("Status", exact=True).select_option("confirmed")

@@ -41,7 +41,7 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
     ``include_gpu=False`` never touches CUDA, not even to ask whether a GPU is present: for the
     web process and CPU workers, which must hold no CUDA context (prefork children)."""
     from gpu_engine.device import gpu_available
-    from gpu_engine.solvers import SOLVERS
+    from gpu_engine.solvers.registry import SOLVERS
 
     problem = CartProblem.from_dict(_TINY)
     gpu = include_gpu and gpu_available()
@@ -65,7 +65,7 @@ def _warm_gpu_variants(problem: CartProblem) -> None:
     """CUDA kernels built in closures are compiled per process (numba cannot cache them):
     compile the variants real carts need besides the default, int64 state (large carts) and
     the single-line row (carts whose last line has many offers)."""
-    from gpu_engine.gpu_full import LaunchConfig, solve_gpu_full
+    from gpu_engine.solvers.full.cuda import LaunchConfig, solve_gpu_full
 
     for config in (LaunchConfig(int32=False), LaunchConfig(pair=False)):
         solve_gpu_full(problem, config=config)

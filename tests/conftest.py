@@ -15,7 +15,9 @@ if os.environ.get("SMARTCART_REAL_GPU") != "1":
 # user's cache: routing and planner tests would otherwise depend on the machine's history.
 os.environ.setdefault(
     "GPU_ENGINE_PROFILE",
-    os.path.join(os.path.dirname(__file__), os.pardir, "gpu_engine", "default_profile.json"),
+    os.path.join(
+        os.path.dirname(__file__), os.pardir, "gpu_engine", "planning", "default_profile.json"
+    ),
 )
 
 import pytest

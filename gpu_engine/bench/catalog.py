@@ -182,8 +182,8 @@ def _bench_cheapest(args) -> list[dict]:
     import cupy
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
-    from gpu_engine.cheapest_offer import cheapest_offers_dense
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
+    from gpu_engine.catalog.cheapest_offer.select import cheapest_offers_dense
 
     p, o = args.catalog_products, args.catalog_offers
     nbytes = p * o * 8
@@ -254,7 +254,7 @@ def _cheapest_one_launch(args, all_merchant, all_price, expected, common, group)
     import cupy
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
 
     n = all_merchant.shape[0]
     merchant = cuda.as_cuda_array(all_merchant.ravel())
@@ -358,8 +358,8 @@ def _bench_radix(args) -> list[dict]:
     import cupy
     from numba import cuda
 
-    from gpu_engine import radix_kernels
-    from gpu_engine.radix_tree import radix_tree_build, radix_tree_match
+    from gpu_engine.catalog.radix import cuda as radix_kernels
+    from gpu_engine.catalog.radix.tree import radix_tree_build, radix_tree_match
 
     k, q = args.catalog_keys, args.catalog_queries
     rng = np.random.default_rng(7)
@@ -426,7 +426,7 @@ def _bench_lpm(args, rng, keys, common, radix_tree_build, radix_tree_match) -> l
     import cupy
     from numba import cuda
 
-    from gpu_engine import radix_kernels
+    from gpu_engine.catalog.radix import cuda as radix_kernels
 
     q = args.catalog_queries
     lengths = rng.integers(24, 65, keys.size)

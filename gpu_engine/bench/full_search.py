@@ -82,7 +82,7 @@ def _cpu_row(lines: int, offers: int, merchants: int) -> dict[str, Any]:
 
 
 def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) -> list[dict]:
-    from gpu_engine.gpu_full import LaunchConfig, solve_gpu_full
+    from gpu_engine.solvers.full.cuda import LaunchConfig, solve_gpu_full
 
     configs = [("default", LaunchConfig())]
     if variants:
@@ -128,6 +128,6 @@ def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) ->
 
 
 def _resource_rows() -> list[dict]:
-    from gpu_engine.gpu_full import kernel_resources
+    from gpu_engine.solvers.full.cuda import kernel_resources
 
     return [{"suite": SUITE, "case": "kernel", **r} for r in kernel_resources()]

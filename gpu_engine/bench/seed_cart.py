@@ -9,7 +9,7 @@ from typing import Any
 from gpu_engine import CartProblem, solve
 from gpu_engine.bench.common import add_peer_arguments, peer_rows, time_ms
 from gpu_engine.bench.instances import seed_cart
-from gpu_engine.rates import cpu_full_rate
+from gpu_engine.planning.rates import cpu_full_rate
 
 SUITE = "seed_cart"
 YEAR_S = 365.25 * 24 * 3600

@@ -3,7 +3,7 @@
 import pytest
 
 import gpu_engine.device
-from gpu_engine.solvers import SOLVERS
+from gpu_engine.solvers.registry import SOLVERS
 from gpu_engine.warmup import warmup
 
 pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaDeprecationWarning")
@@ -28,8 +28,8 @@ def test_the_warmup_cart_makes_the_ga_run_generations():
     """A GA that proves its seed optimal at once never launches its generation kernels, and the
     first shopper's GA would pay their compilation (seconds on the H200): the warm-up cart must
     keep the GA evolving."""
-    from gpu_engine.ga import solve_ga
     from gpu_engine.problem import CartProblem
+    from gpu_engine.solvers.ga.solve import solve_ga
     from gpu_engine.warmup import _TINY
 
     solution = solve_ga(CartProblem.from_dict(_TINY), device="cpu", seed=0)

@@ -48,11 +48,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpu_engine.ga import lower_bound
 from gpu_engine.pricing import assignment_cost, price_assignment
 from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
+from gpu_engine.solvers.ga.solve import lower_bound
 
 logger = logging.getLogger(__name__)
 
@@ -533,9 +533,9 @@ def solve_milp(
     """Exact HiGHS solve of ``problem``. Within ``budget_ms`` it returns a proven optimum;
     otherwise HiGHS's best incumbent (never worse than ``warm_start``) with ``optimal=False`` and
     ``gap`` = (total - bound) / total, the bound being the better of HiGHS's and
-    :func:`gpu_engine.ga.lower_bound`. ``budget_ms`` is a hard deadline: a run cut by it keeps
-    the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises RuntimeError when no
-    feasible point is known (no warm start and no HiGHS incumbent in the time)."""
+    :func:`gpu_engine.solvers.ga.solve.lower_bound`. ``budget_ms`` is a hard deadline: a run cut by
+    it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises RuntimeError when
+    no feasible point is known (no warm start and no HiGHS incumbent in the time)."""
     started = time.perf_counter()
     outcome = milp_run(problem, time_limit_ms=budget_ms, warm_start=warm_start, threads=threads)
     choice = outcome.choice

@@ -1,12 +1,12 @@
 """``calibrate``: measure this machine's solver speeds and write the planner's rate profile.
 
-Run ``python -m gpu_engine.profile_calibrate [--out PATH] [--quick]`` (``python -m gpu_engine
+Run ``python -m gpu_engine.planning.calibrate [--out PATH] [--quick]`` (``python -m gpu_engine
 calibrate`` once the CLI registers :func:`register_command`); about 15 s on the lent H200's
 host, more on a slow CPU; ``--quick`` fits the MILP on fewer, smaller carts. Every measurement
 is the median of warm calls on deterministic carts; GPU rates only where a real GPU is present
 (otherwise the package defaults are kept for them). The profile lands in
-:func:`gpu_engine.profile.user_profile_path` unless ``--out`` says otherwise, and the planner
-uses it from the next process on.
+:func:`gpu_engine.planning.profile.user_profile_path` unless ``--out`` says otherwise, and the
+planner uses it from the next process on.
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from gpu_engine.problem import CartProblem
-from gpu_engine.profile import (
+from gpu_engine.planning.profile import (
     DEFAULT_PROFILE_PATH,
     PowerLaw,
     RateProfile,
     read_profile,
     user_profile_path,
 )
+from gpu_engine.problem import CartProblem
 
 # Upper quantile of the MILP's residuals the fit is shifted to: predictions err on the slow
 # side, so a predicted fit rarely overruns. The low quantile is the quick end of the spread
@@ -60,7 +60,7 @@ def _uniform(n_lines: int, offers: int, n_merchants: int, seed: int) -> CartProb
 
 
 def measure_full_search(gpu: bool) -> dict[str, float]:
-    from gpu_engine.cpu_full import solve_cpu_full
+    from gpu_engine.solvers.full.cpu import solve_cpu_full
 
     out = {}
     small, big = _uniform(3, 2, 4, seed=1), _uniform(7, 8, 24, seed=2)
@@ -69,7 +69,7 @@ def measure_full_search(gpu: bool) -> dict[str, float]:
     out["cpu_full_overhead_ms"] = overhead
     out["cpu_full_rate"] = big.complexity / max(1e-6, (big_ms - overhead) / 1e3)
     if gpu:
-        from gpu_engine.gpu_full import solve_gpu_full
+        from gpu_engine.solvers.full.cuda import solve_gpu_full
 
         small, big = _uniform(6, 8, 24, seed=3), _uniform(10, 8, 24, seed=4)
         overhead = _median_ms(lambda: solve_gpu_full(small))
@@ -80,7 +80,12 @@ def measure_full_search(gpu: bool) -> dict[str, float]:
 
 
 def measure_dp(gpu: bool) -> dict[str, float]:
-    from gpu_engine.dp import merchant_dp_inputs, relaxed_steps, run_merchant_cpu, run_relaxed
+    from gpu_engine.solvers.dp.solve import (
+        merchant_dp_inputs,
+        relaxed_steps,
+        run_merchant_cpu,
+        run_relaxed,
+    )
 
     out = {}
     relaxed = _uniform(14, 6, 30, seed=5)
@@ -96,7 +101,7 @@ def measure_dp(gpu: bool) -> dict[str, float]:
         _median_ms(lambda: run_merchant_cpu(sparse, inputs)) / 1e3
     )
     if gpu:
-        from gpu_engine.gpu_dp import run_merchant_gpu
+        from gpu_engine.solvers.dp.cuda import run_merchant_gpu
 
         out["gpu_dp_overhead_ms"] = _median_ms(lambda: run_merchant_gpu(tiny, tiny_inputs))
         dense = _uniform(20, 10, 60, seed=7)
@@ -130,7 +135,7 @@ def _milp_carts(switched: bool, quick: bool) -> list[dict[str, Any]]:
     """The calibration carts: the planner's dense kind (100 merchants, 5-20 offers a line) at
     growing sizes and, for the switched law, its sparse kind too (5-60 merchants, 1-6 offers),
     whose HiGHS times at the same pair count are often far shorter."""
-    from gpu_engine.profile_carts import random_cart
+    from gpu_engine.planning.carts import random_cart
 
     seeds = (0,) if quick else (0, 1, 2)
     if not switched:
@@ -150,8 +155,8 @@ def _milp_carts(switched: bool, quick: bool) -> list[dict[str, Any]]:
 
 
 def measure_milp(quick: bool) -> dict[str, Any]:
-    from gpu_engine.milp import milp_run
-    from gpu_engine.profile_carts import random_cart
+    from gpu_engine.planning.carts import random_cart
+    from gpu_engine.solvers.milp.runner import milp_run
 
     tiny = CartProblem.from_dict(random_cart(9000, 2, n_merchants=3, offers=(1, 3)))
     out: dict[str, Any] = {"milp_overhead_ms": _median_ms(lambda: milp_run(tiny, threads=1))}
@@ -170,9 +175,9 @@ def measure_milp(quick: bool) -> dict[str, Any]:
 
 
 def measure_ga(gpu: bool) -> dict[str, float]:
-    from gpu_engine.ga import CPU_CONFIG, GPU_CONFIG, CpuPopulation
-    from gpu_engine.ga_core import ga_arrays
-    from gpu_engine.profile_carts import random_cart
+    from gpu_engine.planning.carts import random_cart
+    from gpu_engine.solvers.ga.core import ga_arrays
+    from gpu_engine.solvers.ga.solve import CPU_CONFIG, GPU_CONFIG, CpuPopulation
 
     arrays = ga_arrays(CartProblem.from_dict(random_cart(9999, 50)))
 
@@ -183,7 +188,7 @@ def measure_ga(gpu: bool) -> dict[str, float]:
 
     out = {"ga_cpu_init_ms_per_line": _median_ms(lambda: start(CpuPopulation, CPU_CONFIG)) / 50}
     if gpu:
-        from gpu_engine.ga_cuda import GpuPopulation
+        from gpu_engine.solvers.ga.cuda import GpuPopulation
 
         out["ga_gpu_init_ms"] = _median_ms(lambda: start(GpuPopulation, GPU_CONFIG))
     return out
@@ -238,7 +243,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m gpu_engine.profile_calibrate", description=DESCRIPTION
+        prog="python -m gpu_engine.planning.calibrate", description=DESCRIPTION
     )
     _add_options(parser)
     return run_command(parser.parse_args(argv))

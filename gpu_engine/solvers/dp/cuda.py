@@ -1,5 +1,5 @@
 """Exact merchant-by-merchant subset DP on the GPU (numba-cuda); CPU twin in
-:mod:`gpu_engine.dp_kernels` (``merchant_dp``).
+:mod:`gpu_engine.solvers.dp.cpu` (``merchant_dp``).
 
 Kernels and their thread-to-data mapping:
 
@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64
 
-from gpu_engine import dp_ops
 from gpu_engine.device import gpu_name, simulator_enabled
-from gpu_engine.dp import MerchantDPInputs, expand_choice
 from gpu_engine.pricing import device_merchant_cost, device_pricing_variant
 from gpu_engine.problem import CapacityError, CartProblem
+from gpu_engine.solvers.dp import ops as dp_ops
+from gpu_engine.solvers.dp.inputs import MerchantDPInputs, expand_choice
 
 INF = np.int64(dp_ops.INF)
 # The per-state step, shared with the CPU twin (compiled lazily: no CUDA at import).

@@ -14,8 +14,8 @@ import time
 import numba
 import numpy as np
 
-from gpu_engine import rates
 from gpu_engine.layout import FullSearchLayout, full_search_layout
+from gpu_engine.planning import rates
 from gpu_engine.pricing import merchant_cost
 from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution

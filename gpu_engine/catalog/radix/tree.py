@@ -14,7 +14,7 @@ Public API::
             key" (bits past the length are ignored; length 0 is the catch-all rule).
         Duplicate keys (or duplicate (key, length) rules): the first one in input order wins.
         strides: bits per tree level, most significant first; None lets the cost model of
-            :mod:`gpu_engine.radix_plan` choose them from the key statistics.
+            :mod:`gpu_engine.catalog.radix.plan` choose them from the key statistics.
         leaf_size: 1..16 keys a leaf may hold (a lookup scans them; see radix_plan).
         memory_budget: bytes the child tables may take (default max(64 KiB, 16 bytes per key)).
     radix_tree_lookup(tree, queries) -> values   exact match of uint64 queries, -1 if absent
@@ -27,10 +27,10 @@ Public API::
         bits all keys share (checked once per lookup against the first key); explicit
         ``strides`` count from there.
 
-String keys (postal codes) map to bit keys with :mod:`gpu_engine.radix_codec`.
+String keys (postal codes) map to bit keys with :mod:`gpu_engine.catalog.radix.codec`.
 
 Structure. Keys are sorted and deduplicated on the host; everything else runs on the device
-(the CPU twin, :mod:`gpu_engine.radix_cpu`, runs the same steps with ``@njit``):
+(the CPU twin, :mod:`gpu_engine.catalog.radix.cpu`, runs the same steps with ``@njit``):
 
 1. statistics: ``lcp`` of neighbouring keys and each key's ``leaf_depth`` (radix_plan), summed
    into a small histogram that the cost model reads to choose the strides;
@@ -54,7 +54,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from gpu_engine import radix_cpu, radix_plan
+from gpu_engine.catalog.radix import cpu as radix_cpu
+from gpu_engine.catalog.radix import plan as radix_plan
 from gpu_engine.device import resolve_device
 
 _UINT64_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -104,7 +105,7 @@ def radix_tree_build(
     if device == "cuda":
         from numba import cuda
 
-        from gpu_engine import radix_kernels
+        from gpu_engine.catalog.radix import cuda as radix_kernels
 
         keys_device = cuda.to_device(keys)
         lcp, leaf_depth, histogram = radix_kernels.key_stats_cuda(keys_device, leaf_size)
@@ -157,7 +158,7 @@ def radix_tree_lookup(tree: RadixTree, queries):
         raise ValueError("radix_tree_lookup needs an exact tree; use radix_tree_match for LPM")
     arrays = (tree.keys, tree.values, tree.table, *_levels(tree))
     if tree.device == "cuda":
-        from gpu_engine import radix_kernels
+        from gpu_engine.catalog.radix import cuda as radix_kernels
 
         return _on_device(
             tree, queries, lambda q, out: radix_kernels.exact_lookup_cuda(q, arrays, out)
@@ -174,7 +175,7 @@ def radix_tree_match(tree: RadixTree, queries):
         raise ValueError("radix_tree_match needs a tree built with lengths")
     arrays = (tree.keys, tree.lengths, tree.values, tree.table, *_levels(tree))
     if tree.device == "cuda":
-        from gpu_engine import radix_kernels
+        from gpu_engine.catalog.radix import cuda as radix_kernels
 
         return _on_device(
             tree,
@@ -345,7 +346,7 @@ def _build_levels_cpu(keys, lcp, leaf_depth, lengths, layout):
 
 def _build_levels_cuda(keys, lcp, leaf_depth, lengths, layout):
     """Device twin of ``_build_levels_cpu``; ``lengths`` is a device array or None."""
-    from gpu_engine import radix_kernels as k
+    from gpu_engine.catalog.radix import cuda as k
 
     depths, strides, offsets, stats, leaf_size = layout
     total = int(offsets[-1]) + (int(stats.nodes[depths[-1]]) << int(strides[-1]))

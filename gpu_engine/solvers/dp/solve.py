@@ -11,17 +11,17 @@ discount pushing goods under ``free_over``); when it fails the exact DP answers 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gpu_engine.device import resolve_device
-from gpu_engine.dp_kernels import dp_inputs, merchant_dp, relaxed_partition_dp
 from gpu_engine.pricing import assignment_cost
 from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
+from gpu_engine.solvers.dp.cpu import dp_inputs, merchant_dp, relaxed_partition_dp
+from gpu_engine.solvers.dp.inputs import MerchantDPInputs, expand_choice, merchant_dp_inputs
 
 # Host memory the CPU DPs may take (tables of 2^k entries).
 CPU_MEMORY_LIMIT = 2 << 30
@@ -29,65 +29,6 @@ CPU_MEMORY_LIMIT = 2 << 30
 GPU_MIN_STEPS = 4_000_000
 # Merchants whose cost is provably subadditive let the relaxed DP's value stand on its own.
 RELAXED_BYTES_PER_STATE = 24
-
-
-@dataclass(frozen=True, eq=False)
-class MerchantDPInputs:
-    """The merchant DP over the free lines (>= 2 eligible offers); lines with one offer are
-    folded into their merchant's starting subtotal/units (``sub0``/``units0``)."""
-
-    free: np.ndarray
-    merchants: np.ndarray
-    mask: np.ndarray
-    n_lines: np.ndarray
-    lines: np.ndarray
-    amount: np.ndarray
-    units: np.ndarray
-    sub0: np.ndarray
-    units0: np.ndarray
-    params: tuple[np.ndarray, ...]
-
-    @property
-    def k(self) -> int:
-        return int(self.free.size)
-
-    def steps(self) -> int:
-        k = self.k
-        return sum(2 ** (k - int(a)) * 3 ** int(a) for a in self.n_lines)
-
-    def pick_dtype(self) -> np.dtype:
-        return np.dtype(np.uint16) if int(self.n_lines.max(initial=0)) <= 16 else np.dtype(np.int32)
-
-    def memory_bytes(self) -> int:
-        size = 1 << self.k
-        return size * 8 * 2 + self.merchants.size * size * self.pick_dtype().itemsize
-
-
-def merchant_dp_inputs(problem: CartProblem) -> MerchantDPInputs:
-    counts = problem.cand_count
-    free = np.flatnonzero(counts > 1).astype(np.int64)
-    forced = np.flatnonzero(counts == 1)
-    sub0 = np.zeros(problem.n_merchants, dtype=np.int64)
-    units0 = np.zeros(problem.n_merchants, dtype=np.int64)
-    for i in forced:
-        m = problem.cand_merchant[i, 0]
-        sub0[m] += problem.quantity[i] * problem.price[i, m]
-        units0[m] += problem.quantity[i]
-    mask, n_lines, lines, amount, units = dp_inputs(problem.quantity, problem.price, free)
-    # Merchants that serve no free line and no forced line play no part.
-    active = np.flatnonzero((n_lines > 0) | (units0 > 0))
-    return MerchantDPInputs(
-        free=free,
-        merchants=active,
-        mask=mask[active],
-        n_lines=n_lines[active],
-        lines=lines[active],
-        amount=amount[active],
-        units=units[active],
-        sub0=sub0[active],
-        units0=units0[active],
-        params=tuple(np.ascontiguousarray(p[active]) for p in problem.merchant_params),
-    )
 
 
 def relaxed_steps(problem: CartProblem) -> int:
@@ -127,16 +68,6 @@ def run_merchant_cpu(problem: CartProblem, inputs: MerchantDPInputs) -> tuple[in
     return int(total), expand_choice(problem, inputs, free_choice)
 
 
-def expand_choice(
-    problem: CartProblem, inputs: MerchantDPInputs, free_choice: np.ndarray
-) -> np.ndarray:
-    """Merchant index per line of the problem from the DP's active-merchant index per free
-    line; forced lines take their only merchant."""
-    choice = problem.cand_merchant[:, 0].astype(np.int64)
-    choice[inputs.free] = inputs.merchants[np.asarray(free_choice, dtype=np.int64)]
-    return choice
-
-
 def solve_dp(
     problem: CartProblem, *, budget_ms: float | None = None, device: str = "auto"
 ) -> Solution:
@@ -170,7 +101,7 @@ def solve_dp(
     stats["path"] = "merchant-dp"
     stats["proof"] = "exact merchant-by-merchant DP"
     if use_gpu:
-        from gpu_engine.gpu_dp import run_merchant_gpu
+        from gpu_engine.solvers.dp.cuda import run_merchant_gpu
 
         total, choice, device_name = run_merchant_gpu(problem, inputs)
         return _finish(problem, choice, total, True, device_name, t0, stats)
@@ -181,7 +112,7 @@ def solve_dp(
 
 def _merchant_fits(inputs: MerchantDPInputs, use_gpu: bool) -> bool:
     if use_gpu:
-        from gpu_engine.gpu_dp import gpu_memory_limit
+        from gpu_engine.solvers.dp.cuda import gpu_memory_limit
 
         return inputs.memory_bytes() <= gpu_memory_limit()
     return inputs.memory_bytes() <= CPU_MEMORY_LIMIT

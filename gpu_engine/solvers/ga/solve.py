@@ -21,19 +21,17 @@ proven lower bound (then, and only then, ``optimal`` is True).
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
-from gpu_engine import ga_cpu
-from gpu_engine.ga_core import GaArrays, GaConfig, ga_arrays, init_states, seeded_individuals
 from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
+from gpu_engine.solvers.ga import cpu as ga_cpu
+from gpu_engine.solvers.ga.core import GaArrays, GaConfig, ga_arrays, rng_states, seeded_individuals
 
 # A CPU core breeds about a hundred children a few hundred times in 500 ms: the budget, not
 # stalling, should end its runs.
@@ -44,27 +42,6 @@ GPU_CONFIG = GaConfig(population=16384, child_ls_steps=8, stall_generations=100)
 BP_SCALE = 10_000
 # Generations whose durations predict the next one (the longest of them is assumed).
 _TIMING_WINDOW = 4
-
-_states_lock = threading.Lock()
-_states_cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
-_STATES_CACHE_SIZE = 8
-
-
-def rng_states(population: int, seed: int) -> np.ndarray:
-    """uint64[population, 2] xoroshiro128+ states in ``numba.cuda.random``'s layout and seeding
-    (:func:`gpu_engine.ga_core.init_states`), computed once per (size, seed) and copied."""
-    key = (population, seed)
-    with _states_lock:
-        if key in _states_cache:
-            _states_cache.move_to_end(key)
-            return _states_cache[key].copy()
-    states = np.empty((population, 2), dtype=np.uint64)
-    init_states(states, np.uint64(seed))
-    with _states_lock:
-        _states_cache[key] = states
-        while len(_states_cache) > _STATES_CACHE_SIZE:
-            _states_cache.popitem(last=False)
-    return states.copy()
 
 
 def lower_bound(problem: CartProblem) -> int:
@@ -95,7 +72,8 @@ class Population(Protocol):
 
 
 class CpuPopulation:
-    """The population in host memory, stepped by the numba twin (:mod:`gpu_engine.ga_cpu`)."""
+    """The population in host memory, stepped by the numba twin
+    (:mod:`gpu_engine.solvers.ga.cpu`)."""
 
     device = "cpu"
 
@@ -243,7 +221,7 @@ def solve_ga(
     arrays = ga_arrays(problem)
     proven = lower_bound(problem) if bound is None else max(bound, lower_bound(problem))
     if use_gpu:
-        from gpu_engine.ga_cuda import GpuPopulation
+        from gpu_engine.solvers.ga.cuda import GpuPopulation
 
         population: Population = GpuPopulation(arrays, config, seed)
     else:

@@ -3,7 +3,8 @@
 Jet.com picked between full search and a GPU genetic algorithm with a learned decision function.
 Here every solver's time is *predicted* from the cart's features (lines, offers, complexity,
 subset-DP step counts, (line, merchant) pairs, whether merchants have threshold or discount
-switches) and the machine's measured rates (:mod:`gpu_engine.profile`), and the rule is plain:
+switches) and the machine's measured rates (:mod:`gpu_engine.planning.profile`), and the rule is
+plain:
 
 * an exact method runs whenever one is predicted to finish within the budget, the fastest of
   them (CPU or GPU full search, subset DP on CPU or GPU, the HiGHS MILP). Methods that cannot
@@ -21,9 +22,9 @@ switches) and the machine's measured rates (:mod:`gpu_engine.profile`), and the 
   on carts whose MILP time the profile over-predicts. When the MILP is predicted within
   ``PROOF_REACH`` x the budget, the GA gets only ``PROOF_GA_SHARE`` of it, to leave the proof a
   real chance. The answer is never worse than the GA's. The proof's time is a hard deadline
-  (:func:`gpu_engine.milp.milp_run`): HiGHS overshoots a short ``time_limit`` in its presolve,
-  so a proof still running at the end of the budget is cut, the GA's answer stands unproven,
-  and the plan records the cut (``plan["proof_after_ga"]``).
+  (:func:`gpu_engine.solvers.milp.runner.milp_run`): HiGHS overshoots a short ``time_limit`` in
+  its presolve, so a proof still running at the end of the budget is cut, the GA's answer stands
+  unproven, and the plan records the cut (``plan["proof_after_ga"]``).
 
 The GPU's state comes from the caller (the Celery side knows its queues): ``gpu_busy`` and
 ``gpu_queue_depth`` (values or callables) turn into a predicted wait of ``depth *
@@ -46,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from gpu_engine.planning.profile import RateProfile, load_profile
 from gpu_engine.problem import INT64_MAX, CapacityError, CartProblem
-from gpu_engine.profile import RateProfile, load_profile
 from gpu_engine.solution import Solution
 
 logger = logging.getLogger(__name__)
@@ -164,7 +165,7 @@ def _full_estimates(problem, profile, gpu: GpuState, features) -> list[Estimate]
     if not gpu.present:
         estimates.append(Estimate("gpu-full", True, None, "no GPU"))
         return estimates
-    from gpu_engine.gpu_full import MAX_FLAT, MAX_LINES, MERCHANT_BUCKETS
+    from gpu_engine.solvers.full.cuda import MAX_FLAT, MAX_LINES, MERCHANT_BUCKETS
 
     counts = problem.cand_count
     if features["free_lines"] > MAX_LINES or int(counts[counts > 1].sum()) > MAX_FLAT:
@@ -178,12 +179,18 @@ def _full_estimates(problem, profile, gpu: GpuState, features) -> list[Estimate]
 
 
 def _dp_estimates(problem, profile, gpu: GpuState, features) -> list[Estimate]:
-    """Mirrors ``gpu_engine.dp.solve_dp``: the relaxed DP first when it is cheaper, accepted
-    only when every merchant's cost is subadditive (otherwise the exact DP runs after it)."""
+    """Mirrors ``gpu_engine.solvers.dp.solve.solve_dp``: the relaxed DP first when it is cheaper,
+    accepted only when every merchant's cost is subadditive (otherwise the exact DP runs after
+    it)."""
     if features["free_lines"] > MAX_DP_FREE_LINES:
         note = f"more than {MAX_DP_FREE_LINES} free lines"
         return [Estimate("cpu-dp", True, None, note), Estimate("gpu-dp", True, None, note)]
-    from gpu_engine.dp import CPU_MEMORY_LIMIT, merchant_dp_inputs, relaxed_memory, relaxed_steps
+    from gpu_engine.solvers.dp.solve import (
+        CPU_MEMORY_LIMIT,
+        merchant_dp_inputs,
+        relaxed_memory,
+        relaxed_steps,
+    )
 
     inputs = merchant_dp_inputs(problem)
     exact_steps = inputs.steps()
@@ -260,7 +267,7 @@ def _ga_estimates(problem, budget_ms, profile, gpu: GpuState, features) -> list[
     if not gpu.present:
         out.append(Estimate("gpu-ga", False, None, "no GPU"))
         return out
-    from gpu_engine.ga_cuda import MAX_LINES, MAX_MERCHANTS
+    from gpu_engine.solvers.ga.cuda import MAX_LINES, MAX_MERCHANTS
 
     if features["lines"] > MAX_LINES or features["merchants"] > MAX_MERCHANTS:
         out.append(Estimate("gpu-ga", False, None, "beyond the kernel's shared memory"))
@@ -376,19 +383,19 @@ def _remaining(started: float, budget_ms: float) -> float:
 
 
 def _run(method: str, problem, plan: Plan, *, started: float, seed: int, profile) -> Solution:
-    from gpu_engine.ga import solve_ga
+    from gpu_engine.solvers.ga.solve import solve_ga
 
     budget_ms, gpu = plan.budget_ms, plan.gpu
     if method == "cpu-full":
-        from gpu_engine.cpu_full import solve_cpu_full
+        from gpu_engine.solvers.full.cpu import solve_cpu_full
 
         return solve_cpu_full(problem, budget_ms=_remaining(started, budget_ms))
     if method == "gpu-full":
-        from gpu_engine.gpu_full import solve_gpu_full
+        from gpu_engine.solvers.full.cuda import solve_gpu_full
 
         return solve_gpu_full(problem, budget_ms=_remaining(started, budget_ms))
     if method in ("cpu-dp", "gpu-dp"):
-        from gpu_engine.dp import solve_dp
+        from gpu_engine.solvers.dp.solve import solve_dp
 
         return solve_dp(problem, device=method[:3])
     if method == "milp":
@@ -416,7 +423,7 @@ def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> S
     a proven optimum (or a better incumbent) replaces the GA's answer; otherwise the GA's
     answer stands with the tighter of the two gaps. The MILP's time is a hard deadline (a
     proof still running at the end of the budget is cut: ``stats["proof_after_ga"]["cut"]``)."""
-    from gpu_engine.milp import solve_milp
+    from gpu_engine.solvers.milp.runner import solve_milp
 
     left = budget_ms - (time.perf_counter() - started) * 1e3
     floor = _proof_floor_ms(problem, profile)
@@ -449,7 +456,7 @@ def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> S
 
 
 def _gpu_ga_fits(problem: CartProblem) -> bool:
-    from gpu_engine.ga_cuda import MAX_LINES, MAX_MERCHANTS
+    from gpu_engine.solvers.ga.cuda import MAX_LINES, MAX_MERCHANTS
 
     features = cart_features(problem)
     return features["lines"] <= MAX_LINES and features["merchants"] <= MAX_MERCHANTS
@@ -457,8 +464,8 @@ def _gpu_ga_fits(problem: CartProblem) -> bool:
 
 def _warm_milp(problem, started, budget_ms, seed, gpu: GpuState, ga_ms: float) -> Solution:
     """A short GA run (``ga_ms``) warm-starts HiGHS; the MILP gets the rest of the budget."""
-    from gpu_engine.ga import solve_ga
-    from gpu_engine.milp import solve_milp
+    from gpu_engine.solvers.ga.solve import solve_ga
+    from gpu_engine.solvers.milp.runner import solve_milp
 
     idle_gpu = gpu.present and not gpu.busy and gpu.queue_depth == 0
     device = "gpu" if idle_gpu and _gpu_ga_fits(problem) else "cpu"

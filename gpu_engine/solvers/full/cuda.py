@@ -33,9 +33,9 @@ import numpy as np
 from numba import cuda, int32, int64
 from numba.core.errors import NumbaError
 
-from gpu_engine import rates
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.layout import FullSearchLayout, full_search_layout
+from gpu_engine.planning import rates
 from gpu_engine.pricing import device_merchant_cost, device_pricing_fallback, device_pricing_variant
 from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.results import make_solution

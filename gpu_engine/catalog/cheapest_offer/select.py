@@ -23,8 +23,8 @@ Public API::
     cheapest_offers_warmup(*, device="auto") -> str   compile the kernels for that device
 
 ``device``: "auto" picks the GPU when a real one is present (never the CUDA simulator), else the
-CPU twin (:mod:`gpu_engine.cheapest_offer_cpu`); "cuda" and "cpu" force one. Inputs may be NumPy
-arrays or CUDA device arrays; with device arrays the work stays on the GPU, results are device
+CPU twin (:mod:`gpu_engine.catalog.cheapest_offer.cpu`); "cuda" and "cpu" force one. Inputs may be
+NumPy arrays or CUDA device arrays; with device arrays the work stays on the GPU, results are device
 arrays and the offsets are trusted as given (checking them would cost a copy to the host).
 """
 
@@ -73,7 +73,7 @@ def cheapest_offers(offsets, merchant, price, *, device: str = "auto") -> Cheape
         raise ValueError(f"offsets[-1] is {offsets[-1]}, expected len(merchant) = {merchant.size}")
     n_products = offsets.size - 1
     if cheapest_offer_device(device) == "cpu":
-        from gpu_engine.cheapest_offer_cpu import cheapest_offers_csr_cpu
+        from gpu_engine.catalog.cheapest_offer.cpu import cheapest_offers_csr_cpu
 
         out = _host_outputs(n_products)
         cheapest_offers_csr_cpu(offsets, merchant, price, *out)
@@ -95,7 +95,7 @@ def cheapest_offers_dense(merchant, price, *, device: str = "auto") -> CheapestO
     if merchant.shape != price.shape:
         raise ValueError(f"merchant and price differ in shape: {merchant.shape} != {price.shape}")
     if cheapest_offer_device(device) == "cpu":
-        from gpu_engine.cheapest_offer_cpu import cheapest_offers_dense_cpu
+        from gpu_engine.catalog.cheapest_offer.cpu import cheapest_offers_dense_cpu
 
         out = _host_outputs(merchant.shape[0])
         cheapest_offers_dense_cpu(merchant, price, *out)
@@ -132,7 +132,7 @@ def _reduction() -> str:
 def _csr_on_device(offsets, merchant, price, device) -> CheapestOffers:
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
 
     if cheapest_offer_device(device) != "cuda":
         raise ValueError("device arrays need device='cuda' (or 'auto' with a GPU present)")
@@ -158,7 +158,7 @@ def _csr_on_device(offsets, merchant, price, device) -> CheapestOffers:
 def _dense_on_device(merchant, price, device) -> CheapestOffers:
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
 
     if cheapest_offer_device(device) != "cuda":
         raise ValueError("device arrays need device='cuda' (or 'auto' with a GPU present)")

@@ -2,8 +2,8 @@
 searches' slicing.
 
 Like Jet.com's report, every answer says how long a full search of its cart would take on the
-CPU and on the GPU. The rates are the planner's (:func:`gpu_engine.profile.load_profile`: the
-calibrated profile of this machine, else the packaged defaults), so estimates and planning never
+CPU and on the GPU. The rates are the planner's (:func:`gpu_engine.planning.profile.load_profile`:
+the calibrated profile of this machine, else the packaged defaults), so estimates and planning never
 disagree; a process that runs a full search replaces them with its own measurement, so
 estimates follow the hardware actually serving.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from gpu_engine.profile import load_profile
+from gpu_engine.planning.profile import load_profile
 
 _lock = threading.Lock()
 _measured: dict[str, float] = {}

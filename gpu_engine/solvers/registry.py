@@ -6,17 +6,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from gpu_engine.cpu_full import solve_cpu_full
-from gpu_engine.dp import solve_dp
-from gpu_engine.ga import solve_ga_cpu, solve_ga_gpu
-from gpu_engine.milp import solve_milp
 from gpu_engine.problem import CartProblem, ProblemError
 from gpu_engine.solution import Solution
+from gpu_engine.solvers.dp.solve import solve_dp
+from gpu_engine.solvers.full.cpu import solve_cpu_full
+from gpu_engine.solvers.ga.solve import solve_ga_cpu, solve_ga_gpu
+from gpu_engine.solvers.milp.runner import solve_milp
 
 
 def solve_gpu_full(problem: CartProblem, **kwargs) -> Solution:
     # Imported on use: the CUDA modules stay out of `import gpu_engine`.
-    from gpu_engine.gpu_full import solve_gpu_full as run
+    from gpu_engine.solvers.full.cuda import solve_gpu_full as run
 
     return run(problem, **kwargs)
 
@@ -44,12 +44,12 @@ def solve(
     **planner_options,
 ) -> Solution:
     """Cheapest assignment for ``problem``. ``algorithm="auto"`` lets the planner choose
-    (``gpu_engine.planner.solve_planned``; ``planner_options``: ``gpu_busy``,
+    (``gpu_engine.planning.planner.solve_planned``; ``planner_options``: ``gpu_busy``,
     ``gpu_queue_depth``, ``allow_gpu``, ``profile``); ``budget_ms`` time-boxes solvers that can
     stop early (their answer is then flagged not optimal); ``seed`` is for randomised solvers
     (the exact ones ignore it)."""
     if algorithm == "auto":
-        from gpu_engine.planner import solve_planned
+        from gpu_engine.planning.planner import solve_planned
 
         return solve_planned(problem, budget_ms=budget_ms, seed=seed, **planner_options)
     if algorithm not in SOLVERS:

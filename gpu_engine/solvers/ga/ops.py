@@ -1,12 +1,13 @@
 """The genetic algorithm's operations, written once for both devices.
 
-Each function here is plain Python compiled twice: ``numba.njit`` in :mod:`gpu_engine.ga_cpu`
-and ``cuda.jit(device=True)`` in :mod:`gpu_engine.ga_cuda`. Most take a strided range
-``start, step``: the CPU twin calls them once with ``(0, 1)``, and in a kernel thread ``t`` of a
-block of ``T`` calls them with ``(t, T)``, so that thread owns lines (or pairs, or merchants)
-``t, t + T, ...``. Whatever a range writes belongs to it alone, and what it reads is not written
-during the call (a snapshot), so the split cannot change the result; searches return the range's
-best by (value, index), which the kernels then reduce by the same order.
+Each function here is plain Python compiled twice: ``numba.njit`` in
+:mod:`gpu_engine.solvers.ga.cpu` and ``cuda.jit(device=True)`` in
+:mod:`gpu_engine.solvers.ga.cuda`. Most take a strided range ``start, step``: the CPU twin calls
+them once with ``(0, 1)``, and in a kernel thread ``t`` of a block of ``T`` calls them with ``(t,
+T)``, so that thread owns lines (or pairs, or merchants) ``t, t + T, ...``. Whatever a range writes
+belongs to it alone, and what it reads is not written during the call (a snapshot), so the split
+cannot change the result; searches return the range's best by (value, index), which the kernels
+then reduce by the same order.
 
 They call only scalar njit helpers (pricing, random numbers), never each other: inside the CUDA
 simulator array arguments are Python wrappers that an njit function cannot take, and on the CPU a
@@ -21,8 +22,8 @@ the line left it.
 
 from __future__ import annotations
 
-from gpu_engine.ga_core import NO_CANDIDATE, NO_MOVE, better, group_bit, rand_below
 from gpu_engine.pricing import merchant_cost
+from gpu_engine.solvers.ga.core import NO_CANDIDATE, NO_MOVE, better, group_bit, rand_below
 
 # --- strided ranges -------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ iterations), so the reduction can use ``__syncthreads``. The reduction is a warp
 tree (``reduction="shuffle"``, real GPUs) or a shared-memory tree (``reduction="shared"``), which
 is what Numba's simulator can run: it has no warp shuffles.
 
-Ranking uses :func:`gpu_engine.cheapest_offer_cpu.offer_key`, the same njit function as the CPU
-twin. Within a lane, offers are visited in increasing index and only a strictly smaller key
+Ranking uses :func:`gpu_engine.catalog.cheapest_offer.cpu.offer_key`, the same njit function as the
+CPU twin. Within a lane, offers are visited in increasing index and only a strictly smaller key
 replaces the best, so equal keys keep the lowest index; the tree compares (key, index).
 
 Nothing here touches CUDA at import: kernels compile on first launch and are cached per shape.
@@ -29,7 +29,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from gpu_engine.cheapest_offer_cpu import offer_key, offer_key_merchant, offer_key_price
+from gpu_engine.catalog.cheapest_offer.cpu import offer_key, offer_key_merchant, offer_key_price
 
 WARP_SIZE = 32
 _FULL_MASK = 0xFFFFFFFF

@@ -17,6 +17,8 @@ the number of generations, on either device.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import numba
@@ -318,3 +320,25 @@ def seeded_individuals(arrays: GaArrays, population: int) -> np.ndarray:
     seeded = np.empty((limit, arrays.n_lines), dtype=np.int32)
     count = seed_population(seeded, arrays.qty, arrays.price, arrays.cand, arrays.params)
     return seeded[:count]
+
+
+_states_lock = threading.Lock()
+_states_cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+_STATES_CACHE_SIZE = 8
+
+
+def rng_states(population: int, seed: int) -> np.ndarray:
+    """uint64[population, 2] xoroshiro128+ states in ``numba.cuda.random``'s layout and seeding
+    (:func:`gpu_engine.solvers.ga.core.init_states`), computed once per (size, seed) and copied."""
+    key = (population, seed)
+    with _states_lock:
+        if key in _states_cache:
+            _states_cache.move_to_end(key)
+            return _states_cache[key].copy()
+    states = np.empty((population, 2), dtype=np.uint64)
+    init_states(states, np.uint64(seed))
+    with _states_lock:
+        _states_cache[key] = states
+        while len(_states_cache) > _STATES_CACHE_SIZE:
+            _states_cache.popitem(last=False)
+    return states.copy()

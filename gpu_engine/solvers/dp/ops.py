@@ -1,8 +1,8 @@
 """The exact subset DP's per-state step, written once for both devices.
 
-Plain Python compiled twice: ``numba.njit`` in :mod:`gpu_engine.dp_kernels` (``merchant_dp``
+Plain Python compiled twice: ``numba.njit`` in :mod:`gpu_engine.solvers.dp.cpu` (``merchant_dp``
 walks the line sets one after another) and ``cuda.jit(device=True)`` in
-:mod:`gpu_engine.gpu_dp` (the layer kernel, one thread per line set).
+:mod:`gpu_engine.solvers.dp.cuda` (the layer kernel, one thread per line set).
 
 For merchant ``m``, whose free lines are bits ``lines[m, :n_lines[m]]`` of a line set, and a
 line set ``s``: ``x = s & A_m`` is what ``m`` could ship of ``s`` and ``xc = compress(x, ...)``

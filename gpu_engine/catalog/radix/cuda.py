@@ -2,22 +2,22 @@
 
 Thread-to-data mapping: every build kernel runs one thread per sorted key (``i = grid(1)``),
 every lookup kernel one thread per query. Build kernels mirror the CPU twin in
-:mod:`gpu_engine.radix_cpu` line for line and call its ``@njit`` helpers for the bit work, so the
-two produce identical tables. Lookups read one child-table entry per level (a dependent random
-access, usually an L2 hit: the tables are planned to stay small), then scan at most
+:mod:`gpu_engine.catalog.radix.cpu` line for line and call its ``@njit`` helpers for the bit work,
+so the two produce identical tables. Lookups read one child-table entry per level (a dependent
+random access, usually an L2 hit: the tables are planned to stay small), then scan at most
 ``leaf_size`` contiguous sorted keys.
 
 The host wrappers at the bottom take device arrays, choose the grid and launch; the tree
-logic lives in :mod:`gpu_engine.radix_tree`. Nothing here touches CUDA at import.
+logic lives in :mod:`gpu_engine.catalog.radix.tree`. Nothing here touches CUDA at import.
 """
 
 import numba
 import numpy as np
 from numba import cuda
 
-from gpu_engine import radix_cpu
-from gpu_engine.radix_cpu import is_active, slot_index
-from gpu_engine.radix_plan import clz64
+from gpu_engine.catalog.radix import cpu as radix_cpu
+from gpu_engine.catalog.radix.cpu import is_active, slot_index
+from gpu_engine.catalog.radix.plan import clz64
 
 # The CPU twin's array-walking functions, compiled as device functions from the same source (its
 # scalar helpers are @njit and callable from kernels as they are).
@@ -185,7 +185,7 @@ def key_stats_cuda(keys, leaf_size):
 
 def node_ids_cuda(lcp, leaf_depth, depth):
     """Node index at ``depth`` of every key (meaningful for keys that have one) and the count."""
-    from gpu_engine.radix_scan import inclusive_scan_cuda
+    from gpu_engine.catalog.radix.scan import inclusive_scan_cuda
 
     n = lcp.shape[0]
     ids = cuda.device_array(n, np.int32)

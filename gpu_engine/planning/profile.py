@@ -1,7 +1,7 @@
 """The planner's rate profile: how fast this machine runs each solver.
 
-A profile is a small JSON file written by ``calibrate`` (:mod:`gpu_engine.profile_calibrate`:
-``python -m gpu_engine.profile_calibrate``, or ``python -m gpu_engine calibrate`` through the
+A profile is a small JSON file written by ``calibrate`` (:mod:`gpu_engine.planning.calibrate`:
+``python -m gpu_engine.planning.calibrate``, or ``python -m gpu_engine calibrate`` through the
 CLI). :func:`load_profile` reads, in order: the file named by
 ``$GPU_ENGINE_PROFILE``; the calibrated profile in the user's cache directory
 (``$XDG_CACHE_HOME/gpu_engine/profile.json``, by default ``~/.cache/...``); the defaults that

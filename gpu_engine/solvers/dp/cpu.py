@@ -18,8 +18,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from gpu_engine import dp_ops
 from gpu_engine.pricing import merchant_cost
+from gpu_engine.solvers.dp import ops as dp_ops
 
 INF = np.int64(dp_ops.INF)
 

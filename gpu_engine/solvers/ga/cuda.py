@@ -1,13 +1,13 @@
 """The genetic algorithm's CUDA kernels (numba-cuda) and the GPU population; CPU twin:
-:mod:`gpu_engine.ga_cpu`.
+:mod:`gpu_engine.solvers.ga.cpu`.
 
 Thread-to-data mapping. ``_init_kernel`` and ``_evolve_kernel``: block ``s`` builds the
 individual (the child) of population slot ``s``; ``_elite_kernel``: block ``j`` tries elite move
 ``j`` on a copy of the best individual. Inside a block, thread ``t`` of ``T`` owns lines ``t, t +
 T, ...``, merchants ``t, t + T, ...`` and (line, slot) pairs ``t, t + T, ...`` (the strided
-ranges of :mod:`gpu_engine.ga_ops`); the child and its per-merchant state live in shared memory;
-per-merchant sums are shared-memory atomics (integers: order-free, hence deterministic); best
-moves and totals are block reductions in shared memory (a tree, which the simulator runs too).
+ranges of :mod:`gpu_engine.solvers.ga.ops`); the child and its per-merchant state live in shared
+memory; per-merchant sums are shared-memory atomics (integers: order-free, hence deterministic);
+best moves and totals are block reductions in shared memory (a tree, which the simulator runs too).
 Thread 0 draws the child's random numbers (its slot's xoroshiro128+ state from
 ``numba.cuda.random``) and makes the few sequential steps (tournaments, single-line moves).
 ``_argmin_kernel`` and ``_pick_kernel`` are one block: thread ``t`` scans slots (or elite moves)
@@ -26,9 +26,10 @@ import numpy as np
 from numba import cuda, int32, int64, uint64
 from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_next
 
-from gpu_engine import ga_ops
 from gpu_engine.device import gpu_name, simulator_enabled
-from gpu_engine.ga_core import (
+from gpu_engine.problem import CapacityError
+from gpu_engine.solvers.ga import ops as ga_ops
+from gpu_engine.solvers.ga.core import (
     D_CROSS,
     D_KIND,
     D_LINE,
@@ -51,9 +52,9 @@ from gpu_engine.ga_core import (
     better,
     rand_below,
     rand_chance,
+    rng_states,
     seeded_individuals,
 )
-from gpu_engine.problem import CapacityError
 
 MAX_LINES = 256
 MAX_MERCHANTS = 512
@@ -516,13 +517,11 @@ def _states_buffer(population: int):
 
 class GpuPopulation:
     """The population in device memory, stepped by the kernels above (same protocol as
-    :class:`gpu_engine.ga.CpuPopulation`)."""
+    :class:`gpu_engine.solvers.ga.solve.CpuPopulation`)."""
 
     def __init__(
         self, arrays: GaArrays, config: GaConfig, seed: int, *, threads: int | None = None
     ):
-        from gpu_engine.ga import rng_states
-
         check_capacity(arrays)
         self.device = gpu_name()
         self.arrays = arrays

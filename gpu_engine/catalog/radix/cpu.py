@@ -1,6 +1,6 @@
 """CPU (numba) twin of the radix tree build and lookups, and the helpers both sides share.
 
-Layout (see :mod:`gpu_engine.radix_tree` for the whole picture). Level ``l`` covers key bits
+Layout (see :mod:`gpu_engine.catalog.radix.tree` for the whole picture). Level ``l`` covers key bits
 ``[depth_l, depth_l + stride_l)`` (from the most significant bit); each of its nodes owns
 ``2**stride_l`` consecutive 32-bit *child codes* in one flat table, starting at
 ``level_offset[l] + node * 2**stride_l``:

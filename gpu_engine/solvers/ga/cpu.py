@@ -1,7 +1,7 @@
-"""The genetic algorithm on the CPU (numba): the twin of :mod:`gpu_engine.ga_cuda`.
+"""The genetic algorithm on the CPU (numba): the twin of :mod:`gpu_engine.solvers.ga.cuda`.
 
-The element operations of :mod:`gpu_engine.ga_ops` are compiled here with ``numba.njit``; this
-module runs them in plain loops where the kernels spread them over a block's threads. Every
+The element operations of :mod:`gpu_engine.solvers.ga.ops` are compiled here with ``numba.njit``;
+this module runs them in plain loops where the kernels spread them over a block's threads. Every
 per-line decision reads a snapshot of the merchant state, and every search keeps the lowest
 index on ties, so the sequential loops here and the parallel ones there agree bit for bit: given
 the seed, the configuration and the number of generations, both devices end with the same
@@ -26,8 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from gpu_engine import ga_ops
-from gpu_engine.ga_core import (
+from gpu_engine.solvers.ga import ops as ga_ops
+from gpu_engine.solvers.ga.core import (
     D_CROSS,
     D_KIND,
     D_LINE,

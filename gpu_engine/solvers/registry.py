@@ -1,12 +1,12 @@
 """The registry of solvers by name (the exact ones and the GA, which is flagged approximate
-unless it meets a proven bound) and the ``solve`` entry point."""
+unless it meets a proven bound); :func:`gpu_engine.entry.solve` dispatches on it."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
 
-from gpu_engine.problem import CartProblem, ProblemError
+from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.dp.solve import solve_dp
 from gpu_engine.solvers.full.cpu import solve_cpu_full
@@ -33,26 +33,3 @@ SOLVERS: dict[str, Callable[..., Solution]] = {
 }
 # Randomised solvers take the seed.
 SEEDED = frozenset({"cpu-ga", "gpu-ga"})
-
-
-def solve(
-    problem: CartProblem,
-    *,
-    algorithm: str = "auto",
-    budget_ms: float | None = None,
-    seed: int = 0,
-    **planner_options,
-) -> Solution:
-    """Cheapest assignment for ``problem``. ``algorithm="auto"`` lets the planner choose
-    (``gpu_engine.planning.planner.solve_planned``; ``planner_options``: ``gpu_busy``,
-    ``gpu_queue_depth``, ``allow_gpu``, ``profile``); ``budget_ms`` time-boxes solvers that can
-    stop early (their answer is then flagged not optimal); ``seed`` is for randomised solvers
-    (the exact ones ignore it)."""
-    if algorithm == "auto":
-        from gpu_engine.planning.planner import solve_planned
-
-        return solve_planned(problem, budget_ms=budget_ms, seed=seed, **planner_options)
-    if algorithm not in SOLVERS:
-        raise ProblemError("algorithm", algorithm, f"must be one of auto, {', '.join(SOLVERS)}")
-    extra = {"seed": seed} if algorithm in SEEDED else {}
-    return SOLVERS[algorithm](problem, budget_ms=budget_ms, **extra)

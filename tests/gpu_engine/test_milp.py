@@ -12,13 +12,8 @@ from gpu_engine import CartProblem, solve
 from gpu_engine.planning.carts import random_cart
 from gpu_engine.pricing import assignment_cost
 from gpu_engine.reference import reference_brute_force, reference_cost
-from gpu_engine.solvers.milp.runner import (
-    CUT_STATUS,
-    milp_build,
-    milp_point,
-    milp_proves,
-    solve_milp,
-)
+from gpu_engine.solvers.milp.model import milp_build, milp_point
+from gpu_engine.solvers.milp.runner import CUT_STATUS, milp_proves, solve_milp
 from tests.gpu_engine.strategies import carts
 
 

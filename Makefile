@@ -30,10 +30,14 @@ demo: venv
 	@echo ""
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# Two xdist workers (CI and the dev machine have two cores); tests that must not overlap share
+# an xdist_group (tests/conftest.py). PYTEST_WORKERS=0 runs serially.
+PYTEST_WORKERS ?= 2
+
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 lint: venv
 	$(BIN)/ruff check .

@@ -71,7 +71,7 @@ def _device_row() -> dict:
     from gpu_engine.device import gpu_name
 
     device = cuda.get_current_device()
-    versions = {}
+    versions: dict[str, str | None] = {}
     for package in ("numpy", "numba", "numba-cuda", "cupy-cuda13x", "torch"):
         try:
             versions[package] = metadata.version(package)
@@ -231,7 +231,7 @@ def _bench_cheapest(args) -> list[dict]:
     row_variants = [(0, 4, 256), (o, 4, 256), (o, 4, 128), (o, 8, 256), (o, 8, 128)]
     for width, unroll, threads in row_variants:
 
-        def launch(i, width=width, unroll=unroll, threads=threads):
+        def launch_rows(i, width=width, unroll=unroll, threads=threads):
             m, q = flat[i % _ROTATION]
             kernels.launch_csr(
                 offsets, m, q, out, reduction="shuffle", threads_per_block=threads, group=group,
@@ -239,7 +239,7 @@ def _bench_cheapest(args) -> list[dict]:
             )  # fmt: skip
 
         layout = "csr offsets" if width == 0 else "dense rows"
-        measure(f"{layout} group={group} unroll={unroll} tpb={threads}", launch)
+        measure(f"{layout} group={group} unroll={unroll} tpb={threads}", launch_rows)
     rows += _cheapest_one_launch(args, all_merchant, all_price, expected, common, group)
     # The public wrapper end to end on device arrays (allocates outputs each call).
     public = cheapest_offers_dense(sets[0][0], sets[0][1])

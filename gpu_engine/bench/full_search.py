@@ -3,6 +3,7 @@ merchants (8^10 = 1.07e9 assignments), with HiGHS and CP-SAT on the same cart.""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gpu_engine import CartProblem, gpu_available, solve
@@ -96,12 +97,12 @@ def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) ->
             ("maxreg64", LaunchConfig(max_registers=64)),
             ("maxreg96", LaunchConfig(max_registers=96)),
         ]
-    rows = []
+    rows: list[dict[str, Any]] = []
     case = f"{problem.n_items}x{int(problem.cand_count.max())}x{problem.n_merchants}"
     for name, config in configs:
         try:
             median, times, sol = time_ms(
-                lambda config=config: solve_gpu_full(problem, config=config), repeats=repeats
+                functools.partial(solve_gpu_full, problem, config=config), repeats=repeats
             )
         except Exception as exc:  # one variant failing must not hide the others
             rows.append(

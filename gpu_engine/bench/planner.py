@@ -103,7 +103,8 @@ def _oracle_cpu(k: int, budget_ms: float) -> dict[str, Any]:
     }
     for method, fn in runs.items():
         reach = math.inf if method in ("cpu-full", "milp") else ORACLE_REACH * budget_ms
-        if predicted.get(method) is None or predicted[method] > reach:
+        method_ms = predicted.get(method)
+        if method_ms is None or method_ms > reach:
             out[method] = None
             continue
         try:

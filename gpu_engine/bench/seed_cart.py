@@ -3,6 +3,7 @@ assignments) solved exactly by the CPU subset DP, median warm, with HiGHS and CP
 
 from __future__ import annotations
 
+import functools
 import statistics
 from typing import Any
 
@@ -27,7 +28,7 @@ def run(args) -> list[dict[str, Any]]:
         data = seed_cart(seed)
         problem = CartProblem.from_dict(data)
         median, times, sol = time_ms(
-            lambda problem=problem: solve(problem, algorithm="cpu-dp"),
+            functools.partial(solve, problem, algorithm="cpu-dp"),
             repeats=args.seed_cart_repeats,
             warmup=3,
         )

@@ -211,7 +211,7 @@ def _dp_estimates(problem, profile, gpu: GpuState, features) -> list[Estimate]:
             out.append(Estimate(method, True, None, "no GPU"))
             continue
         exact_ms = exact_steps / rate * 1e3 if fits else math.inf
-        if relaxed_ms is not None and (relaxed <= exact_steps or not fits):
+        if relaxed is not None and relaxed_ms is not None and (relaxed <= exact_steps or not fits):
             ms = relaxed_ms + (0.0 if relaxed_enough else exact_ms)
         else:
             ms = exact_ms
@@ -311,6 +311,7 @@ def make_plan(
         return Plan(best.method, reason, budget_ms, tuple(estimates), features, gpu)
     optimistic = milp_optimistic_ms(budget_ms, profile, features)
     milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
+    assert milp_ms is not None, "the MILP is predicted for every cart"
     if optimistic <= budget_ms:
         reason = (
             f"a proof may fit: the MILP takes {optimistic:.3g} ms on a quick cart of this size "

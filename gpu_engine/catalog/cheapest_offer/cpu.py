@@ -51,7 +51,7 @@ def cheapest_offers_csr_cpu(offsets, merchant, price, best_merchant, best_price,
     """Cheapest offer of each CSR row; ``best_index`` is the offer's position in the flat arrays."""
     for product in range(offsets.size - 1):
         best_key = np.int64(0)
-        best = np.int64(-1)
+        best = -1
         for i in range(offsets[product], offsets[product + 1]):
             key = offer_key(price[i], merchant[i])
             if best < 0 or key < best_key:
@@ -65,7 +65,7 @@ def cheapest_offers_dense_cpu(merchant, price, best_merchant, best_price, best_i
     """Cheapest offer of each row of (P, O) arrays; ``best_index`` is the column."""
     for product in range(merchant.shape[0]):
         best_key = np.int64(0)
-        best = np.int64(-1)
+        best = -1
         for column in range(merchant.shape[1]):
             key = offer_key(price[product, column], merchant[product, column])
             if best < 0 or key < best_key:

@@ -58,10 +58,10 @@ def _build_load4(flavour):
     if numba.config.ENABLE_CUDASIM:
 
         @cuda.jit(device=True)
-        def load4(ary, i):
+        def load4_indexed(ary, i):
             return ary[i], ary[i + 1], ary[i + 2], ary[i + 3]
 
-        return load4
+        return load4_indexed
 
     from llvmlite import ir
     from numba.core import types

@@ -28,7 +28,7 @@ NumPy arrays or CUDA device arrays; with device arrays the work stays on the GPU
 arrays and the offsets are trusted as given (checking them would cost a copy to the host).
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -49,9 +49,12 @@ _SIM_THREADS_PER_BLOCK = 32
 
 
 class CheapestOffers(NamedTuple):
-    merchant: np.ndarray
-    price: np.ndarray
-    index: np.ndarray
+    """Per product: NumPy arrays from host inputs, numba device arrays (untyped) from device
+    inputs."""
+
+    merchant: Any
+    price: Any
+    index: Any
 
 
 def cheapest_offer_device(device: str = "auto") -> str:

@@ -160,8 +160,8 @@ def prefix_find_py(
     query, keys, lengths, entries, level_depth, level_stride, level_offset, default_rule
 ):  # fmt: skip
     """Sorted position of the longest rule prefixing ``query``, or -1 (njit and CUDA source)."""
-    best = np.int64(default_rule)
-    best_length = np.int64(0) if best >= 0 else np.int64(-1)
+    best = int(default_rule)
+    best_length = 0 if best >= 0 else -1
     root = level_depth[0]
     if root > 0 and not prefix_matches(query, keys[0], root):
         return best
@@ -172,14 +172,14 @@ def prefix_find_py(
         code, claim = entry_split(entry)
         if claim != 0:
             best = claim - 1
-            best_length = np.int64(lengths[best])
+            best_length = int(lengths[best])
         if code == 0:
             return best
         if code >= LEAF:
             payload = code - LEAF
             start = payload >> 4
             for j in range(start, start + (payload & 15) + 1):
-                length = np.int64(lengths[j])
+                length = int(lengths[j])
                 if length > best_length and prefix_matches(query, keys[j], length):
                     best = j
                     best_length = length

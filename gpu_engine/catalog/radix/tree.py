@@ -50,6 +50,7 @@ then compares the query with the leaf's keys (exact) or the leaf's rules (LPM).
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
@@ -71,13 +72,14 @@ class RadixTree:
     prefix: bool
     table_bytes: int
     default_rule: int
-    keys: object
-    lengths: object
-    values: object
-    table: object
-    level_depth: object
-    level_stride: object
-    level_offset: object
+    # NumPy arrays for a CPU tree, numba device arrays (untyped) for a CUDA tree.
+    keys: Any
+    lengths: Any
+    values: Any
+    table: Any
+    level_depth: Any
+    level_stride: Any
+    level_offset: Any
 
 
 def radix_tree_device(device: str = "auto") -> str:

@@ -111,7 +111,7 @@ def relaxed_partition_dp(k, mask, n_lines, lines, amount, units, params):
         low = s & -s
         rest = s ^ low
         best = INF
-        best_t = np.int64(0)
+        best_t = 0
         u = rest
         while True:
             t = u | low

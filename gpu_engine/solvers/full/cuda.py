@@ -28,6 +28,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import cuda, int32, int64
@@ -53,7 +54,7 @@ FULL_MASK = 0xFFFFFFFF
 SLICE_SECONDS = 0.1
 RATE_MIN_COMPLEXITY = 1_000_000_000
 
-_kernels: dict[tuple, object] = {}
+_kernels: dict[tuple, Any] = {}  # numba kernels (untyped)
 _kernels_lock = threading.Lock()
 
 
@@ -624,7 +625,7 @@ def search_rows_multi(
     """Split the rows evenly over several GPUs of this host, one host thread each."""
     n_rows = layout.complexity // row_size(layout, config)
     cuts = np.linspace(0, n_rows, len(device_ids) + 1).astype(np.int64)
-    results: list[tuple[int, int, int] | BaseException] = [None] * len(device_ids)
+    results: list[tuple[int, int, int] | BaseException | None] = [None] * len(device_ids)
 
     def work(slot: int, device_id: int) -> None:
         try:
@@ -645,10 +646,13 @@ def search_rows_multi(
             t.start()
         for t in threads:
             t.join()
+    done = []
     for r in results:
         if isinstance(r, BaseException):
             raise r
-    return min((r[0], r[1]) for r in results)
+        assert r is not None, "every worker thread stores a result or its error"
+        done.append((r[0], r[1]))
+    return min(done)
 
 
 def solve_gpu_full(

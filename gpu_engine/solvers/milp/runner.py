@@ -154,6 +154,7 @@ class _HighsJob:
         return self.deadline is not None and time.perf_counter() >= self.deadline
 
     def left_s(self) -> float:
+        assert self.deadline is not None, "only runs with a deadline wait on a worker"
         return max(0.0, self.deadline - time.perf_counter())
 
     def cancel(self) -> None:
@@ -200,6 +201,7 @@ class _HighsJob:
         )
 
     def outcome(self, milp: MilpModel, highs) -> MilpOutcome:
+        assert self.build_ms is not None, "HiGHS answers only after the build"
         solve_ms = (time.perf_counter() - self.started) * 1e3 - self.build_ms
         info = highs.getInfo()
         choice = None

@@ -13,7 +13,8 @@ Two kernels, each built by a factory for one launch shape and one reduction flav
 
 Both loop over products block-uniformly (every thread of a block runs the same number of
 iterations), so the reduction can use ``__syncthreads``. The reduction is a warp-shuffle
-tree (``reduction="shuffle"``, real GPUs) or a shared-memory tree (``reduction="shared"``), which
+tree (``reduction="shuffle"``, real GPUs) or a shared-memory tree (``reduction="shared"``), both
+from :mod:`gpu_engine.cuda_ops.reduce` (the engine's one min-with-index reduction), the latter
 is what Numba's simulator can run: it has no warp shuffles.
 
 Ranking uses :func:`gpu_engine.catalog.cheapest_offer.cpu.offer_key`, the same njit function as the
@@ -30,9 +31,9 @@ import numpy as np
 from numba import cuda
 
 from gpu_engine.catalog.cheapest_offer.cpu import offer_key, offer_key_merchant, offer_key_price
+from gpu_engine.cuda_ops.reduce import group_min_shuffle, make_group_min_shared
 
 WARP_SIZE = 32
-_FULL_MASK = 0xFFFFFFFF
 # Vectors of 4 offers each lane has in flight per array in the dense kernel's main loop.
 _DENSE_UNROLL = 8
 _DENSE_CHUNK = WARP_SIZE * _DENSE_UNROLL
@@ -95,16 +96,6 @@ def _build_load4(flavour):
         return signature, codegen
 
     return load4
-
-
-@cuda.jit(device=True)
-def _better(key_a, index_a, key_b, index_b):
-    """True when candidate b beats a: a real offer beats none, then (key, index) order."""
-    if index_b < 0:
-        return False
-    if index_a < 0:
-        return True
-    return key_b < key_a or (key_b == key_a and index_b < index_a)
 
 
 @cuda.jit(device=True)
@@ -238,52 +229,11 @@ def _scan_csr_row8(merchant, price, start, end, sub, group, first_column):
     return key, best
 
 
-@cuda.jit(device=True)
-def _group_min_shuffle(key, best, group):
-    """(key, index) minimum over ``group`` consecutive lanes; valid in the group's first lane."""
-    offset = group // 2
-    while offset > 0:
-        other_key = cuda.shfl_down_sync(_FULL_MASK, key, offset)
-        other_best = cuda.shfl_down_sync(_FULL_MASK, best, offset)
-        if _better(key, best, other_key, other_best):
-            key = other_key
-            best = other_best
-        offset //= 2
-    return key, best
-
-
-def _make_group_min_shared(threads_per_block):
-    @cuda.jit(device=True)
-    def group_min_shared(key, best, group):
-        """Shared-memory tree over ``group`` consecutive threads; every thread gets the result."""
-        keys = cuda.shared.array(threads_per_block, numba.int64)
-        bests = cuda.shared.array(threads_per_block, numba.int64)
-        t = cuda.threadIdx.x
-        sub = t % group
-        keys[t] = key
-        bests[t] = best
-        cuda.syncthreads()
-        offset = group // 2
-        while offset > 0:
-            if sub < offset and _better(keys[t], bests[t], keys[t + offset], bests[t + offset]):
-                keys[t] = keys[t + offset]
-                bests[t] = bests[t + offset]
-            cuda.syncthreads()
-            offset //= 2
-        key = keys[t - sub]
-        best = bests[t - sub]
-        # The next product's writes must not overtake this product's reads.
-        cuda.syncthreads()
-        return key, best
-
-    return group_min_shared
-
-
 def _group_min(reduction, threads_per_block):
     if reduction == "shuffle":
-        return _group_min_shuffle
+        return group_min_shuffle
     if reduction == "shared":
-        return _make_group_min_shared(threads_per_block)
+        return make_group_min_shared(threads_per_block)
     raise ValueError(f"reduction must be 'shuffle' or 'shared', got {reduction!r}")
 
 

@@ -34,6 +34,7 @@ import numpy as np
 from numba import cuda, int32, int64
 from numba.core.errors import NumbaError
 
+from gpu_engine.cuda_ops.reduce import block_min_shuffle, group_min_in
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.layout import FullSearchLayout, full_search_layout
 from gpu_engine.planning import rates
@@ -49,7 +50,6 @@ PAIR_MAX_B = 64
 MERCHANT_BUCKETS = (32, 64, 128, 256)
 INT64_MAX = np.iinfo(np.int64).max
 INT32_SAFE = 2**31 - 1
-FULL_MASK = 0xFFFFFFFF
 # A launch is sized for about this long, so a budget is honoured to within one launch.
 SLICE_SECONDS = 0.1
 RATE_MIN_COMPLEXITY = 1_000_000_000
@@ -201,10 +201,6 @@ def _build_kernel(
                     best_t = t
                     best_i = first + j
         return best_t, best_i
-
-    @cuda.jit(device=True)
-    def _better(t, i, best_t, best_i):
-        return t < best_t or (t == best_t and i < best_i)
 
     # The simulator's jit takes no max_registers; pass it only when a cap is asked for.
     @cuda.jit(**({"max_registers": max_registers} if max_registers else {}))
@@ -362,58 +358,19 @@ def _build_kernel(
                     k -= 1
             chunk += stride
 
+        # One reduction for every kernel (gpu_engine.cuda_ops.reduce); the path is fixed when
+        # the kernel is built: shuffles on a device, shared memory in the simulator.
         if use_shuffle:
-            lane = tid % 32
-            warp = tid // 32
             w_total = cuda.shared.array(32, int64)
             w_index = cuda.shared.array(32, int64)
-            delta = 16
-            while delta > 0:
-                ot = cuda.shfl_down_sync(FULL_MASK, best_t, delta)
-                oi = cuda.shfl_down_sync(FULL_MASK, best_i, delta)
-                if _better(ot, oi, best_t, best_i):
-                    best_t = ot
-                    best_i = oi
-                delta //= 2
-            if lane == 0:
-                w_total[warp] = best_t
-                w_index[warp] = best_i
-            cuda.syncthreads()
-            if warp == 0:
-                best_t = int64(INT64_MAX)
-                best_i = int64(-1)
-                if lane < nthreads // 32:
-                    best_t = w_total[lane]
-                    best_i = w_index[lane]
-                delta = 16
-                while delta > 0:
-                    ot = cuda.shfl_down_sync(FULL_MASK, best_t, delta)
-                    oi = cuda.shfl_down_sync(FULL_MASK, best_i, delta)
-                    if _better(ot, oi, best_t, best_i):
-                        best_t = ot
-                        best_i = oi
-                    delta //= 2
-                if lane == 0:
-                    out_total[cuda.blockIdx.x] = best_t
-                    out_index[cuda.blockIdx.x] = best_i
+            best_t, best_i = block_min_shuffle(best_t, best_i, w_total, w_index)
         else:
             b_total = cuda.shared.array(1024, int64)
             b_index = cuda.shared.array(1024, int64)
-            b_total[tid] = best_t
-            b_index[tid] = best_i
-            cuda.syncthreads()
-            step = nthreads // 2
-            while step > 0:
-                if tid < step and _better(
-                    b_total[tid + step], b_index[tid + step], b_total[tid], b_index[tid]
-                ):
-                    b_total[tid] = b_total[tid + step]
-                    b_index[tid] = b_index[tid + step]
-                cuda.syncthreads()
-                step //= 2
-            if tid == 0:
-                out_total[cuda.blockIdx.x] = b_total[0]
-                out_index[cuda.blockIdx.x] = b_index[0]
+            best_t, best_i = group_min_in(best_t, best_i, nthreads, b_total, b_index)
+        if tid == 0:
+            out_total[cuda.blockIdx.x] = best_t
+            out_index[cuda.blockIdx.x] = best_i
 
     return kernel
 

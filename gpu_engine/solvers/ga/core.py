@@ -232,13 +232,6 @@ def group_bit(mask_seed, merchant):
 
 
 @numba.njit(cache=True)
-def better(delta_a, pair_a, delta_b, pair_b):
-    """Lexicographic (delta, pair) order used by every best-move search: the same winner
-    whether pairs are scanned in order (CPU) or reduced in a tree (GPU)."""
-    return delta_a < delta_b or (delta_a == delta_b and pair_a < pair_b)
-
-
-@numba.njit(cache=True)
 def cost_with(sub, units, add_sub, add_units, base, per, free_over, dmin, dbp):
     """A merchant's cost after adding (or, with negative amounts, removing) a line."""
     return merchant_cost(sub + add_sub, units + add_units, base, per, free_over, dmin, dbp)

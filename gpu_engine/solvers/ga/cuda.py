@@ -26,6 +26,7 @@ import numpy as np
 from numba import cuda, int32, int64, uint64
 from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_next
 
+from gpu_engine.cuda_ops.reduce import group_min_in
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.problem import CapacityError
 from gpu_engine.solvers.ga import ops as ga_ops
@@ -49,7 +50,6 @@ from gpu_engine.solvers.ga.core import (
     NO_MOVE,
     GaArrays,
     GaConfig,
-    better,
     rand_below,
     rand_chance,
     rng_states,
@@ -101,26 +101,7 @@ def _block_sum(value, red_v):
 @cuda.jit(device=True)
 def _block_best(value, index, red_v, red_i):
     """Lowest (value, index) over the threads, returned to all; an index < 0 is no entry."""
-    tid = cuda.threadIdx.x
-    red_v[tid] = value
-    red_i[tid] = index
-    cuda.syncthreads()
-    half = cuda.blockDim.x // 2
-    while half > 0:
-        if tid < half:
-            other_v = red_v[tid + half]
-            other_i = red_i[tid + half]
-            if other_i >= 0 and (
-                red_i[tid] < 0 or better(other_v, other_i, red_v[tid], red_i[tid])
-            ):
-                red_v[tid] = other_v
-                red_i[tid] = other_i
-        cuda.syncthreads()
-        half //= 2
-    best_v = red_v[0]
-    best_i = red_i[0]
-    cuda.syncthreads()
-    return best_v, best_i
+    return group_min_in(value, index, cuda.blockDim.x, red_v, red_i)
 
 
 @cuda.jit(device=True)

@@ -1,4 +1,4 @@
-# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint and the whole suite.
+# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint, mypy and the whole suite.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -37,6 +37,7 @@ PYTEST_WORKERS ?= 2
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 lint: venv

@@ -1,0 +1,254 @@
+"""The batch solver's CUDA kernel (numba-cuda); CPU twin: :mod:`gpu_engine.batch.cpu`.
+
+Thread-to-data mapping: one block per cart (block ``b`` of a launch over carts ``lo .. hi - 1``
+solves cart ``lo + b``), ``T`` threads a block (64: two warps, so 32 resident blocks fill an
+SM). The cart's method was chosen on the host (:func:`gpu_engine.batch.pack.plan_batch`):
+
+* FULL (exact full search): thread ``t`` prices assignments ``t, t + T, ...`` of the cart's
+  mixed-radix numbering and keeps its cheapest (lowest index on ties); a shared-memory tree
+  reduction by (total, index) leaves the block's best, which thread 0 decodes.
+* DP (exact merchant-by-merchant subset DP over the cart's free lines): per merchant, thread
+  ``t`` fills entries ``t, t + T, ...`` of the merchant's cost table, then computes line sets
+  ``t, t + T, ...`` of the next layer from the previous one (two buffers: no thread reads what
+  another writes in the same layer); ``syncthreads`` separates the phases. Each thread keeps
+  its own copy of the merchant's line list (a few registers' worth, no sync needed). Thread 0
+  backtracks through the per-merchant choices.
+
+The DP tables live in global scratch (``ws`` int64, ``pick`` uint16) at the cart's offsets.
+The whole batch is copied to the device once; a launch covers as many carts as the scratch
+budget allows (usually all of them), and the answers come back in one copy.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import cuda, int64
+
+from gpu_engine import dp_ops
+from gpu_engine.batch import ops
+from gpu_engine.batch.pack import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, BatchPlan, PackedBatch
+from gpu_engine.device import simulator_enabled
+
+THREADS = 64
+SIMULATOR_THREADS = 4
+SIMULATOR_SCRATCH = 16 << 20
+# Leave room for the batch itself, other kernels and the CUDA context on a shared card.
+SCRATCH_FRACTION = 0.5
+
+_full_search = cuda.jit(device=True)(ops.full_search)
+_decode_full = cuda.jit(device=True)(ops.decode_full)
+_merchant_lines = cuda.jit(device=True)(ops.merchant_lines)
+_cost_table = cuda.jit(device=True)(ops.cost_table)
+_compress = cuda.jit(device=True)(ops.compress)
+_fill_layer = cuda.jit(device=True)(ops.fill_layer)
+_assign_merchant = cuda.jit(device=True)(ops.assign_merchant)
+_best_split = cuda.jit(device=True)(dp_ops.best_split)
+
+_kernel: list = []
+_lock = threading.Lock()
+
+
+def _build():
+    @cuda.jit
+    def kernel(
+        lo,
+        method,
+        complexity,
+        ws_ptr,
+        pick_ptr,
+        line_ptr,
+        line_qty,
+        offer_ptr,
+        offer_merchant,
+        offer_amount,
+        merch_ptr,
+        base,
+        extra,
+        free_over,
+        dmin,
+        dbp,
+        ws,
+        pick,
+        out_total,
+        out_choice,
+    ):
+        c = lo + cuda.blockIdx.x
+        t = cuda.threadIdx.x
+        n_threads = cuda.blockDim.x
+        kind = method[c]
+        l0 = line_ptr[c]
+        n = line_ptr[c + 1] - l0
+        m0 = merch_ptr[c]
+        s_total = cuda.shared.array(THREADS, int64)
+        s_index = cuda.shared.array(THREADS, int64)
+        if kind == FULL:
+            choice = cuda.local.array(MAX_FULL_LINES, int64)
+            best, index = _full_search(
+                t,
+                n_threads,
+                l0,
+                n,
+                complexity[c],
+                offer_ptr,
+                offer_merchant,
+                offer_amount,
+                line_qty,
+                m0,
+                base,
+                extra,
+                free_over,
+                dmin,
+                dbp,
+                choice,
+            )
+            s_total[t] = best
+            s_index[t] = index
+            cuda.syncthreads()  # type: ignore[call-arg]
+            width = n_threads // 2
+            while width > 0:
+                if t < width:
+                    other_t = s_total[t + width]
+                    other_i = s_index[t + width]
+                    if other_t < s_total[t] or (other_t == s_total[t] and other_i < s_index[t]):
+                        s_total[t] = other_t
+                        s_index[t] = other_i
+                cuda.syncthreads()
+                width //= 2
+            if t == 0:
+                out_total[c] = s_total[0]
+                _decode_full(s_index[0], l0, n, offer_ptr, offer_merchant, out_choice)
+        elif kind == DP:
+            n_merch = merch_ptr[c + 1] - m0
+            size = (ws_ptr[c + 1] - ws_ptr[c]) // 3
+            w0 = ws_ptr[c] - ws_ptr[lo]
+            h_even = ws[w0 : w0 + size]
+            h_odd = ws[w0 + size : w0 + 2 * size]
+            cost = ws[w0 + 2 * size : w0 + 3 * size]
+            p0 = pick_ptr[c] - pick_ptr[lo]
+            bits = cuda.local.array(MAX_DP_LINES, int64)
+            amounts = cuda.local.array(MAX_DP_LINES, int64)
+            units = cuda.local.array(MAX_DP_LINES, int64)
+            _fill_layer(t, n_threads, size, h_even)
+            for m in range(n_merch):
+                a, mask, sub0, units0 = _merchant_lines(
+                    m,
+                    l0,
+                    n,
+                    offer_ptr,
+                    offer_merchant,
+                    offer_amount,
+                    line_qty,
+                    bits,
+                    amounts,
+                    units,
+                )
+                cuda.syncthreads()  # type: ignore[call-arg]  # previous layer done, cost table free
+                _cost_table(
+                    t,
+                    n_threads,
+                    a,
+                    sub0,
+                    units0,
+                    amounts,
+                    units,
+                    m0 + m,
+                    base,
+                    extra,
+                    free_over,
+                    dmin,
+                    dbp,
+                    cost,
+                )
+                cuda.syncthreads()
+                prev = h_even if m % 2 == 0 else h_odd
+                nxt = h_odd if m % 2 == 0 else h_even
+                row = p0 + m * size
+                for s in range(t, size, n_threads):
+                    x = s & mask
+                    best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
+                    nxt[s] = best
+                    pick[row + s] = best_t
+            cuda.syncthreads()  # type: ignore[call-arg]
+            if t == 0:
+                s = size - 1
+                out_total[c] = h_even[s] if n_merch % 2 == 0 else h_odd[s]
+                for m in range(n_merch - 1, -1, -1):
+                    s ^= _assign_merchant(
+                        m, pick[p0 + m * size + s], l0, n, offer_ptr, offer_merchant, out_choice
+                    )
+
+    return kernel
+
+
+def _get_kernel():
+    with _lock:
+        if not _kernel:
+            _kernel.append(_build())
+    return _kernel[0]
+
+
+def scratch_limit() -> int:
+    if simulator_enabled():
+        return SIMULATOR_SCRATCH
+    free, _total = cuda.current_context().get_memory_info()
+    return int(free * SCRATCH_FRACTION)
+
+
+def solve_gpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarray]:
+    """(total per cart, cart-local merchant per line) on the GPU; carts planned TOO_LARGE keep
+    total -1. One copy in, one launch per scratch-sized range of carts, one copy out."""
+    kernel = _get_kernel()
+    threads = SIMULATOR_THREADS if simulator_enabled() else THREADS
+    chunks = plan.chunks(scratch_limit())
+    d = {
+        name: cuda.to_device(np.ascontiguousarray(value))
+        for name, value in (
+            ("method", plan.method),
+            ("complexity", plan.complexity),
+            ("ws_ptr", plan.ws_ptr),
+            ("pick_ptr", plan.pick_ptr),
+            ("line_ptr", batch.line_ptr),
+            ("line_qty", batch.line_qty),
+            ("offer_ptr", batch.offer_ptr),
+            ("offer_merchant", batch.offer_merchant),
+            ("offer_amount", batch.offer_amount),
+            ("merch_ptr", batch.merch_ptr),
+            ("base", batch.base),
+            ("extra", batch.extra),
+            ("free_over", batch.free_over),
+            ("dmin", batch.dmin),
+            ("dbp", batch.dbp),
+        )
+    }
+    out_total = cuda.to_device(np.full(batch.n_carts, -1, dtype=np.int64))
+    out_choice = cuda.device_array(max(1, batch.line_qty.size), dtype=np.int64)
+    ws_size = max([int(plan.ws_ptr[hi] - plan.ws_ptr[lo]) for lo, hi in chunks] + [1])
+    pick_size = max([int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks] + [1])
+    ws = cuda.device_array(ws_size, dtype=np.int64)
+    pick = cuda.device_array(pick_size, dtype=np.uint16)
+    for lo, hi in chunks:
+        kernel[hi - lo, threads](
+            np.int64(lo),
+            d["method"],
+            d["complexity"],
+            d["ws_ptr"],
+            d["pick_ptr"],
+            d["line_ptr"],
+            d["line_qty"],
+            d["offer_ptr"],
+            d["offer_merchant"],
+            d["offer_amount"],
+            d["merch_ptr"],
+            d["base"],
+            d["extra"],
+            d["free_over"],
+            d["dmin"],
+            d["dbp"],
+            ws,
+            pick,
+            out_total,
+            out_choice,
+        )
+    return out_total.copy_to_host(), out_choice.copy_to_host()[: batch.line_qty.size]

@@ -1,0 +1,170 @@
+"""The batch solver's host side: plan, run on the CPU twin or the GPU, unpack into Solutions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpu_engine.batch.pack import (
+    METHOD_NAMES,
+    TOO_LARGE,
+    BatchPlan,
+    PackedBatch,
+    pack_problems,
+    plan_batch,
+)
+from gpu_engine.problem import CartProblem
+from gpu_engine.results import make_solution
+from gpu_engine.solution import Solution
+
+# Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges.
+CPU_SCRATCH = 256 << 20
+
+
+@dataclass
+class BatchResult:
+    """``solutions[i]`` answers ``problems[i]``; None = too large for the batch (the caller
+    uses the normal planner). ``device``: "cpu" or "gpu", where the batch ran."""
+
+    solutions: list[Solution | None]
+    device: str
+    elapsed_ms: float
+
+
+@dataclass(frozen=True, eq=False)
+class RawAnswers:
+    """Per cart ``total`` (-1 when too large) and per packed line the cart-local merchant."""
+
+    total: np.ndarray
+    choice: np.ndarray
+    plan: BatchPlan
+    device: str
+
+
+def resolve_batch_device(device: str) -> str:
+    """ "cpu" or "gpu". "auto" asks ``cuda.is_available()`` now, at run time (a real GPU only,
+    never the simulator); "gpu" is taken as given, so tests can run the kernel in the
+    simulator."""
+    if device == "cpu":
+        return "cpu"
+    if device == "gpu":
+        return "gpu"
+    if device != "auto":
+        raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
+    from gpu_engine.device import simulator_enabled
+
+    if simulator_enabled():
+        return "cpu"
+    try:
+        from numba import cuda
+
+        return "gpu" if cuda.is_available() else "cpu"
+    except Exception:  # a broken driver or toolkit means no GPU, not a failed batch
+        return "cpu"
+
+
+def solve_packed(
+    batch: PackedBatch, *, device: str = "auto", prefer: int | None = None
+) -> RawAnswers:
+    """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer``: see
+    :func:`gpu_engine.batch.pack.plan_batch`."""
+    where = resolve_batch_device(device)
+    plan = plan_batch(batch, prefer=prefer)
+    if where == "gpu":
+        from gpu_engine.batch.cuda import solve_gpu
+
+        total, choice = solve_gpu(batch, plan)
+    else:
+        total, choice = _solve_cpu(batch, plan)
+    return RawAnswers(total=total, choice=choice, plan=plan, device=where)
+
+
+def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarray]:
+    from gpu_engine.batch.cpu import solve_range
+
+    total = np.full(batch.n_carts, -1, dtype=np.int64)
+    choice = np.full(batch.line_qty.size, -1, dtype=np.int64)
+    for lo, hi in plan.chunks(CPU_SCRATCH):
+        ws = np.empty(int(plan.ws_ptr[hi] - plan.ws_ptr[lo]), dtype=np.int64)
+        pick = np.empty(int(plan.pick_ptr[hi] - plan.pick_ptr[lo]), dtype=np.uint16)
+        solve_range(
+            np.int64(lo),
+            np.int64(hi),
+            plan.method,
+            plan.complexity,
+            plan.ws_ptr,
+            plan.pick_ptr,
+            batch.line_ptr,
+            batch.line_qty,
+            batch.offer_ptr,
+            batch.offer_merchant,
+            batch.offer_amount,
+            batch.merch_ptr,
+            batch.params,
+            ws,
+            pick,
+            total,
+            choice,
+        )
+    return total, choice
+
+
+def solve_batch(problems: Sequence[CartProblem], *, device: str = "auto") -> BatchResult:
+    """Exact cheapest assignment of every cart of ``problems`` in one batch (CSR packing, one
+    block per cart on the GPU, one ``prange`` iteration per cart on the CPU twin); carts too
+    large for the batch's exact methods come back as None."""
+    return solve_problems(problems, device=device)
+
+
+def solve_problems(
+    problems: Sequence[CartProblem], *, device: str = "auto", prefer: int | None = None
+) -> BatchResult:
+    """:func:`solve_batch` with the plan's ``prefer`` (tests run each method on every cart)."""
+    t0 = time.perf_counter()
+    batch = pack_problems(problems)
+    answers = solve_packed(batch, device=device, prefer=prefer)
+    elapsed_ms = (time.perf_counter() - t0) * 1e3
+    solutions = [
+        _solution(problem, c, batch, answers, elapsed_ms, len(problems))
+        for c, problem in enumerate(problems)
+    ]
+    return BatchResult(
+        solutions=solutions, device=answers.device, elapsed_ms=(time.perf_counter() - t0) * 1e3
+    )
+
+
+def _solution(
+    problem: CartProblem,
+    c: int,
+    batch: PackedBatch,
+    answers: RawAnswers,
+    batch_ms: float,
+    batch_size: int,
+) -> Solution | None:
+    method = int(answers.plan.method[c])
+    if method == TOO_LARGE:
+        return None
+    lines = slice(int(batch.line_ptr[c]), int(batch.line_ptr[c + 1]))
+    merchants = batch.merchant_index[int(batch.merch_ptr[c]) :]
+    choice = merchants[answers.choice[lines]]
+    # Every answer is re-priced by the pricing routine: a kernel bug raises, never misprices.
+    return make_solution(
+        problem,
+        choice,
+        total=int(answers.total[c]),
+        optimal=True,
+        algorithm=METHOD_NAMES[method],
+        device="cpu" if answers.device == "cpu" else "gpu",
+        elapsed_ms=batch_ms / batch_size,
+        stats={
+            "batch_size": batch_size,
+            "batch_ms": round(batch_ms, 3),
+            "work": int(answers.plan.work[c]),
+            "proof": "exact over every assignment"
+            if method == 0
+            else "exact merchant-by-merchant subset DP",
+        },
+    )

@@ -1,0 +1,214 @@
+"""Packing many carts into flat CSR arrays, and the per-cart plan (which exact method, how much
+scratch memory), shared by the CPU twin and the CUDA kernel.
+
+Layout (C carts, L lines, O eligible offers, M cart-local merchants in all):
+
+* ``line_ptr`` int64[C + 1]: cart ``c``'s lines are ``line_ptr[c] .. line_ptr[c + 1] - 1``, in
+  the problem's line order; ``line_qty`` int64[L].
+* ``offer_ptr`` int64[L + 1]: line ``l``'s eligible offers (from a problem: its
+  ``cand_merchant`` order); ``offer_merchant`` int32[O] the cart-local merchant index,
+  ``offer_amount`` int64[O] = quantity * unit price.
+* ``merch_ptr`` int64[C + 1]: cart ``c``'s merchants are ``merch_ptr[c] + m`` for local index
+  ``m``; only merchants with an eligible offer in the cart are packed. ``base``, ``extra``,
+  ``free_over``, ``dmin``, ``dbp`` int64[M]: their pricing parameters (as in
+  :class:`gpu_engine.problem.CartProblem`); ``merchant_index`` int64[M]: the merchant's index in
+  its problem (to unpack answers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from gpu_engine.problem import CartProblem
+
+FULL = 0
+DP = 1
+TOO_LARGE = 2
+METHOD_NAMES = ("batch-full", "batch-dp", "too-large")
+# Assignment digits live in a per-thread array of this size (full search).
+MAX_FULL_LINES = 32
+# Compressed subsets are stored as uint16 for the backtrack; line sets index 2^k tables.
+MAX_DP_LINES = 16
+# Steps (assignments priced, or DP states visited) above which a cart goes to the planner.
+MAX_WORK = 1 << 26
+
+
+@dataclass(frozen=True, eq=False)
+class PackedBatch:
+    """Carts in CSR form (see the module docstring)."""
+
+    line_ptr: np.ndarray
+    line_qty: np.ndarray
+    offer_ptr: np.ndarray
+    offer_merchant: np.ndarray
+    offer_amount: np.ndarray
+    merch_ptr: np.ndarray
+    base: np.ndarray
+    extra: np.ndarray
+    free_over: np.ndarray
+    dmin: np.ndarray
+    dbp: np.ndarray
+    merchant_index: np.ndarray
+
+    @property
+    def n_carts(self) -> int:
+        return int(self.line_ptr.size - 1)
+
+    @property
+    def params(self) -> tuple[np.ndarray, ...]:
+        return (self.base, self.extra, self.free_over, self.dmin, self.dbp)
+
+    def nbytes(self) -> int:
+        return sum(int(getattr(self, f).nbytes) for f in self.__dataclass_fields__)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchPlan:
+    """Per cart: ``method`` (FULL, DP or TOO_LARGE), ``complexity`` (assignments, for FULL),
+    ``work`` (estimated steps), and scratch offsets: ``ws_ptr`` int64[C + 1] into the int64
+    DP tables (two layers and a cost table, 2^k each) and ``pick_ptr`` into the uint16
+    backtrack table (one row of 2^k per merchant)."""
+
+    method: np.ndarray
+    complexity: np.ndarray
+    work: np.ndarray
+    ws_ptr: np.ndarray
+    pick_ptr: np.ndarray
+
+    def scratch_bytes(self, lo: int, hi: int) -> int:
+        ws = int(self.ws_ptr[hi] - self.ws_ptr[lo])
+        return ws * 8 + int(self.pick_ptr[hi] - self.pick_ptr[lo]) * 2
+
+    def chunks(self, limit_bytes: int) -> list[tuple[int, int]]:
+        """Consecutive cart ranges whose scratch fits ``limit_bytes`` (a range holds at least
+        one cart, however large its scratch)."""
+        used = self.ws_ptr * 8 + self.pick_ptr * 2
+        n = self.method.size
+        out: list[tuple[int, int]] = []
+        lo = 0
+        while lo < n:
+            hi = int(np.searchsorted(used, used[lo] + limit_bytes, side="right")) - 1
+            hi = min(max(hi, lo + 1), n)
+            out.append((lo, hi))
+            lo = hi
+        return out
+
+
+def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
+    """CSR arrays of ``problems`` (in order)."""
+    qty, counts, merch, amount, n_merch = [], [], [], [], []
+    index, params = [], []
+    n_lines = np.zeros(len(problems), dtype=np.int64)
+    for c, p in enumerate(problems):
+        cand = p.cand_merchant
+        valid = cand >= 0
+        rows = np.nonzero(valid)[0]
+        flat = cand[valid].astype(np.int64)
+        used = np.unique(flat)
+        qty.append(p.quantity)
+        counts.append(p.cand_count)
+        merch.append(np.searchsorted(used, flat).astype(np.int32))
+        amount.append(p.quantity[rows] * p.price[rows, flat])
+        index.append(used)
+        params.append(np.stack(p.merchant_params)[:, used])
+        n_lines[c] = p.n_items
+        n_merch.append(used.size)
+    line_ptr = _ptr(n_lines)
+    line_counts = _cat(counts, np.int64)
+    return PackedBatch(
+        line_ptr=line_ptr,
+        line_qty=_cat(qty, np.int64),
+        offer_ptr=_ptr(line_counts),
+        offer_merchant=_cat(merch, np.int32),
+        offer_amount=_cat(amount, np.int64),
+        merch_ptr=_ptr(np.asarray(n_merch, dtype=np.int64)),
+        **_param_columns(params),
+        merchant_index=_cat(index, np.int64),
+    )
+
+
+def _param_columns(params: list[np.ndarray]) -> dict[str, np.ndarray]:
+    stacked = np.concatenate(params, axis=1) if params else np.zeros((5, 0), dtype=np.int64)
+    names = ("base", "extra", "free_over", "dmin", "dbp")
+    return {name: np.ascontiguousarray(stacked[k], dtype=np.int64) for k, name in enumerate(names)}
+
+
+def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return np.ascontiguousarray(np.concatenate(parts), dtype=dtype)
+
+
+def _ptr(counts: np.ndarray) -> np.ndarray:
+    ptr = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr
+
+
+def plan_batch(
+    batch: PackedBatch, *, max_work: int = MAX_WORK, prefer: int | None = None
+) -> BatchPlan:
+    """The cheaper exact method of each cart by its estimated steps, TOO_LARGE when neither
+    fits ``max_work`` (or the method's array limits). ``prefer`` (FULL or DP) takes that method
+    wherever it fits, so that tests can hold each method against the other."""
+    method, complexity, work, ws, pick = _plan(
+        batch.line_ptr,
+        batch.offer_ptr,
+        batch.offer_merchant,
+        batch.merch_ptr,
+        max_work,
+        -1 if prefer is None else prefer,
+    )
+    return BatchPlan(
+        method=method, complexity=complexity, work=work, ws_ptr=_ptr(ws), pick_ptr=_ptr(pick)
+    )
+
+
+@numba.njit(cache=True)
+def _plan(line_ptr, offer_ptr, offer_merchant, merch_ptr, max_work, prefer):
+    n_carts = line_ptr.size - 1
+    method = np.full(n_carts, TOO_LARGE, dtype=np.int8)
+    complexity = np.zeros(n_carts, dtype=np.int64)
+    work = np.zeros(n_carts, dtype=np.int64)
+    ws = np.zeros(n_carts, dtype=np.int64)
+    pick = np.zeros(n_carts, dtype=np.int64)
+    for c in range(n_carts):
+        l0 = line_ptr[c]
+        n = line_ptr[c + 1] - l0
+        n_merch = merch_ptr[c + 1] - merch_ptr[c]
+        served = np.zeros(n_merch, dtype=np.int64)
+        k = 0
+        assignments = 1
+        for line in range(l0, l0 + n):
+            r = offer_ptr[line + 1] - offer_ptr[line]
+            if r > 1:
+                k += 1
+                for o in range(offer_ptr[line], offer_ptr[line + 1]):
+                    served[offer_merchant[o]] += 1
+            if assignments <= max_work:
+                assignments *= r
+        full_work = assignments * max(n, 1)
+        best = max_work + 1
+        if n <= MAX_FULL_LINES and assignments <= max_work and full_work <= max_work:
+            method[c] = FULL
+            complexity[c] = assignments
+            best = full_work
+        if k <= MAX_DP_LINES:
+            size = np.int64(1) << k
+            dp_work = n_merch * size
+            for m in range(n_merch):
+                a = served[m]
+                dp_work += (np.int64(1) << a) + (size >> a) * np.int64(3) ** a
+            fits = dp_work <= max_work
+            if fits and (prefer == DP or (dp_work < best and prefer != FULL) or best > max_work):
+                method[c] = DP
+                best = dp_work
+                ws[c] = 3 * size
+                pick[c] = n_merch * size
+        if method[c] != TOO_LARGE:
+            work[c] = best
+    return method, complexity, work, ws, pick

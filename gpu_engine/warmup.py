@@ -54,10 +54,25 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
         t0 = time.perf_counter()
         run(problem)
         timings[name] = time.perf_counter() - t0
+    timings.update(_warm_batch(problem, gpu))
     if gpu:
         t0 = time.perf_counter()
         _warm_gpu_variants(problem)
         timings["gpu-full-variants"] = time.perf_counter() - t0
+    return timings
+
+
+def _warm_batch(problem: CartProblem, gpu: bool) -> dict[str, float]:
+    """The batch solver's CPU twin (and kernel on a GPU), both of its exact methods."""
+    from gpu_engine.batch.engine import solve_problems
+    from gpu_engine.batch.pack import DP, FULL
+
+    timings = {}
+    for device in ("cpu", "gpu") if gpu else ("cpu",):
+        t0 = time.perf_counter()
+        for prefer in (FULL, DP):
+            solve_problems([problem], device=device, prefer=prefer)
+        timings[f"batch-{device}"] = time.perf_counter() - t0
     return timings
 
 

@@ -15,13 +15,14 @@ def test_cpu_only_warmup_never_asks_for_cuda(monkeypatch):
 
     monkeypatch.setattr(gpu_engine.device, "gpu_available", no_cuda)
     timings = warmup(include_gpu=False)
-    assert set(timings) == {name for name in SOLVERS if not name.startswith("gpu")}
+    assert set(timings) == {name for name in SOLVERS if not name.startswith("gpu")} | {"batch-cpu"}
     assert all(seconds >= 0 for seconds in timings.values())
 
 
 def test_default_warmup_skips_gpu_solvers_without_a_real_gpu(monkeypatch):
     monkeypatch.setattr(gpu_engine.device, "gpu_available", lambda: False)
-    assert set(warmup()) == {name for name in SOLVERS if not name.startswith("gpu")}
+    expected = {name for name in SOLVERS if not name.startswith("gpu")} | {"batch-cpu"}
+    assert set(warmup()) == expected
 
 
 def test_the_warmup_cart_makes_the_ga_run_generations():

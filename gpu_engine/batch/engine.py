@@ -8,16 +8,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpu_engine.batch.answers import build_solutions
 from gpu_engine.batch.pack import (
-    METHOD_NAMES,
-    TOO_LARGE,
     BatchPlan,
     PackedBatch,
     pack_problems,
     plan_batch,
 )
 from gpu_engine.problem import CartProblem
-from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 
 # Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges.
@@ -126,45 +124,15 @@ def solve_problems(
     t0 = time.perf_counter()
     batch = pack_problems(problems)
     answers = solve_packed(batch, device=device, prefer=prefer)
-    elapsed_ms = (time.perf_counter() - t0) * 1e3
-    solutions = [
-        _solution(problem, c, batch, answers, elapsed_ms, len(problems))
-        for c, problem in enumerate(problems)
-    ]
+    solutions = build_solutions(
+        problems,
+        batch,
+        answers.plan.method,
+        answers.total,
+        answers.choice,
+        device=answers.device,
+        batch_ms=(time.perf_counter() - t0) * 1e3,
+    )
     return BatchResult(
         solutions=solutions, device=answers.device, elapsed_ms=(time.perf_counter() - t0) * 1e3
-    )
-
-
-def _solution(
-    problem: CartProblem,
-    c: int,
-    batch: PackedBatch,
-    answers: RawAnswers,
-    batch_ms: float,
-    batch_size: int,
-) -> Solution | None:
-    method = int(answers.plan.method[c])
-    if method == TOO_LARGE:
-        return None
-    lines = slice(int(batch.line_ptr[c]), int(batch.line_ptr[c + 1]))
-    merchants = batch.merchant_index[int(batch.merch_ptr[c]) :]
-    choice = merchants[answers.choice[lines]]
-    # Every answer is re-priced by the pricing routine: a kernel bug raises, never misprices.
-    return make_solution(
-        problem,
-        choice,
-        total=int(answers.total[c]),
-        optimal=True,
-        algorithm=METHOD_NAMES[method],
-        device="cpu" if answers.device == "cpu" else "gpu",
-        elapsed_ms=batch_ms / batch_size,
-        stats={
-            "batch_size": batch_size,
-            "batch_ms": round(batch_ms, 3),
-            "work": int(answers.plan.work[c]),
-            "proof": "exact over every assignment"
-            if method == 0
-            else "exact merchant-by-merchant subset DP",
-        },
     )

@@ -99,42 +99,86 @@ class BatchPlan:
 
 
 def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
-    """CSR arrays of ``problems`` (in order)."""
-    qty, counts, merch, amount, n_merch = [], [], [], [], []
-    index, params = [], []
-    n_lines = np.zeros(len(problems), dtype=np.int64)
+    """CSR arrays of ``problems`` (in order). The Python loop only gathers each problem's
+    arrays; compaction and amounts are one njit pass over their concatenation."""
+    n = len(problems)
+    shapes = np.zeros((n, 3), dtype=np.int64)  # lines, candidate width, merchants
+    qty, counts, cand, price, params = [], [], [], [], []
     for c, p in enumerate(problems):
-        cand = p.cand_merchant
-        valid = cand >= 0
-        rows = np.nonzero(valid)[0]
-        flat = cand[valid].astype(np.int64)
-        used = np.unique(flat)
+        shapes[c] = (p.n_items, p.cand_merchant.shape[1], p.n_merchants)
         qty.append(p.quantity)
         counts.append(p.cand_count)
-        merch.append(np.searchsorted(used, flat).astype(np.int32))
-        amount.append(p.quantity[rows] * p.price[rows, flat])
-        index.append(used)
-        params.append(np.stack(p.merchant_params)[:, used])
-        n_lines[c] = p.n_items
-        n_merch.append(used.size)
-    line_ptr = _ptr(n_lines)
+        cand.append(p.cand_merchant.ravel())
+        price.append(p.price.ravel())
+        params.extend(p.merchant_params)
+    line_ptr = _ptr(shapes[:, 0])
     line_counts = _cat(counts, np.int64)
+    offer_ptr = _ptr(line_counts)
+    grids = np.column_stack([shapes[:, 0] * shapes[:, 1], shapes[:, 0] * shapes[:, 2]])
+    merch, amount, merch_ptr, index = _compact(
+        line_ptr,
+        offer_ptr,
+        _cat(qty, np.int64),
+        shapes,
+        _ptr(grids[:, 0]),
+        _cat(cand, np.int32),
+        _ptr(grids[:, 1]),
+        _cat(price, np.int64),
+    )
+    # Each problem's five parameter arrays, merchant by merchant, then the used ones.
+    all_params = _cat(params, np.int64)
+    first = np.repeat(_ptr(5 * shapes[:, 2])[:-1], merch_ptr[1:] - merch_ptr[:-1])
+    stride = np.repeat(shapes[:, 2], merch_ptr[1:] - merch_ptr[:-1])
+    columns = {
+        name: np.ascontiguousarray(all_params[first + k * stride + index])
+        for k, name in enumerate(("base", "extra", "free_over", "dmin", "dbp"))
+    }
     return PackedBatch(
         line_ptr=line_ptr,
         line_qty=_cat(qty, np.int64),
-        offer_ptr=_ptr(line_counts),
-        offer_merchant=_cat(merch, np.int32),
-        offer_amount=_cat(amount, np.int64),
-        merch_ptr=_ptr(np.asarray(n_merch, dtype=np.int64)),
-        **_param_columns(params),
-        merchant_index=_cat(index, np.int64),
+        offer_ptr=offer_ptr,
+        offer_merchant=merch,
+        offer_amount=amount,
+        merch_ptr=merch_ptr,
+        merchant_index=index,
+        **columns,
     )
 
 
-def _param_columns(params: list[np.ndarray]) -> dict[str, np.ndarray]:
-    stacked = np.concatenate(params, axis=1) if params else np.zeros((5, 0), dtype=np.int64)
-    names = ("base", "extra", "free_over", "dmin", "dbp")
-    return {name: np.ascontiguousarray(stacked[k], dtype=np.int64) for k, name in enumerate(names)}
+@numba.njit(cache=True)
+def _compact(line_ptr, offer_ptr, qty, shapes, cand_ptr, cand, price_ptr, price):
+    """Offers in each line's candidate order with cart-local merchants (used merchants only,
+    numbered in the problem's merchant order) and amounts; returns (merchant, amount,
+    merch_ptr, problem index of each local merchant)."""
+    n_carts = line_ptr.size - 1
+    n_offers = offer_ptr[-1]
+    merch = np.empty(n_offers, dtype=np.int32)
+    amount = np.empty(n_offers, dtype=np.int64)
+    merch_ptr = np.zeros(n_carts + 1, dtype=np.int64)
+    index = np.empty(n_offers, dtype=np.int64)
+    n_index = 0
+    for c in range(n_carts):
+        width = shapes[c, 1]
+        n_merch = shapes[c, 2]
+        local = np.full(n_merch, -1, dtype=np.int64)
+        for i in range(shapes[c, 0]):
+            line = line_ptr[c] + i
+            for k in range(offer_ptr[line + 1] - offer_ptr[line]):
+                local[cand[cand_ptr[c] + i * width + k]] = 0
+        for m in range(n_merch):
+            if local[m] == 0:
+                local[m] = n_index - merch_ptr[c]
+                index[n_index] = m
+                n_index += 1
+        merch_ptr[c + 1] = n_index
+        for i in range(shapes[c, 0]):
+            line = line_ptr[c] + i
+            for k in range(offer_ptr[line + 1] - offer_ptr[line]):
+                m = cand[cand_ptr[c] + i * width + k]
+                o = offer_ptr[line] + k
+                merch[o] = local[m]
+                amount[o] = qty[line] * price[price_ptr[c] + i * n_merch + m]
+    return merch, amount, merch_ptr, index[:n_index].copy()
 
 
 def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_engine import CartProblem, solve
+from gpu_engine import CartProblem, price_assignment, solve
 from gpu_engine.batch import BatchResult, solve_batch, solve_packed
 from gpu_engine.batch.engine import resolve_batch_device, solve_problems
 from gpu_engine.batch.pack import DP, FULL
@@ -29,7 +29,9 @@ def _assert_exact(dicts, result: BatchResult, device: str) -> None:
         assert solution.total == best
         assert reference_cost(cart, solution.assignment) == best
         assert solution.optimal and solution.gap == 0.0
-        assert sum(c.cost for c in solution.breakdown) == best
+        assert solution.breakdown == price_assignment(
+            CartProblem.from_dict(cart), solution.assignment
+        )
 
 
 @settings(max_examples=60, deadline=None)

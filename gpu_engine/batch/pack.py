@@ -103,7 +103,8 @@ def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
     arrays; compaction and amounts are one njit pass over their concatenation."""
     n = len(problems)
     shapes = np.zeros((n, 3), dtype=np.int64)  # lines, candidate width, merchants
-    qty, counts, cand, price, params = [], [], [], [], []
+    qty, counts, cand, price = [], [], [], []
+    params: list[np.ndarray] = []
     for c, p in enumerate(problems):
         shapes[c] = (p.n_items, p.cand_merchant.shape[1], p.n_merchants)
         qty.append(p.quantity)

@@ -36,13 +36,15 @@ def _solve_dp(
     offer_amount,
     merch_ptr,
     params,
+    skip,
     h,
     cost,
     pick,
     out_choice,
 ):
     """One cart's exact subset DP; ``h`` int64[2, 2^k], ``cost`` int64[2^k], ``pick``
-    uint16[merchants, 2^k]. Returns the total and writes each line's merchant."""
+    uint16[merchants, 2^k]; merchants flagged in ``skip`` get no layer. Returns the total and
+    writes each line's merchant."""
     base, extra, free_over, dmin, dbp = params
     l0 = line_ptr[c]
     n = line_ptr[c + 1] - l0
@@ -53,23 +55,29 @@ def _solve_dp(
     amounts = np.empty(MAX_DP_LINES, dtype=np.int64)
     units = np.empty(MAX_DP_LINES, dtype=np.int64)
     _fill_layer(0, 1, size, h[0])
+    layer = 0
     for m in range(n_merch):
+        if skip[m0 + m]:
+            continue
         a, mask, sub0, units0 = _merchant_lines(
             m, l0, n, offer_ptr, offer_merchant, offer_amount, line_qty, bits, amounts, units
         )
         _cost_table(
             0, 1, a, sub0, units0, amounts, units, m0 + m, base, extra, free_over, dmin, dbp, cost
         )
-        prev = h[m % 2]
-        nxt = h[(m + 1) % 2]
+        prev = h[layer % 2]
+        nxt = h[(layer + 1) % 2]
         for s in range(size):
             x = s & mask
             best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
             nxt[s] = best
             pick[m, s] = best_t
+        layer += 1
     s = size - 1
-    total = h[n_merch % 2][s]
+    total = h[layer % 2][s]
     for m in range(n_merch - 1, -1, -1):
+        if skip[m0 + m]:
+            continue
         s ^= _assign_merchant(m, pick[m, s], l0, n, offer_ptr, offer_merchant, out_choice)
     return total
 
@@ -82,6 +90,7 @@ def solve_range(
     complexity,
     ws_ptr,
     pick_ptr,
+    skip,
     line_ptr,
     line_qty,
     offer_ptr,
@@ -140,6 +149,7 @@ def solve_range(
                 offer_amount,
                 merch_ptr,
                 params,
+                skip,
                 h,
                 cost,
                 rows,

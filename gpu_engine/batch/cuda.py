@@ -11,8 +11,9 @@ SM). The cart's method was chosen on the host (:func:`gpu_engine.batch.pack.plan
   ``t`` fills entries ``t, t + T, ...`` of the merchant's cost table, then computes line sets
   ``t, t + T, ...`` of the next layer from the previous one (two buffers: no thread reads what
   another writes in the same layer); ``syncthreads`` separates the phases. Each thread keeps
-  its own copy of the merchant's line list (a few registers' worth, no sync needed). Thread 0
-  backtracks through the per-merchant choices.
+  its own copy of the merchant's line list (a few registers' worth, no sync needed). Merchants
+  the plan marked ``skip`` (dominated single-line sellers) get no layer. Thread 0 backtracks
+  through the per-merchant choices.
 
 The DP tables live in global scratch (``ws`` int64, ``pick`` uint16) at the cart's offsets.
 The whole batch is copied to the device once; a launch covers as many carts as the scratch
@@ -58,6 +59,7 @@ def _build():
         complexity,
         ws_ptr,
         pick_ptr,
+        skip,
         line_ptr,
         line_qty,
         offer_ptr,
@@ -131,7 +133,10 @@ def _build():
             amounts = cuda.local.array(MAX_DP_LINES, int64)
             units = cuda.local.array(MAX_DP_LINES, int64)
             _fill_layer(t, n_threads, size, h_even)
+            layer = 0
             for m in range(n_merch):
+                if skip[m0 + m]:  # the same for every thread: the block skips together
+                    continue
                 a, mask, sub0, units0 = _merchant_lines(
                     m,
                     l0,
@@ -162,19 +167,22 @@ def _build():
                     cost,
                 )
                 cuda.syncthreads()
-                prev = h_even if m % 2 == 0 else h_odd
-                nxt = h_odd if m % 2 == 0 else h_even
+                prev = h_even if layer % 2 == 0 else h_odd
+                nxt = h_odd if layer % 2 == 0 else h_even
                 row = p0 + m * size
                 for s in range(t, size, n_threads):
                     x = s & mask
                     best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
                     nxt[s] = best
                     pick[row + s] = best_t
+                layer += 1
             cuda.syncthreads()  # type: ignore[call-arg]
             if t == 0:
                 s = size - 1
-                out_total[c] = h_even[s] if n_merch % 2 == 0 else h_odd[s]
+                out_total[c] = h_even[s] if layer % 2 == 0 else h_odd[s]
                 for m in range(n_merch - 1, -1, -1):
+                    if skip[m0 + m]:
+                        continue
                     s ^= _assign_merchant(
                         m, pick[p0 + m * size + s], l0, n, offer_ptr, offer_merchant, out_choice
                     )
@@ -199,6 +207,8 @@ def scratch_limit() -> int:
 def solve_gpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarray]:
     """(total per cart, cart-local merchant per line) on the GPU; carts planned TOO_LARGE keep
     total -1. One copy in, one launch per scratch-sized range of carts, one copy out."""
+    if batch.n_carts == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     kernel = _get_kernel()
     threads = SIMULATOR_THREADS if simulator_enabled() else THREADS
     chunks = plan.chunks(scratch_limit())
@@ -209,6 +219,7 @@ def solve_gpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarr
             ("complexity", plan.complexity),
             ("ws_ptr", plan.ws_ptr),
             ("pick_ptr", plan.pick_ptr),
+            ("skip", plan.skip),
             ("line_ptr", batch.line_ptr),
             ("line_qty", batch.line_qty),
             ("offer_ptr", batch.offer_ptr),
@@ -235,6 +246,7 @@ def solve_gpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarr
             d["complexity"],
             d["ws_ptr"],
             d["pick_ptr"],
+            d["skip"],
             d["line_ptr"],
             d["line_qty"],
             d["offer_ptr"],

@@ -95,6 +95,7 @@ def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndar
             plan.complexity,
             plan.ws_ptr,
             plan.pick_ptr,
+            plan.skip,
             batch.line_ptr,
             batch.line_qty,
             batch.offer_ptr,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from gpu_engine.pricing import merchant_cost
 from gpu_engine.problem import CartProblem
 
 FULL = 0
@@ -71,13 +72,18 @@ class BatchPlan:
     """Per cart: ``method`` (FULL, DP or TOO_LARGE), ``complexity`` (assignments, for FULL),
     ``work`` (estimated steps), and scratch offsets: ``ws_ptr`` int64[C + 1] into the int64
     DP tables (two layers and a cost table, 2^k each) and ``pick_ptr`` into the uint16
-    backtrack table (one row of 2^k per merchant)."""
+    backtrack table (one row of 2^k per merchant). Per packed merchant, ``skip`` int8[M] is 1
+    for a merchant the DP may leave out: it sells only one line of the cart (a free one) and
+    another such merchant of that line ships it alone for less (or as much, with a lower
+    index). Moving the line to the other never raises the total and touches no other merchant,
+    so some optimum never uses it."""
 
     method: np.ndarray
     complexity: np.ndarray
     work: np.ndarray
     ws_ptr: np.ndarray
     pick_ptr: np.ndarray
+    skip: np.ndarray
 
     def scratch_bytes(self, lo: int, hi: int) -> int:
         ws = int(self.ws_ptr[hi] - self.ws_ptr[lo])
@@ -200,22 +206,33 @@ def plan_batch(
     """The cheaper exact method of each cart by its estimated steps, TOO_LARGE when neither
     fits ``max_work`` (or the method's array limits). ``prefer`` (FULL or DP) takes that method
     wherever it fits, so that tests can hold each method against the other."""
-    method, complexity, work, ws, pick = _plan(
+    method, complexity, work, ws, pick, skip = _plan(
         batch.line_ptr,
+        batch.line_qty,
         batch.offer_ptr,
         batch.offer_merchant,
+        batch.offer_amount,
         batch.merch_ptr,
+        batch.params,
         max_work,
         -1 if prefer is None else prefer,
     )
     return BatchPlan(
-        method=method, complexity=complexity, work=work, ws_ptr=_ptr(ws), pick_ptr=_ptr(pick)
+        method=method,
+        complexity=complexity,
+        work=work,
+        ws_ptr=_ptr(ws),
+        pick_ptr=_ptr(pick),
+        skip=skip,
     )
 
 
 @numba.njit(cache=True)
-def _plan(line_ptr, offer_ptr, offer_merchant, merch_ptr, max_work, prefer):
+def _plan(
+    line_ptr, line_qty, offer_ptr, offer_merchant, offer_amount, merch_ptr, params, max_work, prefer
+):
     n_carts = line_ptr.size - 1
+    skip = np.zeros(merch_ptr[-1], dtype=np.int8)
     method = np.full(n_carts, TOO_LARGE, dtype=np.int8)
     complexity = np.zeros(n_carts, dtype=np.int64)
     work = np.zeros(n_carts, dtype=np.int64)
@@ -226,6 +243,7 @@ def _plan(line_ptr, offer_ptr, offer_merchant, merch_ptr, max_work, prefer):
         n = line_ptr[c + 1] - l0
         n_merch = merch_ptr[c + 1] - merch_ptr[c]
         served = np.zeros(n_merch, dtype=np.int64)
+        forced = np.zeros(n_merch, dtype=np.int64)
         k = 0
         assignments = 1
         for line in range(l0, l0 + n):
@@ -234,8 +252,23 @@ def _plan(line_ptr, offer_ptr, offer_merchant, merch_ptr, max_work, prefer):
                 k += 1
                 for o in range(offer_ptr[line], offer_ptr[line + 1]):
                     served[offer_merchant[o]] += 1
+            else:
+                forced[offer_merchant[offer_ptr[line]]] += 1
             if assignments <= max_work:
                 assignments *= r
+        _mark_dominated(
+            l0,
+            n,
+            merch_ptr[c],
+            served,
+            forced,
+            line_qty,
+            offer_ptr,
+            offer_merchant,
+            offer_amount,
+            params,
+            skip,
+        )
         full_work = assignments * max(n, 1)
         best = max_work + 1
         if n <= MAX_FULL_LINES and assignments <= max_work and full_work <= max_work:
@@ -244,10 +277,12 @@ def _plan(line_ptr, offer_ptr, offer_merchant, merch_ptr, max_work, prefer):
             best = full_work
         if k <= MAX_DP_LINES:
             size = np.int64(1) << k
-            dp_work = n_merch * size
+            dp_work = np.int64(0)
             for m in range(n_merch):
+                if skip[merch_ptr[c] + m]:
+                    continue
                 a = served[m]
-                dp_work += (np.int64(1) << a) + (size >> a) * np.int64(3) ** a
+                dp_work += size + (np.int64(1) << a) + (size >> a) * np.int64(3) ** a
             fits = dp_work <= max_work
             if fits and (prefer == DP or (dp_work < best and prefer != FULL) or best > max_work):
                 method[c] = DP
@@ -256,4 +291,31 @@ def _plan(line_ptr, offer_ptr, offer_merchant, merch_ptr, max_work, prefer):
                 pick[c] = n_merch * size
         if method[c] != TOO_LARGE:
             work[c] = best
-    return method, complexity, work, ws, pick
+    return method, complexity, work, ws, pick, skip
+
+
+@numba.njit(cache=True)
+def _mark_dominated(
+    l0, n, m0, served, forced, line_qty, offer_ptr, offer_merchant, offer_amount, params, skip
+):
+    """``skip`` the merchants that sell only one (free) line when another such merchant ships
+    that line alone for less (ties: the lower index stays)."""
+    base, extra, free_over, dmin, dbp = params
+    for line in range(l0, l0 + n):
+        best = -1
+        best_cost = 0
+        for o in range(offer_ptr[line], offer_ptr[line + 1]):
+            m = offer_merchant[o]
+            if served[m] != 1 or forced[m] != 0 or offer_ptr[line + 1] - offer_ptr[line] < 2:
+                continue
+            g = m0 + m
+            cost = merchant_cost(
+                offer_amount[o], line_qty[line], base[g], extra[g], free_over[g], dmin[g], dbp[g]
+            )
+            if best < 0 or cost < best_cost or (cost == best_cost and m < best):
+                if best >= 0:
+                    skip[m0 + best] = 1
+                best = m
+                best_cost = cost
+            else:
+                skip[g] = 1

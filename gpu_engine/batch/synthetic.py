@@ -3,7 +3,8 @@ the packed CSR form (building a million :class:`CartProblem` objects would time 
 engine), and the way back to a :class:`CartProblem` for any one cart (to check a sample against
 the per-cart solvers).
 
-Shape: lines per cart 2 + a geometric draw (p = 0.35, mean about 3.9), capped at ``max_lines``;
+Shape: lines per cart 2 + a geometric draw (p = 0.35) truncated to 2 .. ``max_lines`` (mean
+about 3.8; 0.1% of carts have 15 lines);
 offers per line 1 + Binomial(max_offers - 1, 0.3) (mean about 4.3 for 12), from distinct
 merchants of a pool of ``pool`` whose popularity falls as 1 / rank (a few large merchants sell
 most products, so carts share merchants); unit prices log-normal around 15 EUR, +-15% between
@@ -30,7 +31,7 @@ def synthetic_batch(
     n_carts: int, *, seed: int = 0, max_lines: int = 15, max_offers: int = 12, pool: int = 300
 ) -> PackedBatch:
     rng = np.random.default_rng(seed)
-    n_lines = 2 + np.minimum(rng.geometric(0.35, n_carts) - 1, max_lines - 2)
+    n_lines = 2 + _truncated_geometric(rng, 0.35, max_lines - 1, n_carts)
     line_ptr = np.zeros(n_carts + 1, dtype=np.int64)
     np.cumsum(n_lines, out=line_ptr[1:])
     n_total = int(line_ptr[-1])
@@ -60,6 +61,14 @@ def synthetic_batch(
         dbp=params[4][index],
         merchant_index=index,
     )
+
+
+def _truncated_geometric(rng: np.random.Generator, p: float, top: int, size: int) -> np.ndarray:
+    """Draws of 0 .. top - 1 with P(j) proportional to (1 - p)^j: the geometric law given that
+    it stays below ``top`` (clamping instead would pile the tail up on the largest size)."""
+    tail = 1.0 - (1.0 - p) ** top
+    draws = np.floor(np.log1p(-rng.random(size) * tail) / np.log1p(-p)).astype(np.int64)
+    return np.minimum(draws, top - 1)
 
 
 def _merchant_pool(rng: np.random.Generator, pool: int) -> list[np.ndarray]:

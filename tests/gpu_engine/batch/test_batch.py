@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_engine import CartProblem, price_assignment, solve
-from gpu_engine.batch import BatchResult, solve_batch, solve_packed
+from gpu_engine.batch import BatchResult, pack_problems, plan_batch, solve_batch, solve_packed
 from gpu_engine.batch.engine import resolve_batch_device, solve_problems
 from gpu_engine.batch.pack import DP, FULL
 from gpu_engine.batch.synthetic import cart_problem, synthetic_batch
@@ -105,7 +105,25 @@ EDGE_CARTS = {
         [(800, 900, 3000, {"min_units": 3, "basis_points": 1000}), (0, 0, None, None)],
         [(i, 0, 1100, None) for i in range(3)] + [(i, 1, 1050, None) for i in range(3)],
     ),
+    "single-line merchants, one dominated, two tied": _cart(
+        [1, 2],
+        [(499, 0, None, None), (0, 0, None, None), (0, 0, None, None), (100, 0, None, None)],
+        [
+            (0, 0, 900, None),
+            (1, 0, 900, None),
+            (0, 1, 1000, None),
+            (0, 2, 1000, None),
+            (1, 3, 800, None),
+        ],
+    ),
 }
+
+
+def test_dominated_single_line_merchants_are_left_out_of_the_dp():
+    problem = CartProblem.from_dict(EDGE_CARTS["single-line merchants, one dominated, two tied"])
+    plan = plan_batch(pack_problems([problem]))
+    # m1 and m2 sell only line 0 and ship it alone for the same 1000: the lower index stays.
+    assert plan.skip.tolist() == [0, 0, 1, 0]
 
 
 # The kernel runs in the simulator here; the id must not be "gpu", which is a marker name.

@@ -227,23 +227,27 @@ def plan_batch(
     )
 
 
-@numba.njit(cache=True)
+# Carts are planned in parallel: each writes only its own entries (and its merchants' skips).
+@numba.njit(cache=True, parallel=True)
 def _plan(
     line_ptr, line_qty, offer_ptr, offer_merchant, offer_amount, merch_ptr, params, max_work, prefer
 ):
     n_carts = line_ptr.size - 1
     skip = np.zeros(merch_ptr[-1], dtype=np.int8)
+    # Per packed merchant: free lines it sells, forced lines it sells (no per-cart allocation).
+    served_all = np.zeros(merch_ptr[-1], dtype=np.int64)
+    forced_all = np.zeros(merch_ptr[-1], dtype=np.int64)
     method = np.full(n_carts, TOO_LARGE, dtype=np.int8)
     complexity = np.zeros(n_carts, dtype=np.int64)
     work = np.zeros(n_carts, dtype=np.int64)
     ws = np.zeros(n_carts, dtype=np.int64)
     pick = np.zeros(n_carts, dtype=np.int64)
-    for c in range(n_carts):
+    for c in numba.prange(n_carts):
         l0 = line_ptr[c]
         n = line_ptr[c + 1] - l0
         n_merch = merch_ptr[c + 1] - merch_ptr[c]
-        served = np.zeros(n_merch, dtype=np.int64)
-        forced = np.zeros(n_merch, dtype=np.int64)
+        served = served_all[merch_ptr[c] : merch_ptr[c + 1]]
+        forced = forced_all[merch_ptr[c] : merch_ptr[c + 1]]
         k = 0
         assignments = 1
         for line in range(l0, l0 + n):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from gpu_engine.batch.answers import build_solutions
@@ -20,6 +22,10 @@ from gpu_engine.solution import Solution
 
 # Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges.
 CPU_SCRATCH = 256 << 20
+# Below these, numba's parallel loops run on the calling thread alone: waking the pool costs more
+# than the work (on a loaded machine, up to a hundred milliseconds against a fraction of one).
+PARALLEL_MIN_CARTS = 20_000
+PARALLEL_MIN_STEPS = 20_000_000
 
 
 @dataclass
@@ -70,14 +76,30 @@ def solve_packed(
     """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer``: see
     :func:`gpu_engine.batch.pack.plan_batch`."""
     where = resolve_batch_device(device)
-    plan = plan_batch(batch, prefer=prefer)
+    with _threads(batch.n_carts >= PARALLEL_MIN_CARTS):
+        plan = plan_batch(batch, prefer=prefer)
     if where == "gpu":
         from gpu_engine.batch.cuda import solve_gpu
 
         total, choice = solve_gpu(batch, plan)
     else:
-        total, choice = _solve_cpu(batch, plan)
+        with _threads(int(plan.work.sum()) >= PARALLEL_MIN_STEPS):
+            total, choice = _solve_cpu(batch, plan)
     return RawAnswers(total=total, choice=choice, plan=plan, device=where)
+
+
+@contextmanager
+def _threads(parallel: bool) -> Iterator[None]:
+    """All of numba's threads when ``parallel``, else only the calling one."""
+    if parallel:
+        yield
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarray]:

@@ -26,12 +26,20 @@ PROOFS = ("exact: every assignment priced", "exact: merchant-by-merchant subset 
 
 @numba.njit(cache=True)
 def _reprice(
-    line_ptr, line_qty, offer_ptr, offer_merchant, offer_amount, merch_ptr, params, choice
+    line_ptr,
+    line_qty,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    merch_ptr,
+    merch_row,
+    params,
+    choice,
 ):
     """Per packed merchant (subtotal, units, discount, shipping, cost) of the chosen lines, and
     per cart the total."""
     base, extra, free_over, dmin, dbp = params
-    n_merch = base.size
+    n_merch = merch_row.size
     out = np.zeros((5, n_merch), dtype=np.int64)
     totals = np.zeros(line_ptr.size - 1, dtype=np.int64)
     for c in range(line_ptr.size - 1):
@@ -42,14 +50,15 @@ def _reprice(
                 if offer_merchant[o] == m:
                     out[0, m0 + m] += offer_amount[o]
             out[1, m0 + m] += line_qty[line]
-        for g in range(m0, merch_ptr[c + 1]):
-            sub = out[0, g]
-            units = out[1, g]
+        for j in range(m0, merch_ptr[c + 1]):
+            sub = out[0, j]
+            units = out[1, j]
+            g = merch_row[j]
             cost = merchant_cost(sub, units, base[g], extra[g], free_over[g], dmin[g], dbp[g])
             goods = merchant_cost(sub, units, 0, 0, -1, dmin[g], dbp[g])
-            out[2, g] = sub - goods
-            out[3, g] = cost - goods
-            out[4, g] = cost
+            out[2, j] = sub - goods
+            out[3, j] = cost - goods
+            out[4, j] = cost
             totals[c] += cost
     return out, totals
 
@@ -74,6 +83,7 @@ def build_solutions(
         batch.offer_merchant,
         batch.offer_amount,
         batch.merch_ptr,
+        batch.merch_row,
         batch.params,
         safe_choice,
     )

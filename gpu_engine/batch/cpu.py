@@ -35,6 +35,7 @@ def _solve_dp(
     offer_merchant,
     offer_amount,
     merch_ptr,
+    merch_row,
     params,
     skip,
     h,
@@ -63,7 +64,20 @@ def _solve_dp(
             m, l0, n, offer_ptr, offer_merchant, offer_amount, line_qty, bits, amounts, units
         )
         _cost_table(
-            0, 1, a, sub0, units0, amounts, units, m0 + m, base, extra, free_over, dmin, dbp, cost
+            0,
+            1,
+            a,
+            sub0,
+            units0,
+            amounts,
+            units,
+            merch_row[m0 + m],
+            base,
+            extra,
+            free_over,
+            dmin,
+            dbp,
+            cost,
         )
         prev = h[layer % 2]
         nxt = h[(layer + 1) % 2]
@@ -97,6 +111,7 @@ def solve_range(
     offer_merchant,
     offer_amount,
     merch_ptr,
+    merch_row,
     params,
     ws,
     pick,
@@ -123,6 +138,7 @@ def solve_range(
                 offer_amount,
                 line_qty,
                 merch_ptr[c],
+                merch_row,
                 base,
                 extra,
                 free_over,
@@ -148,6 +164,7 @@ def solve_range(
                 offer_merchant,
                 offer_amount,
                 merch_ptr,
+                merch_row,
                 params,
                 skip,
                 h,

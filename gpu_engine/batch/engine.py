@@ -124,6 +124,7 @@ def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndar
             batch.offer_merchant,
             batch.offer_amount,
             batch.merch_ptr,
+            batch.merch_row,
             batch.params,
             ws,
             pick,

@@ -10,9 +10,9 @@ routine (:func:`gpu_engine.pricing.merchant_cost`), never each other.
 A cart is a slice of the packed CSR arrays (:mod:`gpu_engine.batch.pack`): its lines are
 ``l0 .. l0 + n - 1``; line ``l``'s eligible offers are ``offer_ptr[l] .. offer_ptr[l + 1] - 1``
 (``offer_merchant``: the cart-local merchant, ``offer_amount``: quantity * unit price);
-merchant ``g = m0 + m`` has the pricing parameters ``base[g] .. dbp[g]``. The cart's *free*
-lines are those with two or more offers, numbered 0, 1, ... in line order: bit ``j`` of a line
-set is free line ``j``.
+merchant ``m``'s pricing parameters are ``base[g] .. dbp[g]`` with ``g = merch_row[m0 + m]``.
+The cart's *free* lines are those with two or more offers, numbered 0, 1, ... in line order:
+bit ``j`` of a line set is free line ``j``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def full_search(
     offer_amount,
     line_qty,
     m0,
+    merch_row,
     base,
     extra,
     free_over,
@@ -71,7 +72,7 @@ def full_search(
                 if offer_merchant[o] == m:
                     sub += offer_amount[o]
                     units += line_qty[l0 + j]
-            g = m0 + m
+            g = merch_row[m0 + m]
             total += merchant_cost(sub, units, base[g], extra[g], free_over[g], dmin[g], dbp[g])
         if total < best:
             best = total

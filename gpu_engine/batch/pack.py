@@ -9,10 +9,12 @@ Layout (C carts, L lines, O eligible offers, M cart-local merchants in all):
   ``cand_merchant`` order); ``offer_merchant`` int32[O] the cart-local merchant index,
   ``offer_amount`` int64[O] = quantity * unit price.
 * ``merch_ptr`` int64[C + 1]: cart ``c``'s merchants are ``merch_ptr[c] + m`` for local index
-  ``m``; only merchants with an eligible offer in the cart are packed. ``base``, ``extra``,
-  ``free_over``, ``dmin``, ``dbp`` int64[M]: their pricing parameters (as in
-  :class:`gpu_engine.problem.CartProblem`); ``merchant_index`` int64[M]: the merchant's index in
-  its problem (to unpack answers).
+  ``m``; only merchants with an eligible offer in the cart are packed. ``merch_row`` int32[M]:
+  each one's row of the pricing parameters ``base``, ``extra``, ``free_over``, ``dmin``, ``dbp``
+  int64[R] (as in :class:`gpu_engine.problem.CartProblem`). Carts that share merchants can share
+  rows (the synthetic batches do: R is the merchant pool, and the copy to the GPU shrinks by the
+  five columns of every cart-local merchant); :func:`pack_problems` gives each its own.
+  ``merchant_index`` int64[M]: the merchant's index in its problem (to unpack answers).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class PackedBatch:
     offer_merchant: np.ndarray
     offer_amount: np.ndarray
     merch_ptr: np.ndarray
+    merch_row: np.ndarray
     base: np.ndarray
     extra: np.ndarray
     free_over: np.ndarray
@@ -147,6 +150,7 @@ def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
         offer_merchant=merch,
         offer_amount=amount,
         merch_ptr=merch_ptr,
+        merch_row=np.arange(index.size, dtype=np.int32),
         merchant_index=index,
         **columns,
     )
@@ -213,6 +217,7 @@ def plan_batch(
         batch.offer_merchant,
         batch.offer_amount,
         batch.merch_ptr,
+        batch.merch_row,
         batch.params,
         max_work,
         -1 if prefer is None else prefer,
@@ -230,7 +235,16 @@ def plan_batch(
 # Carts are planned in parallel: each writes only its own entries (and its merchants' skips).
 @numba.njit(cache=True, parallel=True)
 def _plan(
-    line_ptr, line_qty, offer_ptr, offer_merchant, offer_amount, merch_ptr, params, max_work, prefer
+    line_ptr,
+    line_qty,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    merch_ptr,
+    merch_row,
+    params,
+    max_work,
+    prefer,
 ):
     n_carts = line_ptr.size - 1
     skip = np.zeros(merch_ptr[-1], dtype=np.int8)
@@ -270,6 +284,7 @@ def _plan(
             offer_ptr,
             offer_merchant,
             offer_amount,
+            merch_row,
             params,
             skip,
         )
@@ -300,7 +315,18 @@ def _plan(
 
 @numba.njit(cache=True)
 def _mark_dominated(
-    l0, n, m0, served, forced, line_qty, offer_ptr, offer_merchant, offer_amount, params, skip
+    l0,
+    n,
+    m0,
+    served,
+    forced,
+    line_qty,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    merch_row,
+    params,
+    skip,
 ):
     """``skip`` the merchants that sell only one (free) line when another such merchant ships
     that line alone for less (ties: the lower index stays)."""
@@ -312,7 +338,7 @@ def _mark_dominated(
             m = offer_merchant[o]
             if served[m] != 1 or forced[m] != 0 or offer_ptr[line + 1] - offer_ptr[line] < 2:
                 continue
-            g = m0 + m
+            g = merch_row[m0 + m]
             cost = merchant_cost(
                 offer_amount[o], line_qty[line], base[g], extra[g], free_over[g], dmin[g], dbp[g]
             )
@@ -322,4 +348,4 @@ def _mark_dominated(
                 best = m
                 best_cost = cost
             else:
-                skip[g] = 1
+                skip[m0 + m] = 1

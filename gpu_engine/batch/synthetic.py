@@ -54,11 +54,12 @@ def synthetic_batch(
         offer_merchant=merch,
         offer_amount=amount,
         merch_ptr=merch_ptr,
-        base=params[0][index],
-        extra=params[1][index],
-        free_over=params[2][index],
-        dmin=params[3][index],
-        dbp=params[4][index],
+        merch_row=index.astype(np.int32),
+        base=params[0],
+        extra=params[1],
+        free_over=params[2],
+        dmin=params[3],
+        dbp=params[4],
         merchant_index=index,
     )
 
@@ -125,6 +126,7 @@ def cart_problem(batch: PackedBatch, c: int) -> CartProblem:
     """Cart ``c`` of a packed batch as a :class:`CartProblem` (every offer in stock)."""
     l0, l1 = int(batch.line_ptr[c]), int(batch.line_ptr[c + 1])
     m0, m1 = int(batch.merch_ptr[c]), int(batch.merch_ptr[c + 1])
+    rows = batch.merch_row[m0:m1]
     offer_item, offer_merchant, offer_price = [], [], []
     for i, line in enumerate(range(l0, l1)):
         q = int(batch.line_qty[line])
@@ -136,11 +138,11 @@ def cart_problem(batch: PackedBatch, c: int) -> CartProblem:
         item_ids=[f"line-{i}" for i in range(l1 - l0)],
         quantities=batch.line_qty[l0:l1],
         merchant_ids=[f"m-{int(g)}" for g in batch.merchant_index[m0:m1]],
-        base_fee=batch.base[m0:m1],
-        per_extra_unit=batch.extra[m0:m1],
-        free_over=batch.free_over[m0:m1],
-        disc_min_units=batch.dmin[m0:m1],
-        disc_bp=batch.dbp[m0:m1],
+        base_fee=batch.base[rows],
+        per_extra_unit=batch.extra[rows],
+        free_over=batch.free_over[rows],
+        disc_min_units=batch.dmin[rows],
+        disc_bp=batch.dbp[rows],
         offer_item=offer_item,
         offer_merchant=offer_merchant,
         offer_price=offer_price,

@@ -48,14 +48,18 @@ for line in log.splitlines():
         print(line)
 tests = re.findall(r"^(?:=+ )?[0-9]+ (?:passed|failed|skipped|error).* in [0-9.]+s.*$", log, re.M)
 print("pytest -m gpu:", tests[0] if tests else "no summary line")
-print("| carts | solver | device | engine ms | carts/s | x CPU twin | full/dp/too large | note |")
+def phases(row):
+    keys = ("plan_ms", "copy_in_ms", "kernel_ms", "copy_out_ms", "solve_ms", "pack_ms",
+            "solve_batch_api_ms")
+    return ", ".join(f"{k[:-3]} {row[k]}" for k in keys if k in row) or row.get("note", "")
+print("| carts | solver | device | engine ms | carts/s | x CPU twin | full/dp/too large | phases ms |")
 for path in sorted(out.glob("batch_*.json")):
     for row in json.loads(path.read_text()):
         if "engine_ms" in row:
             split = f"{row.get('full', '')}/{row.get('dp', '')}/{row.get('too_large', '')}"
             print(f"| {row['case']} | {row['solver']} | {row['device']} | {row['engine_ms']} | "
                   f"{row.get('carts_per_s', '')} | {row.get('speedup_vs_cpu_twin', '')} | "
-                  f"{split} | {row.get('note', '')} |")
+                  f"{split} | {phases(row)} |")
         elif "checked" in row:
             print(f"| {row['case']} | {row['solver']} | {row['device']} | checked "
                   f"{row['checked']}, agree {row['agree']} ({row['check_s']} s) | | | | |")

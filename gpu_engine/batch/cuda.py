@@ -23,6 +23,7 @@ budget allows (usually all of them), and the answers come back in one copy.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 from numba import cuda, int64
@@ -206,14 +207,19 @@ def scratch_limit() -> int:
     return int(free * SCRATCH_FRACTION)
 
 
-def solve_gpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarray]:
+def solve_gpu(
+    batch: PackedBatch, plan: BatchPlan, timings: dict[str, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(total per cart, cart-local merchant per line) on the GPU; carts planned TOO_LARGE keep
-    total -1. One copy in, one launch per scratch-sized range of carts, one copy out."""
+    total -1. One copy in, one launch per scratch-sized range of carts, one copy out.
+    ``timings`` receives ``copy_in_ms``, ``kernel_ms`` and ``copy_out_ms``."""
+    timings = {} if timings is None else timings
     if batch.n_carts == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     kernel = _get_kernel()
     threads = SIMULATOR_THREADS if simulator_enabled() else THREADS
     chunks = plan.chunks(scratch_limit())
+    t0 = time.perf_counter()
     d = {
         name: cuda.to_device(np.ascontiguousarray(value))
         for name, value in (
@@ -242,6 +248,8 @@ def solve_gpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarr
     pick_size = max([int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks] + [1])
     ws = cuda.device_array(ws_size, dtype=np.int64)
     pick = cuda.device_array(pick_size, dtype=np.uint16)
+    cuda.synchronize()
+    t1 = time.perf_counter()
     for lo, hi in chunks:
         kernel[hi - lo, threads](
             np.int64(lo),
@@ -267,4 +275,13 @@ def solve_gpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarr
             out_total,
             out_choice,
         )
-    return out_total.copy_to_host(), out_choice.copy_to_host()[: batch.line_qty.size]
+    cuda.synchronize()
+    t2 = time.perf_counter()
+    total, choice = out_total.copy_to_host(), out_choice.copy_to_host()[: batch.line_qty.size]
+    timings.update(
+        copy_in_ms=(t1 - t0) * 1e3,
+        kernel_ms=(t2 - t1) * 1e3,
+        copy_out_ms=(time.perf_counter() - t2) * 1e3,
+        launches=len(chunks),
+    )
+    return total, choice

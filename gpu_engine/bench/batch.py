@@ -109,6 +109,7 @@ def _engine_row(base, solver, device, median, fastest, n, answers) -> dict[str, 
         "dp": int((method == DP).sum()),
         "too_large": int((method == TOO_LARGE).sum()),
         "steps": int(answers.plan.work.sum()),
+        **{key: round(value, 1) for key, value in answers.timings.items()},
         "note": "plan + copies + kernel + copy back, from packed input (pack: loop row)"
         if answers.device == "gpu"
         else "plan + prange over carts, from packed input (pack: loop row)",

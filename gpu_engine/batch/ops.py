@@ -176,3 +176,117 @@ def assign_merchant(m, tc, l0, n, offer_ptr, offer_merchant, out_choice):
         if hi - lo > 1:
             free += 1
     return taken
+
+
+# --- the plan (one cart per call: a prange iteration on the CPU, a thread on the GPU) --------
+
+FULL = 0
+DP = 1
+TOO_LARGE = 2
+# Assignment digits live in a per-thread array of this size (full search).
+MAX_FULL_LINES = 32
+# Compressed subsets are stored as uint16 for the backtrack; line sets index 2^k tables.
+MAX_DP_LINES = 16
+
+
+def plan_cart(
+    c,
+    line_ptr,
+    line_qty,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    merch_ptr,
+    merch_row,
+    base,
+    extra,
+    free_over,
+    dmin,
+    dbp,
+    max_work,
+    prefer,
+    served,
+    forced,
+    method,
+    complexity,
+    work,
+    ws,
+    pick,
+    skip,
+):
+    """Cart ``c``'s exact method (FULL or DP by estimated steps, TOO_LARGE when neither fits
+    ``max_work``; ``prefer`` >= 0 takes that method wherever it fits), its steps and scratch
+    sizes (``ws``: int64 entries, ``pick``: uint16 entries), and ``skip`` for its merchants
+    that sell only one (free) line when another such merchant ships that line alone for no
+    more (ties: the lower index stays): moving the line to it never raises the total and
+    touches no other merchant, so some optimum never uses them. ``served``/``forced`` are
+    scratch per packed merchant (the cart's own entries are reset here)."""
+    l0 = line_ptr[c]
+    n = line_ptr[c + 1] - l0
+    m0 = merch_ptr[c]
+    n_merch = merch_ptr[c + 1] - m0
+    for j in range(m0, m0 + n_merch):
+        served[j] = 0
+        forced[j] = 0
+        skip[j] = 0
+    k = 0
+    assignments = 1
+    for line in range(l0, l0 + n):
+        lo = offer_ptr[line]
+        r = offer_ptr[line + 1] - lo
+        if r > 1:
+            k += 1
+            for o in range(lo, lo + r):
+                served[m0 + offer_merchant[o]] += 1
+        else:
+            forced[m0 + offer_merchant[lo]] += 1
+        if assignments <= max_work:
+            assignments *= r
+    for line in range(l0, l0 + n):
+        best = -1
+        best_cost = 0
+        lo = offer_ptr[line]
+        hi = offer_ptr[line + 1]
+        for o in range(lo, hi):
+            m = offer_merchant[o]
+            if hi - lo < 2 or served[m0 + m] != 1 or forced[m0 + m] != 0:
+                continue
+            g = merch_row[m0 + m]
+            cost = merchant_cost(
+                offer_amount[o], line_qty[line], base[g], extra[g], free_over[g], dmin[g], dbp[g]
+            )
+            if best < 0 or cost < best_cost or (cost == best_cost and m < best):
+                if best >= 0:
+                    skip[m0 + best] = 1
+                best = m
+                best_cost = cost
+            else:
+                skip[m0 + m] = 1
+    chosen = TOO_LARGE
+    best_work = max_work + 1
+    full_work = assignments * max(n, 1)
+    if n <= MAX_FULL_LINES and assignments <= max_work and full_work <= max_work:
+        chosen = FULL
+        best_work = full_work
+    ws[c] = 0
+    pick[c] = 0
+    complexity[c] = 0
+    if k <= MAX_DP_LINES:
+        size = 1 << k
+        dp_work = 0
+        for m in range(n_merch):
+            if skip[m0 + m] == 0:
+                a = served[m0 + m]
+                dp_work += size + (1 << a) + (size >> a) * 3**a
+        fits = dp_work <= max_work
+        if fits and (
+            prefer == DP or (dp_work < best_work and prefer != FULL) or chosen == TOO_LARGE
+        ):
+            chosen = DP
+            best_work = dp_work
+            ws[c] = 3 * size
+            pick[c] = n_merch * size
+    if chosen == FULL:
+        complexity[c] = assignments
+    method[c] = chosen
+    work[c] = best_work if chosen != TOO_LARGE else 0

@@ -25,17 +25,24 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from gpu_engine.pricing import merchant_cost
+from gpu_engine.batch import ops
+from gpu_engine.batch.ops import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, TOO_LARGE
 from gpu_engine.problem import CartProblem
 
-FULL = 0
-DP = 1
-TOO_LARGE = 2
+__all__ = [
+    "DP",
+    "FULL",
+    "MAX_DP_LINES",
+    "MAX_FULL_LINES",
+    "METHOD_NAMES",
+    "TOO_LARGE",
+    "BatchPlan",
+    "PackedBatch",
+    "pack_problems",
+    "plan_batch",
+]
+
 METHOD_NAMES = ("batch-full", "batch-dp", "too-large")
-# Assignment digits live in a per-thread array of this size (full search).
-MAX_FULL_LINES = 32
-# Compressed subsets are stored as uint16 for the backtrack; line sets index 2^k tables.
-MAX_DP_LINES = 16
 # Steps (assignments priced, or DP states visited) above which a cart goes to the planner.
 MAX_WORK = 1 << 26
 
@@ -232,7 +239,10 @@ def plan_batch(
     )
 
 
-# Carts are planned in parallel: each writes only its own entries (and its merchants' skips).
+_plan_cart = numba.njit(cache=True)(ops.plan_cart)
+
+
+# Carts are planned in parallel: each writes only its own entries (and its merchants').
 @numba.njit(cache=True, parallel=True)
 def _plan(
     line_ptr,
@@ -246,106 +256,41 @@ def _plan(
     max_work,
     prefer,
 ):
+    base, extra, free_over, dmin, dbp = params
     n_carts = line_ptr.size - 1
-    skip = np.zeros(merch_ptr[-1], dtype=np.int8)
-    # Per packed merchant: free lines it sells, forced lines it sells (no per-cart allocation).
-    served_all = np.zeros(merch_ptr[-1], dtype=np.int64)
-    forced_all = np.zeros(merch_ptr[-1], dtype=np.int64)
-    method = np.full(n_carts, TOO_LARGE, dtype=np.int8)
-    complexity = np.zeros(n_carts, dtype=np.int64)
-    work = np.zeros(n_carts, dtype=np.int64)
-    ws = np.zeros(n_carts, dtype=np.int64)
-    pick = np.zeros(n_carts, dtype=np.int64)
+    n_merch = merch_ptr[-1]
+    served = np.empty(n_merch, dtype=np.int32)
+    forced = np.empty(n_merch, dtype=np.int32)
+    skip = np.empty(n_merch, dtype=np.int8)
+    method = np.empty(n_carts, dtype=np.int8)
+    complexity = np.empty(n_carts, dtype=np.int64)
+    work = np.empty(n_carts, dtype=np.int64)
+    ws = np.empty(n_carts, dtype=np.int64)
+    pick = np.empty(n_carts, dtype=np.int64)
     for c in numba.prange(n_carts):
-        l0 = line_ptr[c]
-        n = line_ptr[c + 1] - l0
-        n_merch = merch_ptr[c + 1] - merch_ptr[c]
-        served = served_all[merch_ptr[c] : merch_ptr[c + 1]]
-        forced = forced_all[merch_ptr[c] : merch_ptr[c + 1]]
-        k = 0
-        assignments = 1
-        for line in range(l0, l0 + n):
-            r = offer_ptr[line + 1] - offer_ptr[line]
-            if r > 1:
-                k += 1
-                for o in range(offer_ptr[line], offer_ptr[line + 1]):
-                    served[offer_merchant[o]] += 1
-            else:
-                forced[offer_merchant[offer_ptr[line]]] += 1
-            if assignments <= max_work:
-                assignments *= r
-        _mark_dominated(
-            l0,
-            n,
-            merch_ptr[c],
-            served,
-            forced,
+        _plan_cart(
+            c,
+            line_ptr,
             line_qty,
             offer_ptr,
             offer_merchant,
             offer_amount,
+            merch_ptr,
             merch_row,
-            params,
+            base,
+            extra,
+            free_over,
+            dmin,
+            dbp,
+            max_work,
+            prefer,
+            served,
+            forced,
+            method,
+            complexity,
+            work,
+            ws,
+            pick,
             skip,
         )
-        full_work = assignments * max(n, 1)
-        best = max_work + 1
-        if n <= MAX_FULL_LINES and assignments <= max_work and full_work <= max_work:
-            method[c] = FULL
-            complexity[c] = assignments
-            best = full_work
-        if k <= MAX_DP_LINES:
-            size = np.int64(1) << k
-            dp_work = np.int64(0)
-            for m in range(n_merch):
-                if skip[merch_ptr[c] + m]:
-                    continue
-                a = served[m]
-                dp_work += size + (np.int64(1) << a) + (size >> a) * np.int64(3) ** a
-            fits = dp_work <= max_work
-            if fits and (prefer == DP or (dp_work < best and prefer != FULL) or best > max_work):
-                method[c] = DP
-                best = dp_work
-                ws[c] = 3 * size
-                pick[c] = n_merch * size
-        if method[c] != TOO_LARGE:
-            work[c] = best
     return method, complexity, work, ws, pick, skip
-
-
-@numba.njit(cache=True)
-def _mark_dominated(
-    l0,
-    n,
-    m0,
-    served,
-    forced,
-    line_qty,
-    offer_ptr,
-    offer_merchant,
-    offer_amount,
-    merch_row,
-    params,
-    skip,
-):
-    """``skip`` the merchants that sell only one (free) line when another such merchant ships
-    that line alone for less (ties: the lower index stays)."""
-    base, extra, free_over, dmin, dbp = params
-    for line in range(l0, l0 + n):
-        best = -1
-        best_cost = 0
-        for o in range(offer_ptr[line], offer_ptr[line + 1]):
-            m = offer_merchant[o]
-            if served[m] != 1 or forced[m] != 0 or offer_ptr[line + 1] - offer_ptr[line] < 2:
-                continue
-            g = merch_row[m0 + m]
-            cost = merchant_cost(
-                offer_amount[o], line_qty[line], base[g], extra[g], free_over[g], dmin[g], dbp[g]
-            )
-            if best < 0 or cost < best_cost or (cost == best_cost and m < best):
-                if best >= 0:
-                    skip[m0 + best] = 1
-                best = m
-                best_cost = cost
-            else:
-                skip[m0 + m] = 1

@@ -77,19 +77,19 @@ def solve_packed(
     """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer``: see
     :func:`gpu_engine.batch.pack.plan_batch`."""
     where = resolve_batch_device(device)
+    timings: dict[str, float] = {}
+    if where == "gpu":
+        from gpu_engine.batch.cuda import solve_gpu
+
+        total, choice, plan = solve_gpu(batch, prefer=prefer, timings=timings)
+        return RawAnswers(total=total, choice=choice, plan=plan, device=where, timings=timings)
     t0 = time.perf_counter()
     with _threads(batch.n_carts >= PARALLEL_MIN_CARTS):
         plan = plan_batch(batch, prefer=prefer)
     t1 = time.perf_counter()
-    timings = {"plan_ms": (t1 - t0) * 1e3}
-    if where == "gpu":
-        from gpu_engine.batch.cuda import solve_gpu
-
-        total, choice = solve_gpu(batch, plan, timings)
-    else:
-        with _threads(int(plan.work.sum()) >= PARALLEL_MIN_STEPS):
-            total, choice = _solve_cpu(batch, plan)
-        timings["solve_ms"] = (time.perf_counter() - t1) * 1e3
+    with _threads(int(plan.work.sum()) >= PARALLEL_MIN_STEPS):
+        total, choice = _solve_cpu(batch, plan)
+    timings.update(plan_ms=(t1 - t0) * 1e3, solve_ms=(time.perf_counter() - t1) * 1e3)
     return RawAnswers(total=total, choice=choice, plan=plan, device=where, timings=timings)
 
 

@@ -128,23 +128,23 @@ def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
         cand.append(p.cand_merchant.ravel())
         price.append(p.price.ravel())
         params.extend(p.merchant_params)
-    line_ptr = _ptr(shapes[:, 0])
+    line_ptr = csr_offsets(shapes[:, 0])
     line_counts = _cat(counts, np.int64)
-    offer_ptr = _ptr(line_counts)
+    offer_ptr = csr_offsets(line_counts)
     grids = np.column_stack([shapes[:, 0] * shapes[:, 1], shapes[:, 0] * shapes[:, 2]])
     merch, amount, merch_ptr, index = _compact(
         line_ptr,
         offer_ptr,
         _cat(qty, np.int64),
         shapes,
-        _ptr(grids[:, 0]),
+        csr_offsets(grids[:, 0]),
         _cat(cand, np.int32),
-        _ptr(grids[:, 1]),
+        csr_offsets(grids[:, 1]),
         _cat(price, np.int64),
     )
     # Each problem's five parameter arrays, merchant by merchant, then the used ones.
     all_params = _cat(params, np.int64)
-    first = np.repeat(_ptr(5 * shapes[:, 2])[:-1], merch_ptr[1:] - merch_ptr[:-1])
+    first = np.repeat(csr_offsets(5 * shapes[:, 2])[:-1], merch_ptr[1:] - merch_ptr[:-1])
     stride = np.repeat(shapes[:, 2], merch_ptr[1:] - merch_ptr[:-1])
     columns = {
         name: np.ascontiguousarray(all_params[first + k * stride + index])
@@ -205,7 +205,8 @@ def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate(parts), dtype=dtype)
 
 
-def _ptr(counts: np.ndarray) -> np.ndarray:
+def csr_offsets(counts: np.ndarray) -> np.ndarray:
+    """The CSR offsets (length n + 1, from 0) of n counts."""
     ptr = np.zeros(counts.size + 1, dtype=np.int64)
     np.cumsum(counts, out=ptr[1:])
     return ptr
@@ -233,8 +234,8 @@ def plan_batch(
         method=method,
         complexity=complexity,
         work=work,
-        ws_ptr=_ptr(ws),
-        pick_ptr=_ptr(pick),
+        ws_ptr=csr_offsets(ws),
+        pick_ptr=csr_offsets(pick),
         skip=skip,
     )
 

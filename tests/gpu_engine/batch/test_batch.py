@@ -184,3 +184,15 @@ def test_simulated_kernel_matches_the_cpu_twin_on_synthetic_carts():
     np.testing.assert_array_equal(gpu.choice, cpu.choice)
     for c in range(batch.n_carts):
         assert solve(cart_problem(batch, c), algorithm="cpu-full").total == cpu.total[c]
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(carts(max_items=5, max_merchants=4), min_size=1, max_size=5))
+def test_simulated_plan_kernel_matches_the_cpu_plan(dicts):
+    from gpu_engine.batch.cuda import solve_gpu
+
+    batch = pack_problems([CartProblem.from_dict(d) for d in dicts])
+    cpu = plan_batch(batch)
+    _total, _choice, gpu = solve_gpu(batch)
+    for name in ("method", "complexity", "work", "ws_ptr", "pick_ptr", "skip"):
+        np.testing.assert_array_equal(getattr(gpu, name), getattr(cpu, name), err_msg=name)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from gpu_engine import rates
 from gpu_engine.batch.pack import METHOD_NAMES, TOO_LARGE, PackedBatch
+from gpu_engine.planning import rates
 from gpu_engine.pricing import merchant_cost
 from gpu_engine.problem import CartProblem
 from gpu_engine.results import SolverInconsistency

@@ -2,9 +2,9 @@
 by one sequential walk of the steps of :mod:`gpu_engine.batch.ops` (``start, step = 0, 1``).
 
 Exact full search: every assignment priced, lowest index on ties. Subset DP: the
-merchant-by-merchant DP of :mod:`gpu_engine.dp_kernels` over the cart's free lines, with two
+merchant-by-merchant DP of :mod:`gpu_engine.solvers.dp.cpu` over the cart's free lines, with two
 layer buffers (as on the GPU) so both devices make the same choices; its per-state step is
-:func:`gpu_engine.dp_ops.best_split`.
+:func:`gpu_engine.solvers.dp.ops.best_split`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from gpu_engine import dp_ops
 from gpu_engine.batch import ops
 from gpu_engine.batch.pack import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES
+from gpu_engine.solvers.dp import ops as dp_ops
 
 _full_search = numba.njit(cache=True)(ops.full_search)
 _decode_full = numba.njit(cache=True)(ops.decode_full)

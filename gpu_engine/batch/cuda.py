@@ -8,8 +8,9 @@ Solve kernel, thread-to-data mapping: one block per cart (block ``b`` of a launc
 blocks fill an SM), by the method the plan chose:
 
 * FULL (exact full search): thread ``t`` prices assignments ``t, t + T, ...`` of the cart's
-  mixed-radix numbering and keeps its cheapest (lowest index on ties); a shared-memory tree
-  reduction by (total, index) leaves the block's best, which thread 0 decodes.
+  mixed-radix numbering and keeps its cheapest (lowest index on ties); the engine's shared
+  block reduction (:func:`gpu_engine.cuda_ops.reduce.group_min_in`, the (total, index) order of
+  :mod:`gpu_engine.cuda_ops.order`) leaves the block's best, which thread 0 decodes.
 * DP (exact merchant-by-merchant subset DP over the cart's free lines): per merchant, thread
   ``t`` fills entries ``t, t + T, ...`` of the merchant's cost table, then computes line sets
   ``t, t + T, ...`` of the next layer from the previous one (two buffers: no thread reads what
@@ -31,7 +32,6 @@ import time
 import numpy as np
 from numba import cuda, int64
 
-from gpu_engine import dp_ops
 from gpu_engine.batch import ops
 from gpu_engine.batch.pack import (
     DP,
@@ -44,7 +44,9 @@ from gpu_engine.batch.pack import (
     csr_offsets,
     plan_batch,
 )
+from gpu_engine.cuda_ops.reduce import group_min_in
 from gpu_engine.device import simulator_enabled
+from gpu_engine.solvers.dp import ops as dp_ops
 
 THREADS = 64
 PLAN_THREADS = 128
@@ -124,22 +126,11 @@ def _build():
                 dbp,
                 choice,
             )
-            s_total[t] = best
-            s_index[t] = index
-            cuda.syncthreads()  # type: ignore[call-arg]
-            width = n_threads // 2
-            while width > 0:
-                if t < width:
-                    other_t = s_total[t + width]
-                    other_i = s_index[t + width]
-                    if other_t < s_total[t] or (other_t == s_total[t] and other_i < s_index[t]):
-                        s_total[t] = other_t
-                        s_index[t] = other_i
-                cuda.syncthreads()
-                width //= 2
+            # The block's cheapest (lowest index on ties), in every thread.
+            best, index = group_min_in(best, index, n_threads, s_total, s_index)
             if t == 0:
-                out_total[c] = s_total[0]
-                _decode_full(s_index[0], l0, n, offer_ptr, offer_merchant, out_choice)
+                out_total[c] = best
+                _decode_full(index, l0, n, offer_ptr, offer_merchant, out_choice)
         elif kind == DP:
             n_merch = merch_ptr[c + 1] - m0
             size = (ws_ptr[c + 1] - ws_ptr[c]) // 3
@@ -168,7 +159,7 @@ def _build():
                     amounts,
                     units,
                 )
-                cuda.syncthreads()  # type: ignore[call-arg]  # previous layer done, cost table free
+                cuda.syncthreads()  # previous layer done, cost table free
                 _cost_table(
                     t,
                     n_threads,
@@ -195,7 +186,7 @@ def _build():
                     nxt[s] = best
                     pick[row + s] = best_t
                 layer += 1
-            cuda.syncthreads()  # type: ignore[call-arg]
+            cuda.syncthreads()
             if t == 0:
                 s = size - 1
                 out_total[c] = h_even[s] if layer % 2 == 0 else h_odd[s]
@@ -243,7 +234,7 @@ def _build_plan():
         pick,
         skip,
     ):
-        c = cuda.grid(1)  # type: ignore[call-arg, var-annotated]
+        c = cuda.grid(1)
         if c < n_carts:
             _plan_cart(
                 c,

@@ -4,7 +4,7 @@ Plain Python compiled twice: ``numba.njit`` in :mod:`gpu_engine.batch.cpu` (one 
 ``prange`` iteration, each step called with ``start, step = 0, 1``) and
 ``cuda.jit(device=True)`` in :mod:`gpu_engine.batch.cuda` (one block per cart, thread ``t`` of
 ``T`` calls the strided steps with ``t, T`` and so owns assignments, cost-table entries or line
-sets ``t, t + T, ...``). Like :mod:`gpu_engine.ga_ops`, they call only the scalar pricing
+sets ``t, t + T, ...``). Like :mod:`gpu_engine.solvers.ga.ops`, they call only the scalar pricing
 routine (:func:`gpu_engine.pricing.merchant_cost`), never each other.
 
 A cart is a slice of the packed CSR arrays (:mod:`gpu_engine.batch.pack`): its lines are

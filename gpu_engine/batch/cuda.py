@@ -32,7 +32,7 @@ import time
 import numpy as np
 from numba import cuda, int64
 
-from gpu_engine.batch import ops
+from gpu_engine.batch import ops, staging
 from gpu_engine.batch.pack import (
     DP,
     FULL,
@@ -54,6 +54,15 @@ SIMULATOR_THREADS = 4
 SIMULATOR_SCRATCH = 16 << 20
 # Leave room for the batch itself, other kernels and the CUDA context on a shared card.
 SCRATCH_FRACTION = 0.5
+# Kernel modes (see _build).
+RANGE, LIGHT, INDEXED = 0, 1, 2
+# Carts by estimated steps: (floor, threads a block) from the heaviest tier down; carts below
+# the last floor run on THREADS-thread blocks. A tier's blocks have work for every thread.
+TIERS = ((1 << 20, 1024), (1 << 16, 256))
+# How the batch reaches the device (solve_gpu): the default is the one measured fastest.
+VARIANTS = ("baseline", "pinned", "split", "split256")
+HEAVY_THREADS = {"split": 1024, "split256": 256}
+DEFAULT_VARIANT = "split"
 
 _full_search = cuda.jit(device=True)(ops.full_search)
 _decode_full = cuda.jit(device=True)(ops.decode_full)
@@ -65,15 +74,25 @@ _assign_merchant = cuda.jit(device=True)(ops.assign_merchant)
 _best_split = cuda.jit(device=True)(dp_ops.best_split)
 _plan_cart = cuda.jit(device=True)(ops.plan_cart)
 
-_kernel: list = []
+_kernels: dict = {}
 _plan_kernel: list = []
 _lock = threading.Lock()
 
 
-def _build():
+def _build(shared_size: int, mode: int):
+    """The solve kernel for blocks of up to ``shared_size`` threads (the reduction's shared
+    slots). ``mode`` (a compile-time constant): RANGE, block ``b`` solves cart ``lo + b``;
+    LIGHT, the same but carts with ``work >= heavy_min`` are left to a tier launch; INDEXED,
+    block ``b`` solves cart ``order[lo + b]``. Cart ``c``'s scratch starts at its offset
+    less that of cart ``scratch_lo``."""
+
     @cuda.jit
     def kernel(
         lo,
+        scratch_lo,
+        order,
+        work,
+        heavy_min,
         method,
         complexity,
         ws_ptr,
@@ -96,15 +115,21 @@ def _build():
         out_total,
         out_choice,
     ):
-        c = lo + cuda.blockIdx.x
+        if mode == INDEXED:
+            c = order[lo + cuda.blockIdx.x]
+        else:
+            c = lo + cuda.blockIdx.x
+            # The whole block leaves together (no barrier is waiting for it).
+            if mode == LIGHT and work[c] >= heavy_min:
+                return
         t = cuda.threadIdx.x
         n_threads = cuda.blockDim.x
         kind = method[c]
         l0 = line_ptr[c]
         n = line_ptr[c + 1] - l0
         m0 = merch_ptr[c]
-        s_total = cuda.shared.array(THREADS, int64)
-        s_index = cuda.shared.array(THREADS, int64)
+        s_total = cuda.shared.array(shared_size, int64)
+        s_index = cuda.shared.array(shared_size, int64)
         if kind == FULL:
             choice = cuda.local.array(MAX_FULL_LINES, int64)
             best, index = _full_search(
@@ -134,11 +159,11 @@ def _build():
         elif kind == DP:
             n_merch = merch_ptr[c + 1] - m0
             size = (ws_ptr[c + 1] - ws_ptr[c]) // 3
-            w0 = ws_ptr[c] - ws_ptr[lo]
+            w0 = ws_ptr[c] - ws_ptr[scratch_lo]
             h_even = ws[w0 : w0 + size]
             h_odd = ws[w0 + size : w0 + 2 * size]
             cost = ws[w0 + 2 * size : w0 + 3 * size]
-            p0 = pick_ptr[c] - pick_ptr[lo]
+            p0 = pick_ptr[c] - pick_ptr[scratch_lo]
             bits = cuda.local.array(MAX_DP_LINES, int64)
             amounts = cuda.local.array(MAX_DP_LINES, int64)
             units = cuda.local.array(MAX_DP_LINES, int64)
@@ -200,11 +225,12 @@ def _build():
     return kernel
 
 
-def _get_kernel():
+def _get_kernel(shared_size: int = THREADS, mode: int = 0):
     with _lock:
-        if not _kernel:
-            _kernel.append(_build())
-    return _kernel[0]
+        key = (shared_size, mode)
+        if key not in _kernels:
+            _kernels[key] = _build(shared_size, mode)
+    return _kernels[key]
 
 
 def _build_plan():
@@ -283,87 +309,178 @@ def _upload(arrays: dict[str, np.ndarray]) -> dict:
     return {name: cuda.to_device(np.ascontiguousarray(value)) for name, value in arrays.items()}
 
 
+def _batch_arrays(batch: PackedBatch) -> dict[str, np.ndarray]:
+    return {
+        "line_ptr": batch.line_ptr,
+        "line_qty": batch.line_qty,
+        "offer_ptr": batch.offer_ptr,
+        "offer_merchant": batch.offer_merchant,
+        "offer_amount": batch.offer_amount,
+        "merch_ptr": batch.merch_ptr,
+        "merch_row": batch.merch_row,
+        "base": batch.base,
+        "extra": batch.extra,
+        "free_over": batch.free_over,
+        "dmin": batch.dmin,
+        "dbp": batch.dbp,
+    }
+
+
 def solve_gpu(
     batch: PackedBatch,
     *,
     prefer: int | None = None,
     max_work: int = MAX_WORK,
     timings: dict[str, float] | None = None,
+    variant: str = DEFAULT_VARIANT,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan) on the GPU; carts planned
     TOO_LARGE keep total -1. One copy in; the plan kernel; the plan's small arrays out and the
-    scratch offsets in; one solve launch per scratch-sized range of carts; one copy out.
-    ``timings`` receives ``copy_in_ms``, ``plan_ms``, ``kernel_ms`` and ``copy_out_ms``."""
+    scratch offsets in; the solve launches; one copy out. ``variant`` (:data:`VARIANTS`) only
+    changes how the work reaches the device, never an answer: "baseline" copies the int64
+    arrays as they are and runs one launch per scratch-sized range of carts; "pinned" copies
+    through pinned buffers in narrow types (:mod:`gpu_engine.batch.staging`); "split" (and
+    "split256") also give the heaviest carts bigger blocks, heaviest first (see
+    :func:`_launch_split`). ``timings`` receives ``copy_in_ms``, ``plan_ms``, ``kernel_ms``,
+    ``copy_out_ms`` and the launch counts."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     timings = {} if timings is None else timings
     if batch.n_carts == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), plan_batch(batch)
-    threads = SIMULATOR_THREADS if simulator_enabled() else THREADS
     t0 = time.perf_counter()
-    d = _upload(
-        {
-            "line_ptr": batch.line_ptr,
-            "line_qty": batch.line_qty,
-            "offer_ptr": batch.offer_ptr,
-            "offer_merchant": batch.offer_merchant,
-            "offer_amount": batch.offer_amount,
-            "merch_ptr": batch.merch_ptr,
-            "merch_row": batch.merch_row,
-            "base": batch.base,
-            "extra": batch.extra,
-            "free_over": batch.free_over,
-            "dmin": batch.dmin,
-            "dbp": batch.dbp,
-        }
-    )
+    if variant == "baseline":
+        d = _upload(_batch_arrays(batch))
+    else:
+        d = staging.upload(_batch_arrays(batch))
     cuda.synchronize()
     t1 = time.perf_counter()
     plan = _plan_on_device(batch, d, prefer=-1 if prefer is None else prefer, max_work=max_work)
     d.update(_upload({"ws_ptr": plan.ws_ptr, "pick_ptr": plan.pick_ptr}))
     t2 = time.perf_counter()
     chunks = plan.chunks(scratch_limit())
-    out_total = cuda.to_device(np.full(batch.n_carts, -1, dtype=np.int64))
-    out_choice = cuda.device_array(max(1, batch.line_qty.size), dtype=np.int64)
+    d["out_total"] = cuda.to_device(np.full(batch.n_carts, -1, dtype=np.int64))
+    d["out_choice"] = cuda.device_array(max(1, batch.line_qty.size), dtype=np.int64)
     ws_size = max([int(plan.ws_ptr[hi] - plan.ws_ptr[lo]) for lo, hi in chunks] + [1])
     pick_size = max([int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks] + [1])
-    ws = cuda.device_array(ws_size, dtype=np.int64)
-    pick = cuda.device_array(pick_size, dtype=np.uint16)
-    kernel = _get_kernel()
-    for lo, hi in chunks:
-        kernel[hi - lo, threads](
-            np.int64(lo),
-            d["method"],
-            d["complexity"],
-            d["ws_ptr"],
-            d["pick_ptr"],
-            d["skip"],
-            d["line_ptr"],
-            d["line_qty"],
-            d["offer_ptr"],
-            d["offer_merchant"],
-            d["offer_amount"],
-            d["merch_ptr"],
-            d["merch_row"],
-            d["base"],
-            d["extra"],
-            d["free_over"],
-            d["dmin"],
-            d["dbp"],
-            ws,
-            pick,
-            out_total,
-            out_choice,
-        )
+    d["ws"] = cuda.device_array(ws_size, dtype=np.int64)
+    d["pick"] = cuda.device_array(pick_size, dtype=np.uint16)
+    if variant in HEAVY_THREADS and len(chunks) == 1:
+        launches = _launch_split(plan, d, HEAVY_THREADS[variant], timings)
+    else:
+        launches = _launch_ranges(chunks, d)
     cuda.synchronize()
     t3 = time.perf_counter()
-    total, choice = out_total.copy_to_host(), out_choice.copy_to_host()[: batch.line_qty.size]
+    total = d["out_total"].copy_to_host()
+    choice = d["out_choice"].copy_to_host()[: batch.line_qty.size]
     timings.update(
         copy_in_ms=(t1 - t0) * 1e3,
         plan_ms=(t2 - t1) * 1e3,
         kernel_ms=(t3 - t2) * 1e3,
         copy_out_ms=(time.perf_counter() - t3) * 1e3,
-        launches=len(chunks) + 1,
+        launches=launches + 1,
     )
     return total, choice, plan
+
+
+def _kernel_args(d: dict) -> tuple:
+    """The solve kernel's arguments after ``lo, scratch_lo, order, work, heavy_min``."""
+    return tuple(
+        d[name]
+        for name in (
+            "method",
+            "complexity",
+            "ws_ptr",
+            "pick_ptr",
+            "skip",
+            "line_ptr",
+            "line_qty",
+            "offer_ptr",
+            "offer_merchant",
+            "offer_amount",
+            "merch_ptr",
+            "merch_row",
+            "base",
+            "extra",
+            "free_over",
+            "dmin",
+            "dbp",
+            "ws",
+            "pick",
+            "out_total",
+            "out_choice",
+        )
+    )
+
+
+def _launch_ranges(chunks: list[tuple[int, int]], d: dict) -> int:
+    """One launch of ``THREADS``-thread blocks per scratch-sized range, cart ``lo + b`` on
+    block ``b``, on the default stream (each range reuses the scratch of the one before)."""
+    threads = SIMULATOR_THREADS if simulator_enabled() else THREADS
+    kernel = _get_kernel(THREADS, RANGE)
+    dummy = d["method"]
+    for lo, hi in chunks:
+        kernel[hi - lo, threads](
+            np.int64(lo), np.int64(lo), dummy, d["work"], np.int64(0), *_kernel_args(d)
+        )
+    return len(chunks)
+
+
+def _launch_split(plan: BatchPlan, d: dict, heavy_threads: int, timings: dict) -> int:
+    """The whole batch's scratch at once, in one launch per tier of :data:`TIERS` and one for
+    the rest, each on its own stream so that they overlap. A tier's carts (``work`` at least
+    its floor, below the floor of the tier above) run heaviest first, one cart per block of
+    the tier's threads (capped by ``heavy_threads`` and by what the compiled kernel allows,
+    a power of two for the reduction): the longest carts start first and finish with many
+    threads instead of holding a 64-thread block for the whole kernel. The rest, in cart
+    order on ``THREADS``-thread blocks, fill the SMs as the tiers drain."""
+    floor = TIERS[-1][0]
+    heavy = np.flatnonzero(plan.work >= floor)
+    order = heavy[np.argsort(-plan.work[heavy], kind="stable")]
+    d_order = cuda.to_device(order.astype(np.int32) if order.size else np.zeros(1, np.int32))
+    args = _kernel_args(d)
+    launches = 0
+    start = 0
+    for tier_floor, tier_threads in TIERS:
+        stop = start + int(np.count_nonzero(plan.work[order[start:]] >= tier_floor))
+        if stop > start:
+            shared = min(tier_threads, heavy_threads)
+            kernel = _get_kernel(shared, INDEXED)
+            call = (np.int64(start), np.int64(0), d_order, d["work"], np.int64(0), *args)
+            kernel = _specialized(kernel, call, timings, f"tier_{tier_floor}")
+            threads = _block_threads(kernel, shared)
+            timings[f"tier_{tier_floor}_carts"] = stop - start
+            timings[f"tier_{tier_floor}_threads"] = threads
+            kernel[stop - start, threads, cuda.stream()](*call)
+            launches += 1
+        start = stop
+    call = (np.int64(0), np.int64(0), d_order, d["work"], np.int64(floor), *args)
+    light = _specialized(_get_kernel(THREADS, LIGHT), call, timings, "light")
+    threads = SIMULATOR_THREADS if simulator_enabled() else THREADS
+    light[plan.method.size, threads, cuda.stream()](*call)
+    return launches + 1
+
+
+def _specialized(kernel, call: tuple, timings: dict, name: str):
+    """``kernel`` compiled for ``call``'s types (the simulator's as it is); its registers and
+    local memory a thread go to ``timings`` (spills show as local bytes)."""
+    if simulator_enabled():
+        return kernel
+    spec = kernel.specialize(*call)
+    timings[f"{name}_regs"] = spec.get_regs_per_thread()
+    timings[f"{name}_local_bytes"] = spec.get_local_mem_per_thread()
+    return spec
+
+
+def _block_threads(kernel, wanted: int) -> int:
+    """``wanted`` or the largest power of two the compiled kernel can launch (registers)."""
+    if simulator_enabled():
+        return SIMULATOR_THREADS
+    limit = kernel.get_max_threads_per_block()
+    threads = wanted
+    while threads > limit and threads > 32:
+        threads //= 2
+    return threads
 
 
 def _plan_on_device(batch: PackedBatch, d: dict, *, prefer: int, max_work: int) -> BatchPlan:

@@ -3,9 +3,13 @@
 Plan kernel: thread ``c`` plans cart ``c`` (:func:`gpu_engine.batch.ops.plan_cart`, the step
 the CPU plan runs under ``prange``), so the plan costs the host nothing but two small copies.
 
-Solve kernel, thread-to-data mapping: one block per cart (block ``b`` of a launch over carts
-``lo .. hi - 1`` solves cart ``lo + b``), ``T`` threads a block (64: two warps, so 32 resident
-blocks fill an SM), by the method the plan chose:
+Solve kernel, thread-to-data mapping: one block per cart, ``T`` threads a block, by the
+method the plan chose. Which cart a block solves depends on the launch (``solve_gpu``'s
+variant): "baseline"/"pinned", block ``b`` of a launch over carts ``lo .. hi - 1`` solves cart
+``lo + b`` (T = 64); the split variants first launch the heavy carts (estimated steps at least
+a tier's floor, :data:`TIERS`), block ``b`` of a tier solving its ``b``-th heaviest cart with
+T up to 1024, then every other cart ``b`` on block ``b`` (T = 64 or one warp), each launch on
+its own stream. Within a block:
 
 * FULL (exact full search): thread ``t`` prices assignments ``t, t + T, ...`` of the cart's
   mixed-radix numbering and keeps its cheapest (lowest index on ties); the engine's shared
@@ -20,8 +24,10 @@ blocks fill an SM), by the method the plan chose:
   through the per-merchant choices.
 
 The DP tables live in global scratch (``ws`` int64, ``pick`` uint16) at the cart's offsets.
-The whole batch is copied to the device once; a launch covers as many carts as the scratch
-budget allows (usually all of them), and the answers come back in one copy.
+The whole batch is copied to the device once (pinned and narrowed but in "baseline":
+:mod:`gpu_engine.batch.staging`); a range launch covers as many carts as the scratch budget
+allows (usually all of them; the split variants need the whole batch's scratch at once, else
+they run as "pinned"), and the answers come back in one copy.
 """
 
 from __future__ import annotations
@@ -60,9 +66,10 @@ RANGE, LIGHT, INDEXED = 0, 1, 2
 # the last floor run on THREADS-thread blocks. A tier's blocks have work for every thread.
 TIERS = ((1 << 20, 1024), (1 << 16, 256))
 # How the batch reaches the device (solve_gpu): the default is the one measured fastest.
-VARIANTS = ("baseline", "pinned", "split", "split256")
-HEAVY_THREADS = {"split": 1024, "split256": 256}
-DEFAULT_VARIANT = "split"
+VARIANTS = ("baseline", "pinned", "split", "split256", "split-warp")
+# Per split variant: (the tiers' largest block, the light carts' block).
+SPLIT = {"split": (1024, THREADS), "split256": (256, THREADS), "split-warp": (1024, 32)}
+DEFAULT_VARIANT = "split-warp"
 
 _full_search = cuda.jit(device=True)(ops.full_search)
 _decode_full = cuda.jit(device=True)(ops.decode_full)
@@ -365,8 +372,8 @@ def solve_gpu(
     pick_size = max([int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks] + [1])
     d["ws"] = cuda.device_array(ws_size, dtype=np.int64)
     d["pick"] = cuda.device_array(pick_size, dtype=np.uint16)
-    if variant in HEAVY_THREADS and len(chunks) == 1:
-        launches = _launch_split(plan, d, HEAVY_THREADS[variant], timings)
+    if variant in SPLIT and len(chunks) == 1:
+        launches = _launch_split(plan, d, *SPLIT[variant], timings)
     else:
         launches = _launch_ranges(chunks, d)
     cuda.synchronize()
@@ -426,14 +433,17 @@ def _launch_ranges(chunks: list[tuple[int, int]], d: dict) -> int:
     return len(chunks)
 
 
-def _launch_split(plan: BatchPlan, d: dict, heavy_threads: int, timings: dict) -> int:
+def _launch_split(
+    plan: BatchPlan, d: dict, heavy_threads: int, light_threads: int, timings: dict
+) -> int:
     """The whole batch's scratch at once, in one launch per tier of :data:`TIERS` and one for
     the rest, each on its own stream so that they overlap. A tier's carts (``work`` at least
     its floor, below the floor of the tier above) run heaviest first, one cart per block of
     the tier's threads (capped by ``heavy_threads`` and by what the compiled kernel allows,
     a power of two for the reduction): the longest carts start first and finish with many
     threads instead of holding a 64-thread block for the whole kernel. The rest, in cart
-    order on ``THREADS``-thread blocks, fill the SMs as the tiers drain."""
+    order on ``light_threads``-thread blocks, fill the SMs as the tiers drain (one warp a
+    cart leaves fewer threads idle on the smallest carts and fits twice the carts an SM)."""
     floor = TIERS[-1][0]
     heavy = np.flatnonzero(plan.work >= floor)
     order = heavy[np.argsort(-plan.work[heavy], kind="stable")]
@@ -456,7 +466,7 @@ def _launch_split(plan: BatchPlan, d: dict, heavy_threads: int, timings: dict) -
         start = stop
     call = (np.int64(0), np.int64(0), d_order, d["work"], np.int64(floor), *args)
     light = _specialized(_get_kernel(THREADS, LIGHT), call, timings, "light")
-    threads = SIMULATOR_THREADS if simulator_enabled() else THREADS
+    threads = SIMULATOR_THREADS if simulator_enabled() else light_threads
     light[plan.method.size, threads, cuda.stream()](*call)
     return launches + 1
 

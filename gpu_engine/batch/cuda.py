@@ -35,6 +35,7 @@ from __future__ import annotations
 import threading
 import time
 
+import numba
 import numpy as np
 from numba import cuda, int64
 
@@ -86,9 +87,12 @@ _plan_kernel: list = []
 _lock = threading.Lock()
 
 
-def _build(shared_size: int, mode: int):
+def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
     """The solve kernel for blocks of up to ``shared_size`` threads (the reduction's shared
-    slots). ``mode`` (a compile-time constant): RANGE, block ``b`` solves cart ``lo + b``;
+    slots). Its per-thread scratch (offer indexes, the DP's line numbers, amounts and units)
+    has the types of the device arrays they are copied from (``offer_ptr``, ``offer_amount``,
+    ``line_qty``): half the local memory when the batch travels narrow, never a truncation.
+    ``mode`` (a compile-time constant): RANGE, block ``b`` solves cart ``lo + b``;
     LIGHT, the same but carts with ``work >= heavy_min`` are left to a tier launch; INDEXED,
     block ``b`` solves cart ``order[lo + b]``. Cart ``c``'s scratch starts at its offset
     less that of cart ``scratch_lo``."""
@@ -138,7 +142,7 @@ def _build(shared_size: int, mode: int):
         s_total = cuda.shared.array(shared_size, int64)
         s_index = cuda.shared.array(shared_size, int64)
         if kind == FULL:
-            choice = cuda.local.array(MAX_FULL_LINES, int64)
+            choice = cuda.local.array(MAX_FULL_LINES, offer_type)
             best, index = _full_search(
                 t,
                 n_threads,
@@ -171,9 +175,9 @@ def _build(shared_size: int, mode: int):
             h_odd = ws[w0 + size : w0 + 2 * size]
             cost = ws[w0 + 2 * size : w0 + 3 * size]
             p0 = pick_ptr[c] - pick_ptr[scratch_lo]
-            bits = cuda.local.array(MAX_DP_LINES, int64)
-            amounts = cuda.local.array(MAX_DP_LINES, int64)
-            units = cuda.local.array(MAX_DP_LINES, int64)
+            bits = cuda.local.array(MAX_DP_LINES, offer_type)
+            amounts = cuda.local.array(MAX_DP_LINES, amount_type)
+            units = cuda.local.array(MAX_DP_LINES, qty_type)
             _fill_layer(t, n_threads, size, h_even)
             layer = 0
             for m in range(n_merch):
@@ -232,11 +236,13 @@ def _build(shared_size: int, mode: int):
     return kernel
 
 
-def _get_kernel(shared_size: int = THREADS, mode: int = 0):
+def _get_kernel(d: dict, shared_size: int = THREADS, mode: int = RANGE):
+    """The solve kernel for ``d``'s array types (see :func:`_build`)."""
+    types = tuple(d[name].dtype for name in ("offer_ptr", "offer_amount", "line_qty"))
     with _lock:
-        key = (shared_size, mode)
+        key = (shared_size, mode, *types)
         if key not in _kernels:
-            _kernels[key] = _build(shared_size, mode)
+            _kernels[key] = _build(shared_size, mode, *(numba.from_dtype(t) for t in types))
     return _kernels[key]
 
 
@@ -424,7 +430,7 @@ def _launch_ranges(chunks: list[tuple[int, int]], d: dict) -> int:
     """One launch of ``THREADS``-thread blocks per scratch-sized range, cart ``lo + b`` on
     block ``b``, on the default stream (each range reuses the scratch of the one before)."""
     threads = SIMULATOR_THREADS if simulator_enabled() else THREADS
-    kernel = _get_kernel(THREADS, RANGE)
+    kernel = _get_kernel(d, THREADS, RANGE)
     dummy = d["method"]
     for lo, hi in chunks:
         kernel[hi - lo, threads](
@@ -455,7 +461,7 @@ def _launch_split(
         stop = start + int(np.count_nonzero(plan.work[order[start:]] >= tier_floor))
         if stop > start:
             shared = min(tier_threads, heavy_threads)
-            kernel = _get_kernel(shared, INDEXED)
+            kernel = _get_kernel(d, shared, INDEXED)
             call = (np.int64(start), np.int64(0), d_order, d["work"], np.int64(0), *args)
             kernel = _specialized(kernel, call, timings, f"tier_{tier_floor}")
             threads = _block_threads(kernel, shared)
@@ -465,7 +471,7 @@ def _launch_split(
             launches += 1
         start = stop
     call = (np.int64(0), np.int64(0), d_order, d["work"], np.int64(floor), *args)
-    light = _specialized(_get_kernel(THREADS, LIGHT), call, timings, "light")
+    light = _specialized(_get_kernel(d, THREADS, LIGHT), call, timings, "light")
     threads = SIMULATOR_THREADS if simulator_enabled() else light_threads
     light[plan.method.size, threads, cuda.stream()](*call)
     return launches + 1

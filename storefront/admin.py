@@ -15,6 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
+from storefront.admin_money import MoneyAdminMixin
 from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
 from storefront.errors import DomainError
 from storefront.imports.services import (
@@ -94,13 +95,13 @@ class StockFilter(admin.SimpleListFilter):
         return queryset if condition is None else queryset.filter(condition)
 
 
-class ShippingZoneInline(admin.TabularInline):
+class ShippingZoneInline(MoneyAdminMixin, admin.TabularInline):
     model = ShippingZone
     extra = 0
     fields = ["postal_prefix", "name", "base_fee", "per_extra_unit", "free_over"]
 
 
-class MerchantOfferInline(admin.TabularInline):
+class MerchantOfferInline(MoneyAdminMixin, admin.TabularInline):
     """The merchant's most recently changed offers, editable in place.
 
     A merchant sells thousands of products; rendering them all would make the page
@@ -135,7 +136,7 @@ class MerchantOfferInline(admin.TabularInline):
 
 
 @admin.register(Merchant)
-class MerchantAdmin(admin.ModelAdmin):
+class MerchantAdmin(MoneyAdminMixin, admin.ModelAdmin):
     list_display = [
         "name",
         "slug",
@@ -192,7 +193,7 @@ class MerchantAdmin(admin.ModelAdmin):
 
 
 @admin.register(ShippingZone)
-class ShippingZoneAdmin(admin.ModelAdmin):
+class ShippingZoneAdmin(MoneyAdminMixin, admin.ModelAdmin):
     list_display = [
         "merchant",
         "postal_prefix",
@@ -225,7 +226,7 @@ class CategoryAdmin(admin.ModelAdmin):
         return obj._product_count
 
 
-class ProductOfferInline(admin.TabularInline):
+class ProductOfferInline(MoneyAdminMixin, admin.TabularInline):
     model = Offer
     extra = 0
     fields = ["merchant", "merchant_sku", "unit_price", "stock", "active", "updated_at"]
@@ -242,7 +243,7 @@ class ProductAdmin(admin.ModelAdmin):
     list_display = ["name", "gtin", "category", "active_offer_count", "cheapest", "updated_at"]
     list_select_related = ["category"]
     list_filter = ["category"]
-    search_fields = ["name", "=gtin", "slug"]
+    search_fields = ["name", "brand", "=gtin", "slug"]
     autocomplete_fields = ["category"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [ProductOfferInline]
@@ -277,7 +278,7 @@ class ProductAdmin(admin.ModelAdmin):
 
 
 @admin.register(Offer)
-class OfferAdmin(admin.ModelAdmin):
+class OfferAdmin(MoneyAdminMixin, admin.ModelAdmin):
     list_display = [
         "product",
         "merchant",

@@ -35,8 +35,12 @@ class Product(models.Model):
     )
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=220, unique=True)
+    brand = models.CharField(max_length=80, blank=True)
     category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="products")
     description = models.TextField(blank=True)
+    # A small self-contained SVG picture (the demo seed draws one); shown as a data URI in an
+    # <img>, where an SVG cannot run scripts.
+    image_svg = models.TextField("image (SVG)", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -59,7 +63,7 @@ class Offer(models.Model):
     product = models.ForeignKey(Product, on_delete=models.CASCADE, related_name="offers")
     merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="offers")
     merchant_sku = models.CharField("merchant SKU", max_length=64)
-    unit_price = MoneyField(help_text="Price of one unit, in cents.")
+    unit_price = MoneyField(help_text="Price of one unit.")
     stock = models.PositiveIntegerField(
         null=True, blank=True, help_text="Units available. Empty: unlimited."
     )
@@ -99,6 +103,8 @@ class Offer(models.Model):
             models.Index(
                 fields=["product", "active", "unit_price"], name="offer_product_price_idx"
             ),
+            # Search puts a product whose SKU is the query first, whatever the merchant.
+            models.Index(fields=["merchant_sku"], name="offer_sku_idx"),
         ]
 
     def __str__(self) -> str:

@@ -45,6 +45,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    # Search on PostgreSQL: the full-text and trigram lookups (inert on SQLite).
+    "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -123,6 +125,12 @@ MEDIA_URL = "media/"
 
 # One currency per deployment; every amount in the database is integer minor units (cents).
 SHOP_CURRENCY = os.environ.get("SHOP_CURRENCY", "EUR")
+
+# --- Search -------------------------------------------------------------------------------
+# PostgreSQL's text search configuration (stemming, stop words) for product search. The full
+# text index is built with the value migrations ran with: after changing it, rebuild the
+# index with `python manage.py search_index_rebuild`.
+SEARCH_CONFIG = os.environ.get("SEARCH_CONFIG", "english")
 
 # --- Cache --------------------------------------------------------------------------------
 # Throttles and rate limits must be shared by every web process: Redis when there is one.

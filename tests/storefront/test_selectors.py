@@ -21,13 +21,15 @@ pytestmark = pytest.mark.django_db
 
 
 class TestProductList:
-    def test_search_by_name_words_and_by_gtin(self):
+    def test_search_by_name_words_by_gtin_and_by_sku(self):
         pen = ProductFactory(name="Blue Gel Pen")
         ProductFactory(name="Red Pencil")
+        OfferFactory(product=pen, merchant_sku="ACME-PEN-7")
         assert list(selectors.product_list(query="gel blue")) == [pen]
         assert list(selectors.product_list(query=pen.gtin)) == [pen]
-        assert list(selectors.product_list(query=pen.gtin[:12] + " pen")) == [pen]
-        assert selectors.product_list(query=pen.gtin[:6]).count() == 2
+        spaced = f"{pen.gtin[:1]} {pen.gtin[1:7]}-{pen.gtin[7:]}"
+        assert list(selectors.product_list(query=spaced)) == [pen]
+        assert list(selectors.product_list(query="acme-pen-7")) == [pen]
         assert not selectors.product_list(query="gel red").exists()
 
     def test_filter_by_category_slug_or_id_and_by_merchant(self):
@@ -80,6 +82,10 @@ class TestProductList:
         for _ in range(30):
             OfferFactory.create_batch(3, product=ProductFactory())
         with django_assert_num_queries(1):
+            page = list(selectors.product_list()[:24])
+            assert all(product.category.name for product in page)
+        # A search first asks whether the words match as typed (else: typo tolerance).
+        with django_assert_num_queries(2):
             page = list(selectors.product_list(query="product")[:24])
             assert all(product.category.name for product in page)
             assert all(product.best_price == 1999 for product in page)

@@ -109,7 +109,18 @@
     }
   }
 
+  // The facets start open (they work without scripts); on a phone they fold away unless one
+  // is chosen, so the results come first.
+  function foldFacets() {
+    var facets = document.querySelector("[data-facets]");
+    if (!facets || !window.matchMedia("(max-width: 1000px)").matches) {
+      return;
+    }
+    facets.open = Boolean(facets.querySelector(".is-selected"));
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    foldFacets();
     guardDoubleSubmit(document);
     focusAutofocusTarget();
     pollImprove();

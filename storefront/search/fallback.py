@@ -1,0 +1,86 @@
+"""The embedded SQLite's search: every word, singular or plural, as a whole word of the name,
+brand or description (or all of them in the category's name), ranked name > brand >
+description; misspelt words are replaced by the closest word of the catalog's names.
+
+It matches what PostgreSQL's english full-text search finds for the shop's ordinary
+queries (tests/storefront/search compares both on the demo catalog). Regular expressions
+run in Python on SQLite, which is fine for a demo catalog, not for a large one.
+"""
+
+import difflib
+import re
+from functools import reduce
+from operator import and_
+
+from django.db.models import Case, FloatField, Q, QuerySet, Value, When
+
+from storefront.models import Product
+from storefront.search.terms import SearchTerms, word_pattern
+
+SIMILAR_CUTOFF = 0.75
+_WORD_RE = re.compile(r"[0-9a-zà-ÿ]+")
+
+
+def _all_words(field: str, words: tuple[str, ...]) -> Q:
+    return reduce(and_, (Q(**{f"{field}__iregex": word_pattern(word)}) for word in words), Q())
+
+
+def _each_word_anywhere(words: tuple[str, ...]) -> Q:
+    fields = ("name", "brand", "description")
+    return reduce(
+        and_,
+        (
+            reduce(lambda a, b: a | b, (Q(**{f"{f}__iregex": word_pattern(w)}) for f in fields))
+            for w in words
+        ),
+        Q(),
+    )
+
+
+def _match(
+    products: QuerySet[Product], words: tuple[str, ...], code: Q, code_rank: float
+) -> QuerySet[Product]:
+    ranks = [When(code, then=Value(code_rank))]
+    text = Q(pk__in=[])
+    if words:
+        text = _each_word_anywhere(words) | _all_words("category__name", words)
+        in_name_or_brand = reduce(
+            and_,
+            (Q(name__iregex=word_pattern(w)) | Q(brand__iregex=word_pattern(w)) for w in words),
+        )
+        ranks += [
+            When(_all_words("name", words), then=Value(3.0)),
+            When(in_name_or_brand, then=Value(2.0)),
+        ]
+    return products.filter(text | code).annotate(
+        search_rank=Case(*ranks, default=Value(1.0), output_field=FloatField())
+    )
+
+
+def search(
+    products: QuerySet[Product], *, terms: SearchTerms, code: Q, code_rank: float
+) -> QuerySet[Product]:
+    return _match(products, terms.words, code, code_rank)
+
+
+def _vocabulary() -> set[str]:
+    words: set[str] = set()
+    for name, brand in Product.objects.values_list("name", "brand").iterator(chunk_size=2000):
+        words.update(_WORD_RE.findall(f"{name} {brand}".lower()))
+    return words
+
+
+def search_similar(products: QuerySet[Product], *, terms: SearchTerms) -> QuerySet[Product]:
+    """The query again with each unknown word replaced by the most similar word of the
+    catalog's names and brands (difflib's ratio of at least ``SIMILAR_CUTOFF``)."""
+    vocabulary = _vocabulary()
+    corrected = []
+    for word in terms.words:
+        if word in vocabulary:
+            corrected.append(word)
+            continue
+        close = difflib.get_close_matches(word, sorted(vocabulary), n=1, cutoff=SIMILAR_CUTOFF)
+        if not close:
+            return products.none().annotate(search_rank=Value(0.0, output_field=FloatField()))
+        corrected.append(close[0])
+    return _match(products, tuple(corrected), Q(pk__in=[]), 0.0)

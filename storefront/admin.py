@@ -318,9 +318,10 @@ class ReadOnlyAdminMixin:
 class CartLineInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = CartLine
     extra = 0
-    fields = ["product", "offer", "quantity", "unit_price_snapshot", "updated_at"]
+    fields = ["product", "offer", "quantity", "unit_price_snapshot_display", "updated_at"]
     readonly_fields = fields
     can_delete = False
+    unit_price_snapshot_display = _money_column("unit_price_snapshot", "unit price when added")
 
     def get_queryset(self, request):
         return (
@@ -398,10 +399,11 @@ class CartLineAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "product",
         "offer",
         "quantity",
-        "unit_price_snapshot",
+        "unit_price_snapshot_display",
         "updated_at",
     ]
     list_select_related = ["cart", "product", "offer__product", "offer__merchant"]
+    unit_price_snapshot_display = _money_column("unit_price_snapshot", "unit price when added")
     search_fields = ["product__name", "=product__gtin", "offer__merchant_sku"]
     list_filter = [("offer__merchant", admin.RelatedOnlyFieldListFilter)]
 

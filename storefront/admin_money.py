@@ -16,6 +16,7 @@ from django.utils.html import format_html
 from storefront.models import MAX_MONEY_CENTS, MoneyField
 from storefront.money import currency_decimals, format_money
 
+_AMOUNT_RE = re.compile(r"^-?\d+(\.\d*)?$|^-?\.\d+$")
 _GROUPING_RE = re.compile(r"^\d{1,3}([,.\s']\d{3})+$")
 
 
@@ -43,8 +44,11 @@ def _normalise(text: str, decimals: int) -> str:
 def units_to_cents(text: str, *, currency: str | None = None) -> int:
     """``"19.99"`` -> ``1999``; ``ValidationError`` for anything that is not an exact amount."""
     decimals = currency_decimals(currency or settings.SHOP_CURRENCY)
+    normalised = _normalise(text, decimals)
+    if not _AMOUNT_RE.match(normalised):
+        raise ValidationError("Enter an amount such as 19.99.", code="invalid")
     try:
-        amount = Decimal(_normalise(text, decimals))
+        amount = Decimal(normalised)
     except InvalidOperation:
         raise ValidationError("Enter an amount such as 19.99.", code="invalid") from None
     if not amount.is_finite():

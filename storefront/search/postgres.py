@@ -8,9 +8,9 @@ from django.contrib.postgres.search import (
     SearchVector,
     TrigramWordSimilarity,
 )
-from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
+from django.db.models import Case, CharField, F, FloatField, Q, QuerySet, Value, When
 
-from storefront.models import Category, Product
+from storefront.models import Category, Offer, Product
 from storefront.search.terms import SearchTerms
 
 FULL_TEXT_INDEX = "product_search_vector_idx"
@@ -28,20 +28,50 @@ def search_vector(config: str | None = None) -> SearchVector:
     )
 
 
+def _codes_and_categories(terms: SearchTerms, query: SearchQuery) -> tuple[list[int], list[int]]:
+    """Products whose GTIN or a merchant SKU is the query, and categories whose name matches,
+    in one small query up front: as literal ids they join the full-text condition in one
+    bitmap OR of indexes, where subqueries would force a scan of every product."""
+    kind = {"output_field": CharField()}
+    parts = [
+        Category.objects.annotate(document=SearchVector("name", config=query.config))
+        .filter(document=query)
+        .annotate(kind=Value("category", **kind))
+        .values_list("kind", "pk")
+    ]
+    if terms.gtin:
+        parts.append(
+            Product.objects.filter(gtin=terms.gtin)
+            .annotate(kind=Value("product", **kind))
+            .values_list("kind", "pk")
+        )
+    if terms.code:
+        parts.append(
+            Offer.objects.filter(merchant_sku__in={terms.code, terms.code.upper()})
+            .annotate(kind=Value("product", **kind))
+            .values_list("kind", "product_id")
+        )
+    rows = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
+    products, categories = [], []
+    for row_kind, pk in rows:
+        (products if row_kind == "product" else categories).append(pk)
+    return products, categories
+
+
 def search(
     products: QuerySet[Product], *, terms: SearchTerms, code: Q, code_rank: float
 ) -> QuerySet[Product]:
+    """``code`` (the portable condition) is not used here: the exact hits are read first."""
     config = settings.SEARCH_CONFIG
     query = SearchQuery(terms.text, config=config, search_type="websearch")
-    categories = Category.objects.annotate(document=SearchVector("name", config=config)).filter(
-        document=query
-    )
+    code_ids, category_ids = _codes_and_categories(terms, query)
+    exact = Q(pk__in=code_ids)
     return (
         products.annotate(document=search_vector(config))
-        .filter(Q(document=query) | Q(category__in=categories.values("pk")) | code)
+        .filter(Q(document=query) | exact | Q(category_id__in=category_ids))
         .annotate(
             search_rank=Case(
-                When(code, then=Value(code_rank)),
+                When(exact, then=Value(code_rank)),
                 default=SearchRank(F("document"), query),
                 output_field=FloatField(),
             )

@@ -1,3 +1,4 @@
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -41,6 +42,11 @@ class Product(models.Model):
     # A small self-contained SVG picture (the demo seed draws one); shown as a data URI in an
     # <img>, where an SVG cannot run scripts.
     image_svg = models.TextField("image (SVG)", blank=True)
+    # PostgreSQL's full-text document of name, brand and description, written by a trigger
+    # (storefront.search.postgres) on every insert and update, however the row is written;
+    # stored so that ranking reads it instead of parsing every match's text again. Unused
+    # (NULL) on SQLite.
+    search_document = SearchVectorField(null=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

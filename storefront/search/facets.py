@@ -50,6 +50,14 @@ class Facets:
     postal_code: str = ""
     filters: CatalogFilters = field(default_factory=CatalogFilters)
 
+    @property
+    def chosen(self) -> int:
+        """How many facet values narrow the list now."""
+        values = [*self.categories, *self.merchants, *self.price_ranges, self.in_stock]
+        if self.ships_free is not None:
+            values.append(self.ships_free)
+        return sum(value.selected for value in values)
+
 
 def _selected_category(filters: CatalogFilters, pk: int, slug: str) -> bool:
     return str(filters.category) in (str(pk), slug)

@@ -63,6 +63,10 @@ def search(
     return _match(products, terms.words, code, code_rank)
 
 
+def any_match(matches: QuerySet[Product]) -> bool:
+    return matches.exists()
+
+
 def _vocabulary() -> set[str]:
     words: set[str] = set()
     for name, brand in Product.objects.values_list("name", "brand").iterator(chunk_size=2000):

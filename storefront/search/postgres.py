@@ -1,5 +1,9 @@
-"""PostgreSQL: a weighted full-text vector (name A, brand B, description C) under a GIN
-expression index, categories matched by name, trigram word similarity for typos."""
+"""PostgreSQL: a weighted full-text document (name A, brand B, description C) stored by a
+trigger under a GIN index, categories matched by name, trigram word similarity for typos."""
+
+import re
+from functools import reduce
+from operator import add
 
 from django.conf import settings
 from django.contrib.postgres.search import (
@@ -13,19 +17,49 @@ from django.db.models import Case, CharField, F, FloatField, Q, QuerySet, Value,
 from storefront.models import Category, Offer, Product
 from storefront.search.terms import SearchTerms
 
-FULL_TEXT_INDEX = "product_search_vector_idx"
+FULL_TEXT_INDEX = "product_search_document_idx"
 TRIGRAM_INDEX = "product_name_trgm_idx"
+TRIGGER = "product_search_document"
+_CONFIG_RE = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$")
+# The document, by weight: a name match outranks a brand match, which outranks the description.
+DOCUMENT_FIELDS = (("name", "A"), ("brand", "B"), ("description", "C"))
 
 
 def search_vector(config: str | None = None) -> SearchVector:
-    """The product's document. The GIN index is built on exactly this expression (see the
-    migration), so queries must build it the same way to use the index."""
+    """The product's document as a Django expression (what the trigger stores)."""
     config = config or settings.SEARCH_CONFIG
-    return (
-        SearchVector("name", weight="A", config=config)
-        + SearchVector("brand", weight="B", config=config)
-        + SearchVector("description", weight="C", config=config)
+    vectors = [SearchVector(f, weight=w, config=config) for f, w in DOCUMENT_FIELDS]
+    return reduce(add, vectors)
+
+
+def _document_sql(config: str, row: str) -> str:
+    if not _CONFIG_RE.match(config):
+        raise ValueError(f"Not a text search configuration name: {config!r}")
+    return " || ".join(
+        f"setweight(to_tsvector('{config}'::regconfig, coalesce({row}{field}, '')), '{weight}')"
+        for field, weight in DOCUMENT_FIELDS
     )
+
+
+def document_trigger_sql(config: str) -> list[str]:
+    """The trigger that keeps ``search_document`` in step with the row (COPY, bulk_create,
+    update() and raw SQL included), and a backfill of every existing row."""
+    table = Product._meta.db_table
+    return [
+        f"""CREATE OR REPLACE FUNCTION {TRIGGER}() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN NEW.search_document := {_document_sql(config, "NEW.")}; RETURN NEW; END $$""",
+        f"DROP TRIGGER IF EXISTS {TRIGGER} ON {table}",
+        f"""CREATE TRIGGER {TRIGGER} BEFORE INSERT OR UPDATE ON {table}
+            FOR EACH ROW EXECUTE FUNCTION {TRIGGER}()""",
+        f"UPDATE {table} SET search_document = {_document_sql(config, '')}",
+    ]
+
+
+def document_trigger_drop_sql() -> list[str]:
+    return [
+        f"DROP TRIGGER IF EXISTS {TRIGGER} ON {Product._meta.db_table}",
+        f"DROP FUNCTION IF EXISTS {TRIGGER}()",
+    ]
 
 
 def _codes_and_categories(terms: SearchTerms, query: SearchQuery) -> tuple[list[int], list[int]]:
@@ -66,17 +100,22 @@ def search(
     query = SearchQuery(terms.text, config=config, search_type="websearch")
     code_ids, category_ids = _codes_and_categories(terms, query)
     exact = Q(pk__in=code_ids)
-    return (
-        products.annotate(document=search_vector(config))
-        .filter(Q(document=query) | exact | Q(category_id__in=category_ids))
-        .annotate(
-            search_rank=Case(
-                When(exact, then=Value(code_rank)),
-                default=SearchRank(F("document"), query),
-                output_field=FloatField(),
-            )
+    return products.filter(
+        Q(search_document=query) | exact | Q(category_id__in=category_ids)
+    ).annotate(
+        search_rank=Case(
+            When(exact, then=Value(code_rank)),
+            default=SearchRank(F("search_document"), query),
+            output_field=FloatField(),
         )
     )
+
+
+def any_match(matches: QuerySet[Product]) -> bool:
+    """Whether the words match as typed. A count, not ``EXISTS``: under ``LIMIT 1`` the
+    planner bets on finding a match early and scans every product's document when there is
+    none (measured: 150-270 ms for a misspelt word on 5,000 products, against 1-5 ms)."""
+    return matches.order_by().values("pk").count() > 0
 
 
 def search_similar(products: QuerySet[Product], *, terms: SearchTerms) -> QuerySet[Product]:

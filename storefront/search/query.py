@@ -38,6 +38,6 @@ def product_search(products: QuerySet[Product], *, query: str) -> QuerySet[Produ
         return nothing(products)
     engine = postgres if connections[products.db].vendor == "postgresql" else fallback
     matches = engine.search(products, terms=terms, code=code_q(terms), code_rank=CODE_RANK)
-    if terms.words and not matches.exists():
+    if terms.words and not engine.any_match(matches):
         return engine.search_similar(products, terms=terms)
     return matches

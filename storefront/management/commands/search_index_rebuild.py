@@ -1,25 +1,21 @@
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from storefront.models import Product
-from storefront.search.postgres import FULL_TEXT_INDEX, search_vector
+from storefront.search.postgres import document_trigger_sql
 
 
 class Command(BaseCommand):
     help = (
-        "Rebuilds the product full-text index on PostgreSQL with the current SEARCH_CONFIG "
-        "(the index is on the search's own expression, so it must use the same configuration)."
+        "Rewrites the products' full-text documents on PostgreSQL with the current "
+        "SEARCH_CONFIG: the trigger that keeps them and every stored document (the search "
+        "must query with the configuration the documents were made with)."
     )
 
     def handle(self, *args, **options) -> None:
         if connection.vendor != "postgresql":
-            raise CommandError("Only PostgreSQL has a full-text index; SQLite needs none.")
-        index = GinIndex(search_vector(settings.SEARCH_CONFIG), name=FULL_TEXT_INDEX)
-        with transaction.atomic(), connection.schema_editor() as editor:
-            editor.execute(f"DROP INDEX IF EXISTS {editor.quote_name(FULL_TEXT_INDEX)}")
-            editor.add_index(Product, index)
-        self.stdout.write(
-            f"Rebuilt {FULL_TEXT_INDEX} with configuration {settings.SEARCH_CONFIG!r}."
-        )
+            raise CommandError("Only PostgreSQL stores full-text documents; SQLite needs none.")
+        with transaction.atomic(), connection.cursor() as cursor:
+            for statement in document_trigger_sql(settings.SEARCH_CONFIG):
+                cursor.execute(statement)
+        self.stdout.write(f"Rebuilt the search documents with {settings.SEARCH_CONFIG!r}.")

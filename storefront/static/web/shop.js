@@ -109,14 +109,14 @@
     }
   }
 
-  // The facets start open (they work without scripts); on a phone they fold away unless one
-  // is chosen, so the results come first.
+  // The facets start open (they work without scripts); on a phone they fold away so that the
+  // results come first (the summary says how many are chosen).
   function foldFacets() {
     var facets = document.querySelector("[data-facets]");
     if (!facets || !window.matchMedia("(max-width: 1000px)").matches) {
       return;
     }
-    facets.open = Boolean(facets.querySelector(".is-selected"));
+    facets.open = false;
   }
 
   document.addEventListener("DOMContentLoaded", function () {

@@ -113,3 +113,16 @@ class TestTypos:
         assert names("hedphones") == ["Voltra Wireless Headphones, White"]
         assert names("wireles headphnes") == ["Voltra Wireless Headphones, White"]
         assert names("xylophone") == []
+
+
+@postgres_only
+def test_the_stored_document_follows_every_kind_of_write():
+    from storefront.models import Product
+
+    product = ProductFactory(name="Steel Kettle")
+    Product.objects.bulk_create([Product(name="Copper Kettle", gtin=valid_gtin13(9), slug="c",
+                                         category=product.category)])  # fmt: skip
+    assert sorted(names("kettle")) == ["Copper Kettle", "Steel Kettle"]
+    Product.objects.filter(pk=product.pk).update(name="Steel Teapot")
+    assert names("kettle") == ["Copper Kettle"]
+    assert names("teapot") == ["Steel Teapot"]

@@ -7,8 +7,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from smartcart.api.errors import error_responses
-from smartcart.api.serializers import (
+from storefront.api.errors import error_responses
+from storefront.api.serializers import (
     CategoryListSerializer,
     FacetsSerializer,
     MerchantDetailSerializer,
@@ -30,7 +30,7 @@ from storefront.selectors import (
 )
 
 
-class CatalogView:
+class CatalogView(APIView):
     permission_classes = [AllowAny]
 
 

@@ -6,6 +6,11 @@ demo's queries for the embedded SQLite (``fallback``). Both annotate ``search_ra
 is better) so that callers order by it the same way.
 """
 
-from storefront.search.query import SEARCH_ORDERING, product_search
+from storefront.search.query import (
+    SEARCH_ORDERING,
+    PreparedSearch,
+    product_search,
+    search_prepare,
+)
 
-__all__ = ["SEARCH_ORDERING", "product_search"]
+__all__ = ["SEARCH_ORDERING", "PreparedSearch", "product_search", "search_prepare"]

@@ -8,13 +8,14 @@ from django.db.models import Count, Q
 from storefront import selectors
 from storefront.models import Offer
 from storefront.search.prices import PRICE_RANGES
+from storefront.search.query import PreparedSearch, search_prepare
 
 
 @dataclass(frozen=True)
 class CatalogFilters:
     """The arguments of ``selectors.product_list`` that narrow the list."""
 
-    query: str = ""
+    query: "str | PreparedSearch" = ""
     category: str | int | None = None
     merchant_id: int | None = None
     available_only: bool = False
@@ -122,9 +123,12 @@ def _toggle_counts(filters: CatalogFilters, ships_free_q: Q | None) -> dict[str,
 
 def product_facets(*, filters: CatalogFilters, postal_code: str = "") -> Facets:
     """Counts for every facet of the catalog under ``filters``; "ships free" is offered
-    for ``postal_code`` (the shopper's destination) when there is one. Six queries at most
-    whatever the catalog's size: the search check, categories, merchants, the other counts,
-    and the merchants' terms for the destination (two)."""
+    for ``postal_code`` (the shopper's destination) when there is one. A bounded number of
+    queries whatever the catalog's size: the search's preparation (none when ``filters``
+    carry a ``PreparedSearch``), categories, merchants, the other counts, and the merchants'
+    terms for the destination (two)."""
+    if isinstance(filters.query, str) and filters.query.strip():
+        filters = replace(filters, query=search_prepare(filters.query))
     ships_free_q = selectors.product_ships_free_q(postal_code=postal_code) if postal_code else None
     filters = replace(filters, ships_free_to=postal_code if filters.ships_free_to else "")
     counts = _toggle_counts(filters, ships_free_q)

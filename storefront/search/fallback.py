@@ -14,7 +14,7 @@ from operator import and_
 
 from django.db.models import Case, FloatField, Q, QuerySet, Value, When
 
-from storefront.models import Product
+from storefront.models import Offer, Product
 from storefront.search.terms import SearchTerms, word_pattern
 
 SIMILAR_CUTOFF = 0.75
@@ -37,9 +37,31 @@ def _each_word_anywhere(words: tuple[str, ...]) -> Q:
     )
 
 
-def _match(
-    products: QuerySet[Product], words: tuple[str, ...], code: Q, code_rank: float
-) -> QuerySet[Product]:
+def _exact_ids(terms: SearchTerms, *, using: str) -> list[int]:
+    """Products whose GTIN, or one of whose merchant SKUs, is exactly the query."""
+    parts = []
+    if terms.gtin:
+        parts.append(
+            Product.objects.using(using).filter(gtin=terms.gtin).order_by().values_list("pk")
+        )
+    if terms.code:
+        skus = {terms.code, terms.code.upper()}
+        offers = Offer.objects.using(using).filter(merchant_sku__in=skus)
+        parts.append(offers.order_by().values_list("product_id"))
+    if not parts:
+        return []
+    rows = parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0]
+    return [pk for (pk,) in rows]
+
+
+def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], None]:
+    """Exact GTIN/SKU hits; categories are matched in the query itself."""
+    return _exact_ids(terms, using=using), None
+
+
+def match(products: QuerySet[Product], prepared, code_rank: float) -> QuerySet[Product]:
+    words = prepared.words
+    code = Q(pk__in=prepared.exact_ids)
     ranks = [When(code, then=Value(code_rank))]
     text = Q(pk__in=[])
     if words:
@@ -57,34 +79,34 @@ def _match(
     )
 
 
-def search(
-    products: QuerySet[Product], *, terms: SearchTerms, code: Q, code_rank: float
-) -> QuerySet[Product]:
-    return _match(products, terms.words, code, code_rank)
-
-
 def any_match(matches: QuerySet[Product]) -> bool:
     return matches.exists()
 
 
-def _vocabulary() -> set[str]:
+def _vocabulary(using: str) -> set[str]:
     words: set[str] = set()
-    for name, brand in Product.objects.values_list("name", "brand").iterator(chunk_size=2000):
+    rows = Product.objects.using(using).values_list("name", "brand")
+    for name, brand in rows.iterator(chunk_size=2000):
         words.update(_WORD_RE.findall(f"{name} {brand}".lower()))
     return words
 
 
-def search_similar(products: QuerySet[Product], *, terms: SearchTerms) -> QuerySet[Product]:
-    """The query again with each unknown word replaced by the most similar word of the
-    catalog's names and brands (difflib's ratio of at least ``SIMILAR_CUTOFF``)."""
-    vocabulary = _vocabulary()
+def similar_words(terms: SearchTerms, *, using: str) -> tuple[str, ...]:
+    """Each unknown word replaced by the most similar word of the catalog's names and brands
+    (difflib's ratio of at least ``SIMILAR_CUTOFF``); nothing when a word has none."""
+    vocabulary = _vocabulary(using)
+    known = sorted(vocabulary)
     corrected = []
     for word in terms.words:
         if word in vocabulary:
             corrected.append(word)
             continue
-        close = difflib.get_close_matches(word, sorted(vocabulary), n=1, cutoff=SIMILAR_CUTOFF)
+        close = difflib.get_close_matches(word, known, n=1, cutoff=SIMILAR_CUTOFF)
         if not close:
-            return products.none().annotate(search_rank=Value(0.0, output_field=FloatField()))
+            return ()
         corrected.append(close[0])
-    return _match(products, tuple(corrected), Q(pk__in=[]), 0.0)
+    return tuple(corrected)
+
+
+def similar(products: QuerySet[Product], prepared) -> QuerySet[Product]:
+    return match(products, prepared, 0.0)

@@ -62,26 +62,34 @@ def document_trigger_drop_sql() -> list[str]:
     ]
 
 
-def _codes_and_categories(terms: SearchTerms, query: SearchQuery) -> tuple[list[int], list[int]]:
+def _query(text: str) -> SearchQuery:
+    return SearchQuery(text, config=settings.SEARCH_CONFIG, search_type="websearch")
+
+
+def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], list[int]]:
     """Products whose GTIN or a merchant SKU is the query, and categories whose name matches,
     in one small query up front: as literal ids they join the full-text condition in one
     bitmap OR of indexes, where subqueries would force a scan of every product."""
+    query = _query(terms.text)
     kind = {"output_field": CharField()}
     parts = [
-        Category.objects.annotate(document=SearchVector("name", config=query.config))
+        Category.objects.using(using)
+        .annotate(document=SearchVector("name", config=query.config))
         .filter(document=query)
         .annotate(kind=Value("category", **kind))
         .values_list("kind", "pk")
     ]
     if terms.gtin:
         parts.append(
-            Product.objects.filter(gtin=terms.gtin)
+            Product.objects.using(using)
+            .filter(gtin=terms.gtin)
             .annotate(kind=Value("product", **kind))
             .values_list("kind", "pk")
         )
     if terms.code:
         parts.append(
-            Offer.objects.filter(merchant_sku__in={terms.code, terms.code.upper()})
+            Offer.objects.using(using)
+            .filter(merchant_sku__in={terms.code, terms.code.upper()})
             .annotate(kind=Value("product", **kind))
             .values_list("kind", "product_id")
         )
@@ -92,16 +100,11 @@ def _codes_and_categories(terms: SearchTerms, query: SearchQuery) -> tuple[list[
     return products, categories
 
 
-def search(
-    products: QuerySet[Product], *, terms: SearchTerms, code: Q, code_rank: float
-) -> QuerySet[Product]:
-    """``code`` (the portable condition) is not used here: the exact hits are read first."""
-    config = settings.SEARCH_CONFIG
-    query = SearchQuery(terms.text, config=config, search_type="websearch")
-    code_ids, category_ids = _codes_and_categories(terms, query)
-    exact = Q(pk__in=code_ids)
+def match(products: QuerySet[Product], prepared, code_rank: float) -> QuerySet[Product]:
+    query = _query(prepared.terms.text)
+    exact = Q(pk__in=prepared.exact_ids)
     return products.filter(
-        Q(search_document=query) | exact | Q(category_id__in=category_ids)
+        Q(search_document=query) | exact | Q(category_id__in=prepared.category_ids or ())
     ).annotate(
         search_rank=Case(
             When(exact, then=Value(code_rank)),
@@ -118,11 +121,15 @@ def any_match(matches: QuerySet[Product]) -> bool:
     return matches.order_by().values("pk").count() > 0
 
 
-def search_similar(products: QuerySet[Product], *, terms: SearchTerms) -> QuerySet[Product]:
+def similar_words(terms: SearchTerms, *, using: str) -> tuple[str, ...]:
+    return terms.words  # pg_trgm compares them as they are
+
+
+def similar(products: QuerySet[Product], prepared) -> QuerySet[Product]:
     """Names with a word similar to the query ("ketle" finds kettles): pg_trgm's
     ``%>`` (word similarity above ``pg_trgm.word_similarity_threshold``, 0.6 by default),
     served by the trigram index on the name."""
-    text = " ".join(terms.words)
+    text = " ".join(prepared.words)
     return products.filter(name__trigram_word_similar=text).annotate(
         search_rank=TrigramWordSimilarity(text, "name")
     )

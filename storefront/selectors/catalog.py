@@ -21,7 +21,7 @@ from django.db.models.functions import NullIf
 
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Category, CheapestOfferRefresh, Merchant, MoneyField, Offer, Product
-from storefront.search import SEARCH_ORDERING, product_search
+from storefront.search import SEARCH_ORDERING, PreparedSearch, product_search
 from storefront.search.free_shipping import ships_free_offer_q
 from storefront.search.prices import PRICE_RANGE_KEYS
 from storefront.selectors.shipping import merchant_terms_for_destination
@@ -119,7 +119,7 @@ def product_ships_free_q(*, postal_code: str) -> Q:
 
 def product_list(
     *,
-    query: str = "",
+    query: "str | PreparedSearch" = "",
     category: str | int | None = None,
     merchant_id: int | None = None,
     available_only: bool = False,
@@ -128,7 +128,8 @@ def product_list(
     ordering: str = "relevance",
     ships_free_q: Q | None = None,
 ) -> QuerySet[Product]:
-    """Products matching a search (see ``storefront.search``), optionally in a category (slug
+    """Products matching a search (see ``storefront.search``; a ``PreparedSearch`` reuses
+    its preparation), optionally in a category (slug
     or id), sold by a merchant, buyable now, in a price range (a key of ``PRICE_RANGE_KEYS``)
     or shipping free on their own to a postal code, each annotated with ``best_price``,
     ``best_offer_id``, ``best_merchant_id``, ``best_merchant_name`` (None when nothing is
@@ -148,7 +149,8 @@ def product_list(
             field="price_range",
         )
     products = Product.objects.select_related("category")
-    query = (query or "").strip()
+    if isinstance(query, str):
+        query = query.strip()
     if query:
         products = product_search(products, query=query)
     elif ordering == "relevance":

@@ -20,6 +20,7 @@ from storefront.api.serializers import (
 )
 from storefront.errors import NotFound
 from storefront.models import Merchant
+from storefront.search import search_prepare
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.selectors import (
     category_list,
@@ -48,8 +49,10 @@ class ProductListView(CatalogView, generics.ListAPIView):
         params = ProductFilterSerializer(data=self.request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data
+        query = data.get("search", "").strip()
         filters = CatalogFilters(
-            query=data.get("search", ""),
+            # Prepared once for the list and every facet.
+            query=search_prepare(query) if query else "",
             category=data.get("category"),
             merchant_id=data.get("merchant"),
             available_only=data["available"],

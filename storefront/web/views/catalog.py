@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
+from storefront.search import search_prepare
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.selectors import (
     MerchantTerms,
@@ -40,7 +41,8 @@ def catalog(request: HttpRequest) -> HttpResponse:
     cart = request_cart_find(request)
     postal_code = cart.postal_code if cart else ""
     filters = CatalogFilters(
-        query=query,
+        # Prepared once for the list and every facet.
+        query=search_prepare(query) if query else "",
         category=category or None,
         merchant_id=data.get("merchant"),
         available_only=bool(data.get("in_stock")),

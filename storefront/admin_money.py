@@ -6,11 +6,14 @@ shop currency has, so every amount round-trips to the cent. ``MoneyAdminMixin`` 
 """
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
+from typing import Any, ClassVar
 
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db.models import Field
 from django.utils.html import format_html
 
 from storefront.models import MAX_MONEY_CENTS, MoneyField
@@ -113,10 +116,15 @@ class MoneyFormField(forms.Field):
             )
 
 
-MONEY_FORMFIELD_OVERRIDES = {MoneyField: {"form_class": MoneyFormField, "widget": MoneyInput}}
+MONEY_FORMFIELD_OVERRIDES: "dict[type[Field[Any, Any]], Mapping[str, Any]]" = {
+    MoneyField: {"form_class": MoneyFormField, "widget": MoneyInput}
+}
 
 
 class MoneyAdminMixin:
     """For ``ModelAdmin`` and inlines: money fields in currency units."""
 
-    formfield_overrides = MONEY_FORMFIELD_OVERRIDES
+    # Quoted: Django's Field is generic only to the type checker.
+    formfield_overrides: "ClassVar[Mapping[type[Field[Any, Any]], Mapping[str, Any]]]" = (
+        MONEY_FORMFIELD_OVERRIDES
+    )

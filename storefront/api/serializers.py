@@ -106,7 +106,7 @@ class ProductFilterSerializer(serializers.Serializer):
 
 class FacetValueSerializer(serializers.Serializer):
     key = serializers.CharField(help_text="The value to pass as the filter parameter.")
-    label = serializers.CharField()
+    name = serializers.CharField(source="label", help_text="What to show, e.g. '€10.00 to €25.00'.")
     count = serializers.IntegerField(help_text="Products listed with this value chosen.")
     selected = serializers.BooleanField()
 

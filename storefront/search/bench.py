@@ -174,5 +174,5 @@ def bench_search_run(*, repeat: int) -> list[Timing]:
         ("facets: common word", CatalogFilters(query="black")),
     ]:  # fmt: skip
         samples, results = _measure(_facets(filters), repeat)
-        timings.append(Timing(label, filters.query, *_percentiles(samples), results))
+        timings.append(Timing(label, str(filters.query), *_percentiles(samples), results))
     return timings

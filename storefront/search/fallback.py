@@ -11,6 +11,7 @@ import difflib
 import re
 from functools import reduce
 from operator import and_
+from typing import Any
 
 from django.db.models import Case, FloatField, Q, QuerySet, Value, When
 
@@ -39,7 +40,7 @@ def _each_word_anywhere(words: tuple[str, ...]) -> Q:
 
 def _exact_ids(terms: SearchTerms, *, using: str) -> list[int]:
     """Products whose GTIN, or one of whose merchant SKUs, is exactly the query."""
-    parts = []
+    parts: list[QuerySet[Any, tuple[int]]] = []
     if terms.gtin:
         parts.append(
             Product.objects.using(using).filter(gtin=terms.gtin).order_by().values_list("pk")

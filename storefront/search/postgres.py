@@ -4,6 +4,7 @@ trigger under a GIN index, categories matched by name, trigram word similarity f
 import re
 from functools import reduce
 from operator import add
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import (
@@ -72,9 +73,9 @@ def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], list[int]]:
     bitmap OR of indexes, where subqueries would force a scan of every product."""
     query = _query(terms.text)
     kind = {"output_field": CharField()}
-    parts = [
+    parts: list[QuerySet[Any, tuple[str, int]]] = [
         Category.objects.using(using)
-        .annotate(document=SearchVector("name", config=query.config))
+        .annotate(document=SearchVector("name", config=settings.SEARCH_CONFIG))
         .filter(document=query)
         .annotate(kind=Value("category", **kind))
         .values_list("kind", "pk")
@@ -94,7 +95,8 @@ def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], list[int]]:
             .values_list("kind", "product_id")
         )
     rows = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
-    products, categories = [], []
+    products: list[int] = []
+    categories: list[int] = []
     for row_kind, pk in rows:
         (products if row_kind == "product" else categories).append(pk)
     return products, categories

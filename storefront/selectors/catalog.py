@@ -114,7 +114,7 @@ def product_ships_free_q(*, postal_code: str) -> Q:
     offers = ships_free_offer_q(
         {merchant_id: (term.shipping, term.discount) for merchant_id, term in terms.items()}
     )
-    return Exists(Offer.objects.filter(offer_buyable_q(), offers, product=OuterRef("pk")))
+    return Q(Exists(Offer.objects.filter(offer_buyable_q(), offers, product=OuterRef("pk"))))
 
 
 def product_list(

@@ -24,6 +24,7 @@ from django.utils import timezone
 from gpu_engine import ProblemError, Solution, solve
 from gpu_engine.solution import MerchantCost, json_safe
 from smartcart.models import OptimizationRun
+from smartcart.outage import broker_available, outage_error, outage_route_choose
 from smartcart.ratelimit import improve_rate_check
 from smartcart.routing import RouteChoice, rate_profile, route_choose
 from smartcart.selectors import (
@@ -227,11 +228,18 @@ def optimization_run_create(
     build = cart_problem_build(cart=cart, lines=lines)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
+    if choice.route != OptimizationRun.Route.INLINE and not broker_available():
+        # Before any write: a 503 the client retries must leave nothing behind.
+        choice = outage_route_choose(problem=build.problem, budget_ms=budget_ms)
     if choice.route == OptimizationRun.Route.INLINE:
         return _create_inline(
             cart=cart, user=user, build=build, build_ms=build_ms, choice=choice, t0=t0
         )
     run = _create_queued(cart=cart, user=user, build=build, choice=choice)
+    if getattr(run, "enqueue_failed", False):
+        # The broker went down between the check and the publish: the run is failed with
+        # its reason (a record, nothing a retry doubles) and the client is told to retry.
+        raise outage_error()
     if _tasks_run_in_process() and not transaction.get_connection().in_atomic_block:
         # With no broker the job ran inside on_commit just now; show its outcome.
         run.refresh_from_db()
@@ -354,6 +362,7 @@ def optimization_run_enqueue(*, run: OptimizationRun) -> None:
         # its retries): fail the run now rather than leave it queued with no message, which
         # would block the button until the reaper came by.
         logger.exception("Could not start optimization run %s", run.pk)
+        run.enqueue_failed = True
         optimization_run_fail(
             run_id=run.pk, reason="The optimizer could not be started. Please try again."
         )

@@ -170,7 +170,9 @@ CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
 CELERY_BEAT_SCHEDULE = {
     "smartcart-reap-stuck-optimization-runs": {
         "task": "smartcart.optimization_runs_reap",
-        "schedule": 60.0,
+        # Cheap (indexed, running and queued runs only) and frequent: a lapsed lease is
+        # recovered within seconds even when nobody polls the run.
+        "schedule": float(os.environ.get("SMARTCART_REAP_EVERY_S", "5")),
     },
 }
 
@@ -194,6 +196,12 @@ SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
 # ones answer 503 with Retry-After (smartcart.outage).
 SMARTCART_OUTAGE_INLINE_MAX_MS = float(os.environ.get("SMARTCART_OUTAGE_INLINE_MAX_MS", "200"))
 SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
+# A running run's lease (smartcart.lease): renewed every HEARTBEAT_S; lapsed LEASE_S after the
+# last renewal (never before the run's budget is spent) -> queued once more, or failed.
+SMARTCART_LEASE_S = int(os.environ.get("SMARTCART_LEASE_S", "10"))
+SMARTCART_HEARTBEAT_S = float(os.environ.get("SMARTCART_HEARTBEAT_S", "2"))
+# The cart page stops polling a queued run this long after its budget and offers "Try again".
+SMARTCART_RUN_DEADLINE_GRACE_S = int(os.environ.get("SMARTCART_RUN_DEADLINE_GRACE_S", "30"))
 # Compile the solvers when a web or worker process starts (never inside a request).
 SMARTCART_WARMUP = env_bool("SMARTCART_WARMUP", True)
 

@@ -12,6 +12,7 @@ from smartcart.api.serializers import (
     OptimizationRunSerializer,
 )
 from smartcart.api.views.carts import CartBaseView, cart_response, no_cart, own_cart, validated
+from smartcart.lease import optimization_run_lease_check
 from smartcart.models import OptimizationRun
 from smartcart.selectors import cart_lines_find, optimization_run_get, optimization_run_list
 from smartcart.services import (
@@ -94,7 +95,7 @@ class OptimizationDetailView(CartBaseView):
     )
     def get(self, request, run_id: int):
         run = optimization_run_get(run_id=run_id, cart=own_cart(request))
-        return run_response(request, run)
+        return run_response(request, optimization_run_lease_check(run=run))
 
 
 class OptimizationApplyView(CartBaseView):

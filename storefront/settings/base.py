@@ -174,6 +174,10 @@ CELERY_BEAT_SCHEDULE = {
         # recovered within seconds even when nobody polls the run.
         "schedule": float(os.environ.get("SMARTCART_REAP_EVERY_S", "5")),
     },
+    "storefront-purge-idempotency-keys": {
+        "task": "storefront.idempotency_keys_purge",
+        "schedule": 3600.0,
+    },
 }
 
 # --- Smart cart ---------------------------------------------------------------------------
@@ -230,6 +234,8 @@ STOREFRONT_CHEAPEST_DRAIN_S = float(os.environ.get("STOREFRONT_CHEAPEST_DRAIN_S"
 STOREFRONT_ZONE_INDEX_DEVICE = os.environ.get("STOREFRONT_ZONE_INDEX_DEVICE", "cpu")
 
 # --- REST API -----------------------------------------------------------------------------
+# Stored answers of POSTs sent with an Idempotency-Key live this long (storefront.idempotency).
+IDEMPOTENCY_KEY_TTL_S = int(os.environ.get("IDEMPOTENCY_KEY_TTL_S", str(24 * 3600)))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",

@@ -15,6 +15,7 @@ from smartcart.api.serializers import (
     CartSerializer,
 )
 from storefront.errors import NotFound, ValidationFailed
+from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 from storefront.models import Cart
 from storefront.selectors import cart_find, cart_pricing_summary, offer_get
 from storefront.services import (
@@ -88,6 +89,7 @@ class CartLineListView(CartBaseView):
         summary="Add an offer to your cart",
         description="Creates your cart when you have none. A product already in the cart "
         "grows by `quantity` and moves to this offer.",
+        parameters=[IDEMPOTENCY_KEY_PARAMETER],
         request=CartLineAddSerializer,
         responses={
             201: OpenApiResponse(CartSerializer, description="The cart with the line."),
@@ -97,12 +99,14 @@ class CartLineListView(CartBaseView):
                 403,
                 409,
                 415,
+                422,
                 429,
                 e400="Bad input, or `offer_not_found` (field `offer_id`) for an unknown offer.",
                 e409="`offer_inactive`, `insufficient_stock` or `cart_full`.",
             ),
         },
     )
+    @idempotent
     def post(self, request):
         data = validated(CartLineAddSerializer, request.data)
         try:

@@ -20,6 +20,7 @@ from smartcart.services import (
     optimization_run_create,
     optimization_run_dismiss,
 )
+from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
 
 def run_response(request, run: OptimizationRun, *, status_code: int = 200) -> Response:
@@ -56,6 +57,7 @@ class OptimizationListView(CartBaseView):
         "larger ones are queued (202, `queued`): poll the `Location` URL until `status` is "
         "`done` or `failed`. A run already queued for the same cart version is returned "
         "again rather than started twice.",
+        parameters=[IDEMPOTENCY_KEY_PARAMETER],
         request=OptimizationCreateSerializer,
         responses={
             201: OpenApiResponse(OptimizationRunSerializer, description="Solved at once."),
@@ -67,12 +69,15 @@ class OptimizationListView(CartBaseView):
                 404,
                 409,
                 415,
+                422,
                 429,
+                503,
                 e400="Bad input, or `cart_empty`.",
                 e409="`line_unavailable`: a line cannot be bought as it is; fix it first.",
             ),
         },
     )
+    @idempotent
     def post(self, request):
         data = validated(OptimizationCreateSerializer, request.data)
         # The caller's cart and its lines in one query (the service would read them again).

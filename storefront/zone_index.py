@@ -233,3 +233,23 @@ def zone_changed(sender, **kwargs) -> None:
 @receiver(post_delete, sender="storefront.Merchant", dispatch_uid="zone_index.merchant_deleted")
 def merchant_changed(sender, **kwargs) -> None:
     _invalidate_on_commit(**kwargs)
+
+
+def zone_index_warmup(*, device: str | None = None) -> None:
+    """Compiles (or loads from Numba's on-disk cache) every kernel a request's zone lookup
+    reaches, with the argument types real indexes use: an index of a few made-up merchants and
+    zones built and matched in memory (no query: it runs before the server accepts requests,
+    ``smartcart.warmup``)."""
+    device = device or settings.STOREFRONT_ZONE_INDEX_DEVICE
+    prefixes = ["", "1", "10", "75", "SW1"]
+    dense = np.array([0, 0, 1, 2, 2], np.int64)
+    shard_size, shards = _shards(3, dense, prefixes, device)
+    rule = ShippingRule(base_fee=0, per_extra_unit=0, free_over=None)
+    index = ZoneIndex(
+        version="warmup",
+        merchant_ids=np.array([1, 2, 3], np.int64),
+        rules=(rule,) * (3 + len(prefixes)),
+        shard_size=shard_size,
+        shards=shards,
+    )
+    index.resolve(pairs=[(1, "10115"), (2, "75001"), (3, "SW1A 1AA"), (4, None)])

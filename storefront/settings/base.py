@@ -159,8 +159,8 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A message whose worker died hard is redelivered after this long. It must stay above the
 # longest task time limit (a feed import, OFFER_IMPORT_TIME_LIMIT_S), or Redis would hand a
-# running task to a second worker. A lost optimisation run does not wait for it: the next
-# Improve-cart click on that cart replaces a stale run.
+# running task to a second worker. A lost optimisation run does not wait for it: its lease
+# lapses within seconds (smartcart.lease; README, "Failures and retries").
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3900")),
 }

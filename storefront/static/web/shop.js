@@ -80,6 +80,14 @@
       if (panel) {
         panel.removeAttribute("aria-busy");
       }
+      // No spinner or moving bar for a run the page no longer waits for.
+      region.querySelectorAll(".progress, .spinner").forEach(function (node) {
+        node.hidden = true;
+      });
+      var title = region.querySelector("#improve-title");
+      if (title) {
+        title.textContent = "We couldn’t improve your cart in time";
+      }
       finished(region.contains(document.activeElement));
     }
 

@@ -120,3 +120,37 @@ def test_limits_fail_in_their_documented_direction(redis_down):
     # "closed": refused while the cache is down; "open": not counted.
     assert window_retry_after(key="t:closed", allowed=5, window_s=60, on_outage="closed")
     assert window_retry_after(key="t:open", allowed=0, window_s=60, on_outage="open") is None
+
+
+def test_a_zone_change_with_the_cache_down_is_seen_once_it_is_back(
+    private_redis,  # noqa: F811
+    django_capture_on_commit_callbacks,
+):
+    from storefront import zone_index
+    from storefront.selectors import shipping_rules_for_destinations
+    from tests.factories import MerchantFactory, ShippingZoneFactory
+
+    caches = {
+        "default": {
+            "BACKEND": "storefront.cache.ResilientRedisCache",
+            "LOCATION": private_redis.url(6),
+            "KEY_PREFIX": "zone-test",
+        }
+    }
+    merchant = MerchantFactory(base_fee=500)
+    with override_settings(CACHES=caches):
+        cache_outage_forget()
+        assert shipping_rules_for_destinations(pairs=[(merchant.pk, "10115")])[0].base_fee == 500
+        before = zone_index._current
+        private_redis.pause()
+        cache_outage_forget()
+        with django_capture_on_commit_callbacks(execute=True):
+            ShippingZoneFactory(merchant=merchant, postal_prefix="10", base_fee=100)
+        # Down: resolved in SQL by the caller (None here), never from the old index.
+        assert shipping_rules_for_destinations(pairs=[(merchant.pk, "10115")]) == [None]
+        private_redis.resume()  # the same Redis back, still holding the old stamp
+        cache_outage_forget()
+        zone_index._current = before  # as another process would still hold it
+        assert shipping_rules_for_destinations(pairs=[(merchant.pk, "10115")])[0].base_fee == 100
+    zone_index._current = None
+    cache_outage_forget()

@@ -2,7 +2,6 @@
 so an outage can be simulated without touching the shared Redis."""
 
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -61,16 +60,8 @@ class PrivateRedis:
                 time.sleep(0.05)
         raise RuntimeError(f"redis-server did not start on {self.port}")
 
-    def pause(self) -> None:
-        """Unreachable but keeping its data (SIGSTOP): connections time out."""
-        self.process.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        self.process.send_signal(signal.SIGCONT)
-
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)
             self.process.terminate()
             self.process.wait(timeout=10)
         self.process = None

@@ -139,6 +139,9 @@ class OptimizationRun(models.Model):
             ),
         ]
 
+    # Not a column: set in the creating process when the broker refused the run's job.
+    enqueue_failed: bool = False
+
     def __str__(self) -> str:
         return f"Optimization {self.pk} of cart {self.cart_id} v{self.cart_version} ({self.status})"
 

@@ -91,6 +91,7 @@ def _precondition_failed(cart: Cart | None, current: Callable[[Cart], dict]) -> 
 
 def _with_etag(request, response: Response, current: Callable[[Cart], dict]) -> Response:
     data = response.data
+    etag: str | None
     if isinstance(data, dict) and "version" in data and 200 <= response.status_code < 300:
         etag = cart_etag(data)
     elif response.status_code == status.HTTP_204_NO_CONTENT:

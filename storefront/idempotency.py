@@ -86,7 +86,10 @@ def idempotent(method):
         except _Answered as answered:
             return answered.response
         except _Duplicate:
-            return _replay(_stored(user=request.user, key=key), fingerprint=fingerprint)
+            twin = _stored(user=request.user, key=key)
+            if twin is None:  # the twin's key expired in between: this one is a new request
+                return wrapper(view, request, *args, **kwargs)
+            return _replay(twin, fingerprint=fingerprint)
         return response
 
     return wrapper

@@ -6,11 +6,13 @@ for as long as the cache is unavailable: the ``"local"`` direction of ``storefro
 (the limit holds per process rather than not at all, and the request is served).
 """
 
+from rest_framework.throttling import SimpleRateThrottle
+
 from storefront.cache import CacheUnavailable
 from storefront.ratelimit import local_fallback_cache
 
 
-class LocalOnOutageThrottleMixin:
+class LocalOnOutageThrottleMixin(SimpleRateThrottle):
     def allow_request(self, request, view) -> bool:
         try:
             return super().allow_request(request, view)

@@ -9,11 +9,9 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from smartcart.models import OptimizationRun
 from storefront.idempotency import idempotency_keys_purge
 from storefront.models import CartLine, IdempotencyKey
 from tests.factories import OfferFactory, UserFactory
-from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 
@@ -82,15 +80,6 @@ def test_a_failed_request_keeps_no_key_and_its_retry_runs(api):
         LINES, {"offer_id": offer.pk, "quantity": 5}, format="json", HTTP_IDEMPOTENCY_KEY="k"
     )
     assert retried.status_code == 201
-
-
-def test_a_retried_optimization_post_starts_one_run(user, api):
-    cart_with_choices(owner=user)
-    first = api.post("/api/v1/cart/optimizations/", {}, format="json", HTTP_IDEMPOTENCY_KEY="o")
-    again = api.post("/api/v1/cart/optimizations/", {}, format="json", HTTP_IDEMPOTENCY_KEY="o")
-    assert first.status_code == again.status_code
-    assert again.json()["id"] == first.json()["id"]
-    assert OptimizationRun.objects.count() == 1
 
 
 def test_a_bad_key_is_400(api):

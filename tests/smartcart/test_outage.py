@@ -18,6 +18,7 @@ from storefront.models import CartLine
 from tests.factories import OfferFactory, ProductFactory, UserFactory
 from tests.redis_server import private_redis  # noqa: F401  (fixture)
 from tests.smartcart.conftest import cart_with_choices
+from tests.smartcart.test_integration import _drop_broker_pools
 
 pytestmark = pytest.mark.django_db
 
@@ -47,13 +48,6 @@ def redis_down(private_redis):  # noqa: F811
         conf.task_always_eager, conf.broker_url = saved
         cache_outage_forget()
         broker_check_forget()
-
-
-def _drop_broker_pools() -> None:
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
-    app.amqp._producer_pool = None
 
 
 def _api(user) -> APIClient:

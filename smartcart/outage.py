@@ -17,7 +17,7 @@ import time
 from django.conf import settings
 
 from gpu_engine import CartProblem
-from gpu_engine.planner import GpuState, make_plan
+from gpu_engine.planning.planner import GpuState, make_plan
 from smartcart.errors import ServiceUnavailable
 from smartcart.models import OptimizationRun
 from smartcart.routing import RouteChoice, rate_profile

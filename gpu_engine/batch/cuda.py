@@ -23,7 +23,9 @@ its own stream. Within a block:
   the plan marked ``skip`` (dominated single-line sellers) get no layer. Thread 0 backtracks
   through the per-merchant choices.
 
-The DP tables live in global scratch (``ws`` int64, ``pick`` uint16) at the cart's offsets.
+The DP tables live in global scratch (``ws`` int64, ``pick`` uint16) at the cart's offsets;
+but in "baseline", the scratch is kept between batches (gigabytes at 1M carts) and grown as
+needed.
 The whole batch is copied to the device once (pinned and narrowed but in "baseline":
 :mod:`gpu_engine.batch.staging`); a range launch covers as many carts as the scratch budget
 allows (usually all of them; the split variants need the whole batch's scratch at once, else
@@ -61,6 +63,8 @@ SIMULATOR_THREADS = 4
 SIMULATOR_SCRATCH = 16 << 20
 # Leave room for the batch itself, other kernels and the CUDA context on a shared card.
 SCRATCH_FRACTION = 0.5
+# Scratch kept between batches (all but "baseline") holds at most this share of the device.
+KEEP_SCRATCH_FRACTION = 0.25
 # Kernel modes (see _build).
 RANGE, LIGHT, INDEXED = 0, 1, 2
 # Carts by estimated steps: (floor, threads a block) from the heaviest tier down; carts below
@@ -83,6 +87,8 @@ _best_split = cuda.jit(device=True)(dp_ops.best_split)
 _plan_cart = cuda.jit(device=True)(ops.plan_cart)
 
 _kernels: dict = {}
+_scratch: dict = {}
+_scratch_lock = threading.Lock()
 _plan_kernel: list = []
 _lock = threading.Lock()
 
@@ -371,18 +377,20 @@ def solve_gpu(
     plan = _plan_on_device(batch, d, prefer=-1 if prefer is None else prefer, max_work=max_work)
     d.update(_upload({"ws_ptr": plan.ws_ptr, "pick_ptr": plan.pick_ptr}))
     t2 = time.perf_counter()
-    chunks = plan.chunks(scratch_limit())
-    d["out_total"] = cuda.to_device(np.full(batch.n_carts, -1, dtype=np.int64))
-    d["out_choice"] = cuda.device_array(max(1, batch.line_qty.size), dtype=np.int64)
-    ws_size = max([int(plan.ws_ptr[hi] - plan.ws_ptr[lo]) for lo, hi in chunks] + [1])
-    pick_size = max([int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks] + [1])
-    d["ws"] = cuda.device_array(ws_size, dtype=np.int64)
-    d["pick"] = cuda.device_array(pick_size, dtype=np.uint16)
-    if variant in SPLIT and len(chunks) == 1:
-        launches = _launch_split(plan, d, *SPLIT[variant], timings)
-    else:
-        launches = _launch_ranges(chunks, d)
-    cuda.synchronize()
+    keep = variant != "baseline"
+    with _scratch_lock:
+        chunks = plan.chunks(scratch_limit() + (_held_scratch() if keep else 0))
+        d["out_total"] = cuda.to_device(np.full(batch.n_carts, -1, dtype=np.int64))
+        d["out_choice"] = cuda.device_array(max(1, batch.line_qty.size), dtype=np.int64)
+        ws_size = max([int(plan.ws_ptr[hi] - plan.ws_ptr[lo]) for lo, hi in chunks] + [1])
+        pick_size = max([int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks] + [1])
+        d["ws"] = _scratch_array("ws", ws_size, np.int64, keep)
+        d["pick"] = _scratch_array("pick", pick_size, np.uint16, keep)
+        if variant in SPLIT and len(chunks) == 1:
+            launches = _launch_split(plan, d, *SPLIT[variant], timings)
+        else:
+            launches = _launch_ranges(chunks, d)
+        cuda.synchronize()
     t3 = time.perf_counter()
     total = d["out_total"].copy_to_host()
     choice = d["out_choice"].copy_to_host()[: batch.line_qty.size]
@@ -394,6 +402,40 @@ def solve_gpu(
         launches=launches + 1,
     )
     return total, choice, plan
+
+
+def _held_scratch() -> int:
+    return sum(int(a.nbytes) for a in _scratch.values())
+
+
+def _scratch_array(name: str, size: int, dtype: type, keep: bool):
+    """Device scratch of at least ``size`` entries. With ``keep``, one buffer per name is kept
+    for the process and grown as needed (a gpu worker solves many batches: allocating and
+    freeing gigabytes of DP tables each time costs milliseconds), unless it would hold more
+    than :data:`KEEP_SCRATCH_FRACTION` of the device's memory. The caller holds
+    ``_scratch_lock`` until its kernels are done."""
+    if not keep:
+        return cuda.device_array(size, dtype=dtype)
+    held = _scratch.get(name)
+    if held is not None and held.size >= size:
+        return held
+    _scratch.pop(name, None)
+    grown = int(size * 1.25) + 1
+    if simulator_enabled():
+        cap = SIMULATOR_SCRATCH
+    else:
+        cap = int(cuda.current_context().get_memory_info()[1] * KEEP_SCRATCH_FRACTION)
+    if grown * np.dtype(dtype).itemsize + _held_scratch() > cap:
+        return cuda.device_array(size, dtype=dtype)
+    held = cuda.device_array(grown, dtype=dtype)
+    _scratch[name] = held
+    return held
+
+
+def release_scratch() -> None:
+    """Give the kept device scratch back (the next batch allocates again)."""
+    with _scratch_lock:
+        _scratch.clear()
 
 
 def _kernel_args(d: dict) -> tuple:

@@ -211,6 +211,9 @@ def test_every_simulated_kernel_variant_matches_the_cpu_twin(monkeypatch):
         gpu = solve_packed(batch, device="gpu", gpu_variant=variant)
         np.testing.assert_array_equal(gpu.total, cpu.total, err_msg=variant)
         np.testing.assert_array_equal(gpu.choice, cpu.choice, err_msg=variant)
+    # The scratch kept from one batch serves the next.
+    assert batch_cuda._scratch
+    batch_cuda.release_scratch()
 
 
 def test_values_that_do_not_fit_the_narrow_types_travel_wide():

@@ -24,7 +24,7 @@ its own stream. Within a block:
   through the per-merchant choices.
 
 The DP tables live in global scratch (``ws`` int64, ``pick`` uint16) at the cart's offsets;
-but in "baseline", the scratch is kept between batches (gigabytes at 1M carts) and grown as
+except in "baseline", the scratch is kept between batches (gigabytes at 1M carts) and grown as
 needed.
 The whole batch is copied to the device once (pinned and narrowed but in "baseline":
 :mod:`gpu_engine.batch.staging`); a range launch covers as many carts as the scratch budget
@@ -238,6 +238,10 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
                     s ^= _assign_merchant(
                         m, pick[p0 + m * size + s], l0, n, offer_ptr, offer_merchant, out_choice
                     )
+        elif t == 0:
+            # Too large for the batch: every cart's block writes its total, so the answers
+            # need no initialising copy.
+            out_total[c] = -1
 
     return kernel
 
@@ -380,7 +384,10 @@ def solve_gpu(
     keep = variant != "baseline"
     with _scratch_lock:
         chunks = plan.chunks(scratch_limit() + (_held_scratch() if keep else 0))
-        d["out_total"] = cuda.to_device(np.full(batch.n_carts, -1, dtype=np.int64))
+        if keep:
+            d["out_total"] = cuda.device_array(batch.n_carts, dtype=np.int64)
+        else:
+            d["out_total"] = cuda.to_device(np.full(batch.n_carts, -1, dtype=np.int64))
         d["out_choice"] = cuda.device_array(max(1, batch.line_qty.size), dtype=np.int64)
         ws_size = max([int(plan.ws_ptr[hi] - plan.ws_ptr[lo]) for lo, hi in chunks] + [1])
         pick_size = max([int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks] + [1])

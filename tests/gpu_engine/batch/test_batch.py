@@ -230,3 +230,15 @@ def test_values_that_do_not_fit_the_narrow_types_travel_wide():
     gpu = solve_packed(wide, device="gpu")
     np.testing.assert_array_equal(gpu.total, cpu.total)
     np.testing.assert_array_equal(gpu.choice, cpu.choice)
+
+
+def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
+    from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch.pack import TOO_LARGE
+
+    batch = synthetic_batch(8, seed=4, max_lines=6, max_offers=5, pool=8)
+    for variant in batch_cuda.VARIANTS:
+        total, _choice, plan = batch_cuda.solve_gpu(batch, max_work=200, variant=variant)
+        assert (plan.method == TOO_LARGE).any() and (plan.method != TOO_LARGE).any()
+        assert (total[plan.method == TOO_LARGE] == -1).all(), variant
+        assert (total[plan.method != TOO_LARGE] > 0).all(), variant

@@ -119,3 +119,14 @@ def _cast_parallel(values, target, lo, hi) -> bool:
 
 def _cast(values, target, lo, hi) -> bool:
     return bool(_cast_serial(values, target, lo, hi, 1))
+
+
+def warm() -> None:
+    """Compile both casts for every pair of types a batch can need (a benchmark's warm-up:
+    small batches only take the one-thread cast)."""
+    for source in (np.int64, np.int32):
+        for target in set(NARROW.values()):
+            values = np.zeros(1, dtype=source)
+            info = np.iinfo(target)
+            _cast_parts(values, np.zeros(1, dtype=target), info.min, info.max, 1)
+            _cast_serial(values, np.zeros(1, dtype=target), info.min, info.max, 1)

@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 from gpu_engine import solve
-from gpu_engine.batch import pack_problems, solve_batch, solve_packed
+from gpu_engine.batch import pack_problems, solve_batch, solve_packed, staging
 from gpu_engine.batch.pack import DP, FULL, TOO_LARGE
 from gpu_engine.batch.synthetic import cart_problem, synthetic_batch
 from gpu_engine.device import gpu_available, gpu_name
@@ -62,6 +62,7 @@ def _warm(gpu: bool, variants: list[str | None]) -> None:
     small = synthetic_batch(5000, seed=12345)
     solve_packed(small, device="cpu")
     if gpu:
+        staging.warm()
         for variant in variants:
             solve_packed(small, device="gpu", gpu_variant=variant)
     problems = [cart_problem(small, c) for c in range(8)]
@@ -87,6 +88,7 @@ def _size_rows(args, n: int, gpu: bool, variants: list[str | None]) -> list[dict
     base = {"suite": SUITE, "case": case}
     gpu_rows: list[tuple[dict[str, Any], Any]] = []
     if gpu:
+        staging.warm()
         for variant in variants:
             ms, fastest, answers = _timed(batch, "gpu", args.batch_repeats, variant)
             solver = "gpu-batch" if variant is None else f"gpu-batch {variant}"

@@ -362,10 +362,12 @@ def solve_gpu(
     scratch offsets in; the solve launches; one copy out. ``variant`` (:data:`VARIANTS`) only
     changes how the work reaches the device, never an answer: "baseline" copies the int64
     arrays as they are and runs one launch per scratch-sized range of carts; "pinned" copies
-    through pinned buffers in narrow types (:mod:`gpu_engine.batch.staging`); "split" (and
-    "split256") also give the heaviest carts bigger blocks, heaviest first (see
+    through pinned buffers in narrow types (:mod:`gpu_engine.batch.staging`) and keeps the
+    DP scratch between batches; "split", "split256" and "split-warp" also give the heaviest
+    carts bigger blocks, heaviest first, and the rest 64 or 32 threads (see
     :func:`_launch_split`). ``timings`` receives ``copy_in_ms``, ``plan_ms``, ``kernel_ms``,
-    ``copy_out_ms`` and the launch counts."""
+    ``copy_out_ms``, the launch count and, for the split variants, each launch's carts,
+    block size, registers and local bytes a thread."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     timings = {} if timings is None else timings

@@ -122,13 +122,13 @@ def split_punish(seed: int, n_lines: int) -> Cart:
     for i in range(n_lines):
         item_id = f"sku-{i:03d}"
         items.append({"id": item_id, "quantity": int(rng.choice([1, 1, 2, 3]))})
-        base = math.exp(rng.uniform(math.log(500), math.log(8000)))
+        list_price = math.exp(rng.uniform(math.log(500), math.log(8000)))
         offers += _offers(
             rng,
             item_id,
             int(rng.integers(3, 11)),
             n_merchants,
-            lambda m, b=base: b * rng.uniform(0.85, 1.15),
+            lambda m, b=list_price: b * rng.uniform(0.85, 1.15),
             lambda: None,
         )
     return {"items": items, "merchants": merchants, "offers": offers}
@@ -153,13 +153,13 @@ def large_qty(seed: int, n_lines: int) -> Cart:
         item_id = f"sku-{i:03d}"
         quantity = int(math.exp(rng.uniform(math.log(5), math.log(500))))
         items.append({"id": item_id, "quantity": quantity})
-        base = math.exp(rng.uniform(math.log(50), math.log(5000)))
+        list_price = math.exp(rng.uniform(math.log(50), math.log(5000)))
         offers += _offers(
             rng,
             item_id,
             int(rng.integers(3, 11)),
             n_merchants,
-            lambda m, b=base: b * rng.uniform(0.85, 1.15),
+            lambda m, b=list_price: b * rng.uniform(0.85, 1.15),
             lambda q=quantity: int(q * rng.uniform(0.8, 3.0)),
         )
     return {"items": items, "merchants": merchants, "offers": offers}
@@ -170,7 +170,9 @@ def fixed_fee(seed: int, n_lines: int) -> Cart:
     rng = np.random.default_rng(seed)
     n_lines = min(max(n_lines, 25), 50)
     n_merchants = int(rng.integers(50, 101))
-    merchants = [_merchant(m, int(rng.integers(200, 2000)), 0, None, None) for m in range(n_merchants)]
+    merchants = [
+        _merchant(m, int(rng.integers(200, 2000)), 0, None, None) for m in range(n_merchants)
+    ]
     items, offers = [], []
     for i in range(n_lines):
         item_id = f"sku-{i:03d}"
@@ -206,13 +208,13 @@ def mixed(seed: int, n_lines: int) -> Cart:
     for i in range(n_lines):
         item_id = f"sku-{i:03d}"
         items.append({"id": item_id, "quantity": int(rng.choice([1, 1, 2, 5, 50]))})
-        base = float(rng.choice([0, 100, 1000, 10000]))
+        list_price = float(rng.choice([0, 100, 1000, 10000]))
         offers += _offers(
             rng,
             item_id,
             int(rng.integers(2, 13)),
             n_merchants,
-            lambda m, b=base: b * rng.choice([1.0, 1.0, 0.9, 1.2]),
+            lambda m, b=list_price: b * rng.choice([1.0, 1.0, 0.9, 1.2]),
             lambda: None,
         )
     return {"items": items, "merchants": merchants, "offers": offers}

@@ -15,7 +15,16 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
-from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
+from storefront.models import (
+    Cart,
+    CartLine,
+    Category,
+    Merchant,
+    Offer,
+    Order,
+    Product,
+    ShippingZone,
+)
 from storefront.validators import gtin_check_digit
 from storefront.zone_index import zone_index_invalidate
 
@@ -220,7 +229,9 @@ def catalog_counts() -> dict[str, int]:
 
 
 def catalog_reset() -> None:
-    """Deletes carts and the whole catalog, children first (cart lines protect offers)."""
+    """Deletes orders, carts and the whole catalog, children first (packages protect
+    merchants, cart lines protect offers)."""
+    Order.objects.all().delete()
     CartLine.objects.all().delete()
     Cart.objects.all().delete()
     for model in (Offer, ShippingZone, Product, Category, Merchant):

@@ -5,6 +5,7 @@ tasks run in-process: the embedded default that ``make demo`` uses. No secret ha
 default outside DEBUG.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -48,6 +49,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "payments",
     "storefront",
     "smartcart",
 ]
@@ -124,6 +126,25 @@ MEDIA_URL = "media/"
 # One currency per deployment; every amount in the database is integer minor units (cents).
 SHOP_CURRENCY = os.environ.get("SHOP_CURRENCY", "EUR")
 
+# --- Checkout and payment ---------------------------------------------------------------
+# django-payments: the dummy provider (a form on this site that says "paid" or "rejected")
+# unless PAYMENT_PROVIDER names a real one, e.g. "payments.stripe.StripeProviderV3" with
+# PAYMENT_PROVIDER_OPTIONS='{"api_key": "...", "endpoint_secret": "..."}' (see README).
+PAYMENT_MODEL = "storefront.Payment"
+PAYMENT_HOST = os.environ.get("PAYMENT_HOST", "localhost:8000")
+PAYMENT_USES_SSL = env_bool("PAYMENT_USES_SSL", not DEBUG)
+PAYMENT_VARIANTS = {
+    "default": (
+        os.environ.get("PAYMENT_PROVIDER", "payments.dummy.DummyProvider"),
+        json.loads(os.environ.get("PAYMENT_PROVIDER_OPTIONS", "{}")),
+    )
+}
+# An order not paid this long after it was placed fails and gives its stock back.
+ORDER_PAYMENT_TIMEOUT_S = int(os.environ.get("ORDER_PAYMENT_TIMEOUT_S", "1800"))
+# Before the review, the cart is checked once more for a cheaper assignment on this budget
+# (through STOREFRONT_CART_OPTIMIZER below).
+CHECKOUT_OPTIMIZE_BUDGET_MS = int(os.environ.get("CHECKOUT_OPTIMIZE_BUDGET_MS", "300"))
+
 # --- Cache --------------------------------------------------------------------------------
 # Throttles and rate limits must be shared by every web process: Redis when there is one.
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -168,6 +189,10 @@ CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
 CELERY_BEAT_SCHEDULE = {
     "smartcart-reap-stuck-optimization-runs": {
         "task": "smartcart.optimization_runs_reap",
+        "schedule": 60.0,
+    },
+    "storefront-expire-unpaid-orders": {
+        "task": "storefront.orders_unpaid_expire",
         "schedule": 60.0,
     },
 }

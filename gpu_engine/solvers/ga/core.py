@@ -311,11 +311,53 @@ def _close_delta(m, out, qty, price, cand, params, is_open, sub, units, mcost, d
     return delta, True
 
 
+# Passes of the drop seed's single-line descent (each pass tries every line once).
+_POLISH_PASSES = 20
+
+
+@numba.njit(cache=True)
+def _polish(out, qty, price, cand, params, sub, units, mcost):
+    """Single-line moves, each line to the merchant that lowers the exact total most, pass after
+    pass until none does (or ``_POLISH_PASSES``): the drop heuristic judges lines alone when it
+    closes a merchant, which leaves cheap moves for this."""
+    for _ in range(_POLISH_PASSES):
+        moved = False
+        for i in range(qty.size):
+            a = out[i]
+            amount = qty[i] * price[i, a]
+            base = _cost_of(a, sub[a] - amount, units[a] - qty[i], params) - mcost[a]
+            best_j = a
+            best_delta = np.int64(0)
+            for k in range(cand.shape[1]):
+                j = cand[i, k]
+                if j < 0:
+                    break
+                if j == a:
+                    continue
+                add = qty[i] * price[i, j]
+                delta = base + _cost_of(j, sub[j] + add, units[j] + qty[i], params) - mcost[j]
+                if delta < best_delta:
+                    best_j, best_delta = j, delta
+            if best_j != a:
+                j = best_j
+                sub[a] -= amount
+                units[a] -= qty[i]
+                mcost[a] = _cost_of(a, sub[a], units[a], params)
+                sub[j] += qty[i] * price[i, j]
+                units[j] += qty[i]
+                mcost[j] = _cost_of(j, sub[j], units[j], params)
+                out[i] = j
+                moved = True
+        if not moved:
+            return
+
+
 @numba.njit(cache=True)
 def drop_greedy(out, qty, price, cand, params):
     """The classic "drop" heuristic of facility location, priced exactly: every line at its
     cheapest offer, then, while it lowers the total, the merchant whose closing lowers it most is
-    closed (its lines moving to the open merchants where they add least). On carts where the
+    closed (its lines moving to the open merchants where they add least), then single-line moves
+    polish it (:func:`_polish`). On carts where the
     shipping of many merchants outweighs price differences (zero prices, ties, fixed fees, 100%
     discounts) the cheapest-offer seed is far from the optimum and this one is close to it."""
     n = qty.size
@@ -346,6 +388,7 @@ def drop_greedy(out, qty, price, cand, params):
             if ok and delta < best_delta:
                 best_m, best_delta = m, delta
         if best_m < 0:
+            _polish(out, qty, price, cand, params, sub, units, mcost)
             return
         dsub[:] = 0
         dunits[:] = 0

@@ -428,7 +428,9 @@ def _ga_device(problem: CartProblem, gpu: GpuState, method: str) -> str:
 def _ga_first(problem, plan: Plan, method: str, started, seed, profile) -> Solution:
     from gpu_engine.solvers.ga.solve import solve_ga
 
-    ga_ms = plan.ga_share * _remaining(started, plan.budget_ms)
+    # A share of the budget itself, not of what planning left: the GA's time is then a pure,
+    # nondecreasing function of the budget (the monotone property rests on it).
+    ga_ms = plan.ga_share * plan.budget_ms
     device = _ga_device(problem, plan.gpu, method)
     ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
     ga.stats["phases"] = [_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3))]

@@ -32,7 +32,7 @@ GA_FIRST = _profile(
 @settings(max_examples=20, deadline=None)
 @given(
     cart=carts(max_items=6, max_merchants=5),
-    budgets=st.lists(st.sampled_from([10.0, 25.0, 60.0]), min_size=2, max_size=2, unique=True),
+    budgets=st.lists(st.sampled_from([10.0, 40.0, 120.0]), min_size=2, max_size=2, unique=True),
     seed=st.integers(0, 3),
 )
 def test_a_larger_budget_is_never_worse(cart, budgets, seed):
@@ -46,7 +46,7 @@ def test_a_larger_budget_is_never_worse(cart, budgets, seed):
     # Structurally: the larger budget's GA phase had at least the smaller one's time.
     ga_ms = {b: runs[b].plan["ran"][0]["budget_ms"] for b in runs}
     assert runs[small].plan["ran"][0]["phase"] == "cpu-ga"
-    assert ga_ms[large] >= ga_ms[small]
+    assert ga_ms == {b: 0.5 * b for b in runs}
     best, _ = reference_brute_force(cart)
     for run in runs.values():
         assert run.total >= best and (not run.optimal or run.total == best)

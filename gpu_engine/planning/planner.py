@@ -13,23 +13,28 @@ plain:
   rates say, every phase keeping the best assignment found so far, and the best of all of them
   returned:
 
-  - **HiGHS first** (``method == "milp"``) when the profile predicts HiGHS proves the cart within
-    ``1 - GA_SHARE`` of the budget (typically flat carts: fixed delivery fees, no discounts or
-    thresholds). HiGHS gets that share as a hard deadline; if it has not proven its answer, the
-    GA runs on the rest (at least ``GA_SHARE`` of the budget), bounded by HiGHS's dual bound;
-  - **GA first** (``cpu-ga``/``gpu-ga``) otherwise: the GA for ``GA_SHARE`` of the budget (it
-    stops early when it stalls or meets a proven bound), then, when HiGHS is not predicted to
-    prove in the time left, the LP relaxation's bound (:mod:`gpu_engine.bounds.lp`), which proves
-    the GA's answer when it meets it to the cent; then HiGHS, warm-started with the GA's answer,
-    on the rest (skipped below a floor: its presolve alone can outlast a few ms).
+  - **HiGHS first** (``method == "milp"``) when the profile predicts HiGHS proves the cart in
+    the time the GA phase leaves (typically flat carts: fixed delivery fees, no discounts or
+    thresholds). HiGHS, warm-started with the GA's drop-heuristic seed, gets that time as a hard
+    deadline; if it has not proven its answer, the GA runs on the rest, bounded by HiGHS's dual
+    bound;
+  - **GA first** (``cpu-ga``/``gpu-ga``) otherwise: the GA phase (it stops early when it stalls
+    or meets a proven bound), then, when HiGHS is not predicted to prove in the time left, the LP
+    relaxation's bound (:mod:`gpu_engine.bounds.lp`), which proves the GA's answer when it meets
+    it to the cent; then HiGHS, warm-started with the GA's answer, on the rest (skipped below a
+    floor: its presolve alone can outlast a few ms).
+
+  The GA phase's time is :func:`ga_phase_ms`: ``GA_SHARE`` of the budget, or the whole budget
+  while what is left could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor.
 
 Monotone in the budget, by construction: the GA's run is a pure function of the seed and the
-generation count, and keeps its best (elitism); every anytime route gives it ``GA_SHARE`` of the
-budget or more (HiGHS first leaves it at least that), so a larger budget runs the smaller
-budget's GA trajectory and more, and the answer is never worse than that GA's. HiGHS only ever
-replaces an answer with a better one. (Where a full search or DP is predicted to fit it answers
-the optimum.) ``plan["ran"]`` lists every phase that ran, with its time, total and why it ran
-or stopped; ``plan["order"]`` and ``plan["reason"]`` say why this route.
+generation count, and keeps its best (elitism); its time on either route is at least
+:func:`ga_phase_ms` of the budget, which is nondecreasing in the budget, so a larger budget runs
+the smaller budget's GA trajectory and more (as far as the machine's speed is steady), and the
+answer is never worse than that GA's. HiGHS only ever replaces an answer with a better one.
+(Where a full search or DP is predicted to fit it answers the optimum.) ``plan["ran"]`` lists
+every phase that ran, with its time, total and why it ran or stopped; ``plan["order"]`` and
+``plan["reason"]`` say why this route.
 
 The GPU's state comes from the caller (the Celery side knows its queues): ``gpu_busy`` and
 ``gpu_queue_depth`` (values or callables) turn into a predicted wait of ``depth *
@@ -60,6 +65,9 @@ UNINTERRUPTIBLE_SHARE = 0.8
 # The GA's share of the budget on every anytime route (see the module docstring): HiGHS first
 # leaves it at least this much, GA first gives it this much.
 GA_SHARE = 0.5
+# HiGHS is given time only beyond this many times its proof floor (``_proof_floor_ms``): below
+# it the GA gets the whole budget, since HiGHS could not even set up in what is left.
+GA_FLOOR_FACTOR = 2.0
 # The LP bound after the GA gets at most this share of what is left, HiGHS the rest.
 LP_SHARE = 0.5
 MIN_LP_MS = 5.0
@@ -111,8 +119,9 @@ class Plan:
     estimates: tuple[Estimate, ...]
     features: dict[str, Any]
     gpu: GpuState
-    # The GA's share of the budget on the anytime routes.
+    # The GA's share of the budget on the anytime routes, and its time (``ga_phase_ms``).
     ga_share: float = GA_SHARE
+    ga_ms: float = 0.0
     # "exact", "highs-first" or "ga-first".
     order: str = "exact"
 
@@ -122,6 +131,7 @@ class Plan:
             "reason": self.reason,
             "budget_ms": self.budget_ms,
             "ga_share": self.ga_share,
+            "ga_ms": self.ga_ms,
             "order": self.order,
             "predicted_ms": {e.method: e.predicted_ms for e in self.estimates},
             "notes": {e.method: e.note for e in self.estimates if e.note},
@@ -274,16 +284,24 @@ def make_plan(
         _milp_estimate(profile, features),
         *_ga_estimates(problem, budget_ms, profile, gpu, features),
     ]
-    fitting = [e for e in estimates if e.exact and _fits(e, budget_ms)]
+    ga_ms = ga_phase_ms(budget_ms, _proof_floor_ms(problem, profile))
+    fitting = [e for e in estimates if e.exact and _fits(e, budget_ms, ga_ms)]
     if fitting:
         best = min(fitting, key=lambda e: (e.predicted_ms, EXACT_METHODS.index(e.method)))
         if best.method == "milp":
             reason = (
-                f"HiGHS first: predicted to prove in {best.predicted_ms:.3g} ms, within "
-                f"{1 - GA_SHARE:.0%} of the budget; the GA on the rest if it has not"
+                f"HiGHS first: predicted to prove in {best.predicted_ms:.3g} ms, within the "
+                f"{budget_ms - ga_ms:.0f} ms the GA leaves; the GA on the rest if it has not"
             )
             return Plan(
-                "milp", reason, budget_ms, tuple(estimates), features, gpu, order="highs-first"
+                "milp",
+                reason,
+                budget_ms,
+                tuple(estimates),
+                features,
+                gpu,
+                ga_ms=ga_ms,
+                order="highs-first",
             )
         reason = f"exact: {best.method} predicted {best.predicted_ms:.3g} ms within the budget"
         return Plan(best.method, reason, budget_ms, tuple(estimates), features, gpu)
@@ -292,21 +310,28 @@ def make_plan(
     method = "gpu-ga" if ga["gpu-ga"].predicted_ms is not None else "cpu-ga"
     reason = (
         f"GA first: no exact method is predicted to finish in {budget_ms:.0f} ms (HiGHS "
-        f"{milp_ms:.3g} ms): GA for {GA_SHARE:.0%} of the budget, then a lower bound and HiGHS, "
+        f"{milp_ms:.3g} ms): GA for {ga_ms:.0f} ms, then a lower bound and HiGHS, "
         "warm-started, on the time it leaves"
     )
-    return Plan(method, reason, budget_ms, tuple(estimates), features, gpu, order="ga-first")
+    return Plan(
+        method, reason, budget_ms, tuple(estimates), features, gpu, ga_ms=ga_ms, order="ga-first"
+    )
 
 
-def _fits(estimate: Estimate, budget_ms: float) -> bool:
+def ga_phase_ms(budget_ms: float, floor_ms: float) -> float:
+    """The GA's time on an anytime route: ``GA_SHARE`` of the budget, or all of it while the
+    rest could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor. Nondecreasing in the budget (the
+    monotone property rests on it): the whole budget up to that point, then flat, then the
+    share."""
+    return max(GA_SHARE * budget_ms, min(budget_ms, GA_FLOOR_FACTOR * floor_ms))
+
+
+def _fits(estimate: Estimate, budget_ms: float, ga_ms: float) -> bool:
     if estimate.predicted_ms is None:
         return False
     if estimate.method == "milp":
-        share = 1.0 - GA_SHARE
-    elif estimate.method in INTERRUPTIBLE:
-        share = 1.0
-    else:
-        share = UNINTERRUPTIBLE_SHARE
+        return estimate.predicted_ms <= budget_ms - ga_ms
+    share = 1.0 if estimate.method in INTERRUPTIBLE else UNINTERRUPTIBLE_SHARE
     return estimate.predicted_ms <= budget_ms * share
 
 
@@ -430,7 +455,7 @@ def _ga_first(problem, plan: Plan, method: str, started, seed, profile) -> Solut
 
     # A share of the budget itself, not of what planning left: the GA's time is then a pure,
     # nondecreasing function of the budget (the monotone property rests on it).
-    ga_ms = plan.ga_share * plan.budget_ms
+    ga_ms = plan.ga_ms
     device = _ga_device(problem, plan.gpu, method)
     ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
     ga.stats["phases"] = [_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3))]
@@ -530,13 +555,13 @@ def _drop_seed(problem: CartProblem) -> np.ndarray:
 
 
 def _highs_first(problem, plan: Plan, started, seed) -> Solution:
-    """HiGHS, warm-started with the drop heuristic's answer, until ``1 - GA_SHARE`` of the
-    budget; unproven, the GA runs on the rest (bounded by HiGHS's dual bound) and the better of
-    the two answers stands."""
+    """HiGHS, warm-started with the drop heuristic's answer, until the GA phase's time is all
+    that is left of the budget; unproven, the GA runs on the rest (bounded by HiGHS's dual
+    bound) and the better of the two answers stands."""
     from gpu_engine.solvers.ga.solve import solve_ga
     from gpu_engine.solvers.milp.runner import cents_bound, milp_best
 
-    highs_ms = _remaining(started, plan.budget_ms) - plan.ga_share * plan.budget_ms
+    highs_ms = _remaining(started, plan.budget_ms) - plan.ga_ms
     seed_choice = _drop_seed(problem)
     milp, outcome = milp_best(problem, budget_ms=max(1.0, highs_ms), warm_start=seed_choice)
     phases = [

@@ -87,7 +87,9 @@ def test_a_busy_gpu_sends_the_work_to_the_cpu():
 
 
 def test_exact_whenever_one_is_predicted_to_fit():
-    fast_milp = _profile(milp_switched=PowerLaw(coef=0.01, power=1.0))
+    fast_milp = _profile(
+        milp_switched=PowerLaw(coef=0.01, power=1.0), milp_flat=PowerLaw(coef=0.01, power=1.0)
+    )
     plan = make_plan(BIG, budget_ms=1000, profile=fast_milp, gpu=GpuState(present=False))
     assert plan.method == "milp" and plan.reason.startswith("HiGHS first")
     assert plan.order == "highs-first"

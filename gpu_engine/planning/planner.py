@@ -25,7 +25,8 @@ plain:
     floor: its presolve alone can outlast a few ms).
 
   The GA phase's time is :func:`ga_phase_ms`: ``GA_SHARE`` of the budget, or the whole budget
-  while what is left could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor.
+  while what is left could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor (or x its predicted
+  time, where that is less).
 
 Monotone in the budget, by construction: the GA's run is a pure function of the seed and the
 generation count, and keeps its best (elitism); its time on either route is at least
@@ -284,7 +285,11 @@ def make_plan(
         _milp_estimate(profile, features),
         *_ga_estimates(problem, budget_ms, profile, gpu, features),
     ]
-    ga_ms = ga_phase_ms(budget_ms, _proof_floor_ms(problem, profile))
+    # HiGHS's floor, or its predicted time where that is less (flat carts: HiGHS first from
+    # about three times its prediction).
+    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
+    assert milp_ms is not None, "the MILP is predicted for every cart"
+    ga_ms = ga_phase_ms(budget_ms, min(_proof_floor_ms(problem, profile), milp_ms))
     fitting = [e for e in estimates if e.exact and _fits(e, budget_ms, ga_ms)]
     if fitting:
         best = min(fitting, key=lambda e: (e.predicted_ms, EXACT_METHODS.index(e.method)))
@@ -305,7 +310,6 @@ def make_plan(
             )
         reason = f"exact: {best.method} predicted {best.predicted_ms:.3g} ms within the budget"
         return Plan(best.method, reason, budget_ms, tuple(estimates), features, gpu)
-    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
     ga = {e.method: e for e in estimates if not e.exact}
     method = "gpu-ga" if ga["gpu-ga"].predicted_ms is not None else "cpu-ga"
     reason = (

@@ -9,6 +9,7 @@ class SmartcartConfig(AppConfig):
         from celery import signals
 
         from smartcart import warmup
+        from smartcart.pricewatch import receivers  # noqa: F401  (connects offers_changed)
 
         # weak=False: the handlers are module functions, but be explicit that they must live.
         signals.worker_ready.connect(warmup.on_worker_ready, weak=False)

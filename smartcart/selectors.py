@@ -425,8 +425,11 @@ def optimization_run_get(*, run_id: int, cart: Cart) -> OptimizationRun:
 def optimization_run_latest(
     *, cart: Cart, include_dismissed: bool = False
 ) -> OptimizationRun | None:
-    """The cart's most recent run (not dismissed unless asked), or ``None``."""
-    runs = OptimizationRun.objects.select_related("cart").filter(cart_id=cart.pk)
+    """The cart's most recent run (not dismissed unless asked; never a price-watch notice
+    a later check withdrew), or ``None``."""
+    runs = OptimizationRun.objects.select_related("cart").filter(
+        cart_id=cart.pk, superseded_at__isnull=True
+    )
     if not include_dismissed:
         runs = runs.filter(dismissed_at__isnull=True)
     return runs.order_by("-created_at", "-id").first()

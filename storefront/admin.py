@@ -35,6 +35,7 @@ from storefront.models import (
     ShippingZone,
 )
 from storefront.money import format_basis_points, format_money
+from storefront.offer_changes import offers_changed_notify
 from storefront.selectors import CartPricingSummary, cart_pricing_summaries
 
 
@@ -52,8 +53,10 @@ def _set_active(queryset, active: bool) -> int:
     with transaction.atomic():
         if queryset.model is Offer:
             catalog_cheapest_mark_stale(offers=queryset)
+            offers_changed_notify(product_ids=queryset.values_list("product_id", flat=True))
         elif queryset.model is Merchant:
             catalog_cheapest_mark_stale(merchant_ids=queryset.values_list("pk", flat=True))
+            offers_changed_notify(merchant_ids=queryset.values_list("pk", flat=True))
         updated = queryset.update(active=active)
         catalog_cheapest_recompute_request()
     return updated

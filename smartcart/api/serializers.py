@@ -177,6 +177,18 @@ class CartMerchantSerializer(serializers.Serializer):
         return [line.line_id for line in group.lines]
 
 
+class PriceWatchSerializer(serializers.Serializer):
+    optimization_id = serializers.IntegerField()
+    cart_version = serializers.IntegerField()
+    current_total = serializers.IntegerField()
+    suggested_total = serializers.IntegerField()
+    savings = serializers.IntegerField(help_text="In cents; 0 when only prices rose.")
+    price_increase = serializers.IntegerField(
+        help_text="How much more the cart's lines cost now than when added, in cents."
+    )
+    created_at = serializers.DateTimeField()
+
+
 class CartSerializer(serializers.Serializer):
     """The cart priced now, by the pricing contract, grouped by merchant."""
 
@@ -193,6 +205,16 @@ class CartSerializer(serializers.Serializer):
     shipping = serializers.IntegerField()
     total = serializers.IntegerField(help_text="What the buyable lines cost now, in cents.")
     units = serializers.IntegerField()
+    price_watch = serializers.SerializerMethodField(
+        help_text="Set when prices changed since the cart was last looked at: what it can "
+        "save now (`savings`, apply it with `POST cart/optimizations/{optimization_id}/apply/`, "
+        "the usual 409 rules) and how much its lines rose since added (`price_increase`). "
+        "`null`: nothing to tell."
+    )
+
+    def get_price_watch(self, summary: CartPricingSummary) -> PriceWatchSerializer(allow_null=True):
+        notice = self.context.get("price_watch")
+        return None if notice is None else PriceWatchSerializer(notice.as_dict()).data
 
     def get_lines(self, summary: CartPricingSummary) -> CartLineSerializer(many=True):
         lines: list[LinePricing] = [line for group in summary.groups for line in group.lines]

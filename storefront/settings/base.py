@@ -77,6 +77,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "storefront.context_processors.shop",
+                "smartcart.pricewatch.web.price_watch",
             ],
         },
     },
@@ -190,6 +191,21 @@ SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
 SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
 # Compile the solvers when a web or worker process starts (never inside a request).
 SMARTCART_WARMUP = env_bool("SMARTCART_WARMUP", True)
+
+# --- Price watch (smartcart.pricewatch) ------------------------------------------------------
+# Re-optimise the open carts a change of offers affects, and tell their shoppers.
+SMARTCART_PRICE_WATCH = env_bool("SMARTCART_PRICE_WATCH", True)
+# Open carts: changed in the last this many days.
+SMARTCART_PRICE_WATCH_ACTIVE_DAYS = int(os.environ.get("SMARTCART_PRICE_WATCH_ACTIVE_DAYS", "14"))
+# A saving (or a rise) counts when at least this many cents AND this percent of the total.
+SMARTCART_PRICE_WATCH_MIN_CENTS = int(os.environ.get("SMARTCART_PRICE_WATCH_MIN_CENTS", "100"))
+SMARTCART_PRICE_WATCH_MIN_PERCENT = float(
+    os.environ.get("SMARTCART_PRICE_WATCH_MIN_PERCENT", "1.0")
+)
+# With a broker: a burst of changes waits this long for more before one run handles it all.
+SMARTCART_PRICE_WATCH_COUNTDOWN_S = float(os.environ.get("SMARTCART_PRICE_WATCH_COUNTDOWN_S", "5"))
+# Carts read, solved and written per chunk (bounds memory and transaction size).
+SMARTCART_PRICE_WATCH_CHUNK = int(os.environ.get("SMARTCART_PRICE_WATCH_CHUNK", "2000"))
 
 # --- Catalog jobs (feed import, stored cheapest offers) --------------------------------------
 # They run on the cpu queue, whose prefork workers must never open a CUDA context: the

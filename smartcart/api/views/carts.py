@@ -14,6 +14,7 @@ from smartcart.api.serializers import (
     CartLineQuantitySerializer,
     CartSerializer,
 )
+from smartcart.pricewatch.selectors import price_watch_notice_for_cart
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Cart
 from storefront.selectors import cart_find, cart_pricing_summary, offer_get
@@ -43,7 +44,9 @@ def own_cart(request) -> Cart:
 
 
 def cart_response(cart: Cart, *, status_code: int = status.HTTP_200_OK) -> Response:
-    return Response(CartSerializer(cart_pricing_summary(cart=cart)).data, status=status_code)
+    context = {"price_watch": price_watch_notice_for_cart(cart=cart)}
+    data = CartSerializer(cart_pricing_summary(cart=cart), context=context).data
+    return Response(data, status=status_code)
 
 
 def validated(serializer_class, data) -> dict:

@@ -15,9 +15,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+import numpy as np
 from django.db.models import Q, QuerySet
 
-from gpu_engine import ProblemError, price_assignment
+from gpu_engine import ProblemError
+from gpu_engine.pricing import assignment_cost
 from smartcart.models import OptimizationRun, PriceWatchChange
 from smartcart.selectors import (
     CartProblemBuild,
@@ -29,6 +31,7 @@ from smartcart.selectors import (
 from storefront.models import CartLine, Offer
 from storefront.selectors import MerchantTerms, shipping_rules_for_destinations
 from storefront.shipping import Discount, ShippingRule
+from storefront.zone_index import zone_index_invalidate
 
 Source = OptimizationRun.Source
 
@@ -81,6 +84,7 @@ class CartRead:
 
     build: CartProblemBuild
     owner_id: int | None
+    current_total: int
     added_total: int
 
 
@@ -194,14 +198,20 @@ def _shipping(
         for merchant_id in merchants:
             pairs[(merchant_id, cart.postal_code)] = None
     keys = list(pairs)
-    return dict(zip(keys, shipping_rules_for_destinations(pairs=keys), strict=True))
+    rules = shipping_rules_for_destinations(pairs=keys)
+    if any(rule is None for rule in rules):
+        # A merchant the index does not know yet (its commit's invalidation not seen by
+        # this process): rebuild once (two queries) rather than skip its carts.
+        zone_index_invalidate()
+        rules = shipping_rules_for_destinations(pairs=keys)
+    return dict(zip(keys, rules, strict=True))
 
 
 def _build(
     cart_id: int, cart: _CartRows, market: _Market, rules: dict
-) -> tuple[CartProblemBuild, int] | None:
-    """The cart's build and its total at the lines' added prices; ``None`` for a cart that
-    cannot be priced as it stands (a line unavailable, an invalid problem)."""
+) -> tuple[CartProblemBuild, tuple[int, int]] | None:
+    """The cart's build and its totals now and at the lines' added prices; ``None`` for a
+    cart that cannot be priced as it stands (a line unavailable, an invalid problem)."""
     if not cart.rows or any(row.unavailable_reason is not None for row in cart.rows):
         return None
     lines = tuple(row.snapshot for row in cart.rows)
@@ -236,23 +246,34 @@ def _build(
         offers=offers,
         merchants=merchants,
     )
-    return build, _added_total(build, cart.snapshots, offers, merchants)
+    return build, _totals(build, cart.snapshots)
 
 
-def _added_total(build, snapshots, offers, merchants) -> int:
-    """The cart priced by the contract with its current offers at the prices its lines were
-    added at (the current total when no price moved: no second problem)."""
-    added = dict(offers)
-    moved = False
-    for line in build.lines:
-        offer = offers[(line.line_id, line.merchant_id)]
-        if offer.unit_price != snapshots[line.line_id]:
-            added[(line.line_id, line.merchant_id)] = OfferSnapshot(
-                offer.offer_id, offer.merchant_id, snapshots[line.line_id], offer.stock
-            )
-            moved = True
-    problem = _problem(build.lines, added, merchants) if moved else build.problem
-    return sum(cost.cost for cost in price_assignment(problem, build.current_assignment))
+def _current_choice(build: CartProblemBuild) -> np.ndarray:
+    index = {merchant_id: j for j, merchant_id in enumerate(build.problem.merchant_ids)}
+    return np.fromiter(
+        (index[str(line.merchant_id)] for line in build.lines), np.int64, len(build.lines)
+    )
+
+
+def _cost(problem, choice: np.ndarray, price: np.ndarray) -> int:
+    return int(assignment_cost(choice, problem.quantity, price, *problem.merchant_params))
+
+
+def _totals(build: CartProblemBuild, snapshots: dict[int, int]) -> tuple[int, int]:
+    """The cart's total now and at the prices its lines were added at (its current offers,
+    today's shipping and discounts), by the contract's pricing routine, without building a
+    second problem."""
+    problem = build.problem
+    choice = _current_choice(build)
+    current = _cost(problem, choice, problem.price)
+    added_prices = np.array([snapshots[line.line_id] for line in build.lines], np.int64)
+    rows = np.arange(len(build.lines))
+    if np.array_equal(added_prices, problem.price[rows, choice]):
+        return current, current
+    price = problem.price.copy()
+    price[rows, choice] = added_prices
+    return current, _cost(problem, choice, price)
 
 
 def carts_problems_build(*, cart_ids: Sequence[int]) -> ChunkRead:
@@ -268,7 +289,10 @@ def carts_problems_build(*, cart_ids: Sequence[int]) -> ChunkRead:
         if built is None:
             read.skipped += 1
             continue
-        read.carts.append(CartRead(build=built[0], owner_id=cart.owner_id, added_total=built[1]))
+        build, (current, added) = built
+        read.carts.append(
+            CartRead(build=build, owner_id=cart.owner_id, current_total=current, added_total=added)
+        )
     return read
 
 

@@ -44,7 +44,7 @@ from smartcart.pricewatch.selectors import (
 )
 from smartcart.routing import gpu_queue_enabled, rate_profile
 from smartcart.selectors import cart_current_breakdown
-from smartcart.services import _answer, _run_write
+from smartcart.services import _line_rows, _merchant_rows, _run_write
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
             cart_ids = price_watch_carts_affected(changes=changes, active_since=since)
             device = "auto" if route == Route.GPU else "cpu"
             for chunk in _chunks(cart_ids, settings.SMARTCART_PRICE_WATCH_CHUNK):
-                _check_chunk(run=run, cart_ids=chunk, device=device, counts=counts)
+                _check_chunk(run=run, cart_ids=chunk, device=device, counts=counts, meter=meter)
             PriceWatchChange.objects.filter(id__lte=changes.upto).delete()
     except Exception as error:
         logger.exception("Price-watch run %s failed", run.pk)
@@ -240,20 +240,46 @@ def _kept(build, solution: Solution) -> Solution:
 
 
 def _notice_fields(cart: CartRead, solution: Solution, counts: _Counts) -> dict | None:
-    """The notice this cart gets now, as run fields; ``None``: nothing worth saying."""
-    fields = _answer(build=cart.build, solution=solution).fields
-    current = fields["current_total"]
+    """The notice this cart gets now, as run fields; ``None``: nothing worth saying. Decided
+    on the totals first: the stored answer is built only for a notice."""
+    current = cart.current_total
+    savings = max(0, current - int(solution.total))
     increase = max(0, current - cart.added_total)
-    improvable = _counts_as(fields["savings"], current)
+    improvable = _counts_as(savings, current)
     price_up = _counts_as(increase, cart.added_total)
     counts.improvable += improvable
     counts.price_up += price_up
     if not improvable and not price_up:
         return None
-    if not improvable:
-        fields = _answer(build=cart.build, solution=_kept(cart.build, solution)).fields
+    answer = solution if improvable else _kept(cart.build, solution)
+    fields = _notice_answer(cart.build, answer)
     fields["price_increase"] = increase if price_up else None
     return fields
+
+
+def _notice_answer(build, solution: Solution) -> dict:
+    """A done run's answer fields as ``smartcart.services._answer`` stores them (the same
+    suggestion rows, so the Improve panel and the apply path read them alike), with a
+    short plan: the batch solver had no planner's reasoning to record."""
+    current = cart_current_breakdown(build=build)
+    current_total = sum(cost.cost for cost in current)
+    return {
+        "cart_version": build.cart_version,
+        "algorithm": solution.algorithm,
+        "optimal": bool(solution.optimal),
+        "device": solution.device,
+        "current_total": current_total,
+        "suggested_total": int(solution.total),
+        "savings": current_total - int(solution.total),
+        "suggestion": {
+            "lines": _line_rows(build=build, assignment=solution.assignment),
+            "merchants": _merchant_rows(build=build, breakdown=solution.breakdown),
+            "current_merchants": _merchant_rows(build=build, breakdown=current),
+            "kept_current": solution.assignment == build.current_assignment,
+        },
+        "plan": {"price_watch": True, "solve_ms": round(float(solution.elapsed_ms), 3)},
+        "problem_size": build.size,
+    }
 
 
 def _same(run: OptimizationRun, fields: dict) -> bool:
@@ -266,7 +292,9 @@ def _same(run: OptimizationRun, fields: dict) -> bool:
     )
 
 
-def _check_chunk(*, run: PriceWatchRun, cart_ids: list[int], device: str, counts: _Counts):
+def _check_chunk(
+    *, run: PriceWatchRun, cart_ids: list[int], device: str, counts: _Counts, meter: "_QueryMeter"
+):
     read = carts_problems_build(cart_ids=cart_ids)
     counts.checked += len(cart_ids)
     counts.skipped += read.skipped
@@ -294,11 +322,40 @@ def _check_chunk(*, run: PriceWatchRun, cart_ids: list[int], device: str, counts
     with _run_write():
         if retired:
             OptimizationRun.objects.filter(pk__in=retired).update(superseded_at=now)
-        OptimizationRun.objects.bulk_create(created, batch_size=1000)
+        _notices_insert(created, meter=meter)
     counts.notified += len(created)
-    counts.emails += _emails_queue(
-        created, owners={c.build.cart_id: c.owner_id for c in read.carts}
-    )
+    owners = {cart.build.cart_id: cart.owner_id for cart in read.carts}
+    counts.emails += _emails_queue(run=run, created=created, owners=owners)
+
+
+_COPY_FIELDS = tuple(f for f in OptimizationRun._meta.concrete_fields if not f.primary_key)
+
+
+def _notices_insert(created: list[OptimizationRun], *, meter: "_QueryMeter") -> None:
+    """One COPY on PostgreSQL: an INSERT of a thousand rows with JSON columns costs psycopg
+    milliseconds per row in binding its parameters (measured: 4 s for 1,400 rows, against
+    about 0.1 s as COPY). Other databases: ``bulk_create``."""
+    if not created:
+        return
+    if connection.vendor != "postgresql":
+        OptimizationRun.objects.bulk_create(created, batch_size=500)
+        return
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in _COPY_FIELDS)
+    start = time.perf_counter()
+    with (
+        connection.cursor() as cursor,
+        cursor.copy(f"COPY {quote(OptimizationRun._meta.db_table)} ({columns}) FROM STDIN") as copy,
+    ):
+        for notice in created:
+            copy.write_row(
+                [
+                    field.get_db_prep_save(field.pre_save(notice, True), connection)
+                    for field in _COPY_FIELDS
+                ]
+            )
+    meter.queries += 1
+    meter.seconds += time.perf_counter() - start
 
 
 def _notice_run(*, run: PriceWatchRun, build, fields: dict, now) -> OptimizationRun:
@@ -316,24 +373,32 @@ def _notice_run(*, run: PriceWatchRun, build, fields: dict, now) -> Optimization
     )
 
 
-def _emails_queue(created: list[OptimizationRun], *, owners: dict[int, int | None]) -> int:
-    """Queues the saving e-mail of each new notice whose cart's owner opted in (one read);
-    the task itself keeps to one e-mail per cart per day."""
-    savings = [n for n in created if n.savings and owners.get(n.cart_id)]
-    if not savings:
+def _emails_queue(
+    *, run: PriceWatchRun, created: list[OptimizationRun], owners: dict[int, int | None]
+) -> int:
+    """Queues the saving e-mail of each new notice whose cart's owner opted in (one read, two
+    when some did); the task itself keeps to one e-mail per cart per day."""
+    owned = {n.cart_id: owners[n.cart_id] for n in created if n.savings and owners.get(n.cart_id)}
+    if not owned:
         return 0
     opted = set(
         PriceWatchEmailOptIn.objects.filter(
-            user_id__in={owners[n.cart_id] for n in savings}, enabled=True
+            user_id__in=set(owned.values()), enabled=True
         ).values_list("user_id", flat=True)
     )
-    run_ids = [n.pk for n in savings if owners[n.cart_id] in opted]
-    if run_ids:
-        from smartcart.pricewatch.tasks import price_watch_email_send_task
+    carts = [cart_id for cart_id, owner in owned.items() if owner in opted]
+    if not carts:
+        return 0
+    run_ids = list(
+        OptimizationRun.objects.filter(
+            price_watch_run=run, cart_id__in=carts, superseded_at__isnull=True
+        ).values_list("pk", flat=True)
+    )
+    from smartcart.pricewatch.tasks import price_watch_email_send_task
 
-        def send() -> None:
-            for run_id in run_ids:
-                price_watch_email_send_task.apply_async(args=[run_id], queue=str(Route.CPU))
+    def send() -> None:
+        for run_id in run_ids:
+            price_watch_email_send_task.apply_async(args=[run_id], queue=str(Route.CPU))
 
-        transaction.on_commit(send, robust=True)
+    transaction.on_commit(send, robust=True)
     return len(run_ids)

@@ -2,6 +2,9 @@
 header's cart badge (a context processor, evaluated only when a page shows them), the
 e-mail opt-in, and the unsubscribe page that works without signing in."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -14,6 +17,9 @@ from smartcart.pricewatch.notify import (
     price_watch_unsubscribe,
 )
 from smartcart.pricewatch.selectors import PriceWatchNotice, price_watch_notice_for_cart
+from storefront.models import Cart
+from storefront.selectors import CartPricingSummary
+from storefront.web.cart_panels import CartPanel
 from storefront.web.carts import request_cart_find
 
 
@@ -66,3 +72,18 @@ def price_watch_unsubscribe_view(request: HttpRequest, token: str) -> HttpRespon
             request, "smartcart/price_watch_unsubscribe.html", {"invalid": True}, status=400
         )
     return render(request, "smartcart/price_watch_unsubscribe.html", {"done": True})
+
+
+def price_watch_cart_panels(
+    *,
+    request: HttpRequest,
+    cart: Cart,
+    summary: CartPricingSummary,
+    state: Mapping[str, Any],
+) -> list[CartPanel]:
+    """The price-watch notice (and the e-mail opt-in) above the Improve panel, through
+    storefront's cart-panel hook (``settings.STOREFRONT_CART_PANELS``)."""
+    context = {"price_watch": PriceWatchContext(request)}
+    return [
+        CartPanel(slot="main", template_name="smartcart/_price_watch_notice.html", context=context)
+    ]

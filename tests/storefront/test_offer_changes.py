@@ -3,10 +3,9 @@
 import pytest
 from django.db import transaction
 
-from storefront.admin import _set_active
-from storefront.models import Offer
+from storefront.models import Merchant, Offer
 from storefront.offer_changes import offers_changed
-from storefront.services import offer_update
+from storefront.services import merchants_active_set, offer_update, offers_active_set
 from tests.factories import MerchantFactory, OfferFactory, ShippingZoneFactory
 
 pytestmark = pytest.mark.django_db
@@ -60,9 +59,14 @@ def test_merchant_terms_and_zones_are_merchant_changes(sent, django_capture_on_c
     assert sent == [(set(), {merchant.pk})] * 3
 
 
-def test_admin_bulk_activation_is_a_change(sent, django_capture_on_commit_callbacks):
+def test_bulk_activation_is_a_change(sent, django_capture_on_commit_callbacks):
+    """The admin's activate/deactivate actions (QuerySet.update: no model signals)."""
     offers = [OfferFactory() for _ in range(2)]
     sent.clear()
     with django_capture_on_commit_callbacks(execute=True):
-        _set_active(Offer.objects.filter(pk__in=[o.pk for o in offers]), False)
-    assert sent == [({o.product_id for o in offers}, set())]
+        offers_active_set(offers=Offer.objects.filter(pk__in=[o.pk for o in offers]), active=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        merchants_active_set(
+            merchants=Merchant.objects.filter(pk=offers[0].merchant_id), active=False
+        )
+    assert sent == [({o.product_id for o in offers}, set()), (set(), {offers[0].merchant_id})]

@@ -21,6 +21,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timeuntil
+from django.views.generic.base import ContextMixin
 from rest_framework.throttling import BaseThrottle
 
 from storefront.ratelimit import window_retry_after
@@ -90,7 +91,8 @@ def _in_words(seconds: int) -> str:
 
 def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
     # The client as the API's throttles see it (DRF's ident, which honours NUM_PROXIES).
-    client = BaseThrottle().get_ident(request)
+    # get_ident reads only request.META, which HttpRequest has; the stub asks for a DRF Request.
+    client = BaseThrottle().get_ident(request)  # type: ignore[arg-type]
     limits = (
         (f"client:{client}", RESET_LIMIT_PER_CLIENT),
         (f"address:{email.strip().casefold()}", RESET_LIMIT_PER_ADDRESS),
@@ -106,7 +108,7 @@ def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
     return None
 
 
-class _ResetLinkLifetimeMixin:
+class _ResetLinkLifetimeMixin(ContextMixin):
     """Tells the shopper how long a reset link works (``PASSWORD_RESET_TIMEOUT``)."""
 
     def get_context_data(self, **kwargs):

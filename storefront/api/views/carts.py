@@ -7,14 +7,14 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from smartcart.api.errors import error_responses
-from smartcart.api.serializers import (
+from storefront.api.cart_fields import cart_api_fields
+from storefront.api.errors import error_responses
+from storefront.api.serializers import (
     CartDestinationSerializer,
     CartLineAddSerializer,
     CartLineQuantitySerializer,
     CartSerializer,
 )
-from smartcart.pricewatch.selectors import price_watch_notice_for_cart
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Cart
 from storefront.selectors import cart_find, cart_pricing_summary, offer_get
@@ -44,8 +44,8 @@ def own_cart(request) -> Cart:
 
 
 def cart_response(cart: Cart, *, status_code: int = status.HTTP_200_OK) -> Response:
-    context = {"price_watch": price_watch_notice_for_cart(cart=cart)}
-    data = CartSerializer(cart_pricing_summary(cart=cart), context=context).data
+    data = CartSerializer(cart_pricing_summary(cart=cart)).data
+    data.update(cart_api_fields(cart=cart))
     return Response(data, status=status_code)
 
 

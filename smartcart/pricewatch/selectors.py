@@ -61,19 +61,17 @@ def price_watch_changes_pending() -> ChangeSet:
 
 def price_watch_carts_affected(*, changes: ChangeSet, active_since: datetime) -> list[int]:
     """Ids of the open carts (changed since ``active_since``) with a line on a changed
-    product, or on a product a changed merchant offers, in one query."""
+    product, or on a product a changed merchant offers, in one query. The changed ids are
+    read by a subquery on the dirty set (a feed may change more products than a statement
+    can take parameters)."""
     if changes.empty:
         return []
-    touched = Q(product_id__in=sorted(changes.product_ids)) if changes.product_ids else Q()
+    recorded = PriceWatchChange.objects.filter(id__lte=changes.upto)
+    touched = Q(product_id__in=recorded.filter(product_id__isnull=False).values("product_id"))
     if changes.merchant_ids:
-        offered = Offer.objects.filter(merchant_id__in=sorted(changes.merchant_ids)).values(
-            "product_id"
-        )
-        touched = (
-            touched | Q(product_id__in=offered)
-            if changes.product_ids
-            else Q(product_id__in=offered)
-        )
+        merchants = recorded.filter(merchant_id__isnull=False).values("merchant_id")
+        offered = Offer.objects.filter(merchant_id__in=merchants).values("product_id")
+        touched |= Q(product_id__in=offered)
     lines = CartLine.objects.filter(touched, cart__updated_at__gte=active_since)
     return list(lines.order_by("cart_id").values_list("cart_id", flat=True).distinct())
 

@@ -1,3 +1,4 @@
+import os
 import platform
 import time
 
@@ -73,7 +74,8 @@ class Command(BaseCommand):
         rate = run.carts_checked / (run.duration_ms / 1000)
         self.stdout.write(
             f"job: {run.duration_ms / 1000:.2f} s = {rate:.0f} carts/s; "
-            f"end to end (feed + job) {outcome.end_to_end_s:.2f} s"
+            f"end to end (feed + job) {outcome.end_to_end_s:.2f} s, of which this process "
+            f"was on a CPU {outcome.cpu_s:.2f} s; load average {os.getloadavg()[0]:.1f}"
         )
         self.stdout.write(
             f"per cart: {run.queries / checked:.4f} queries ({run.queries} in all), DB "

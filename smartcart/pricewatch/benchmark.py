@@ -164,6 +164,8 @@ def feed_apply(*, share: float, seed: int) -> Outcome:
     end_to_end = time.perf_counter() - start
     cpu_s = time.process_time() - cpu_start
     run = PriceWatchRun.objects.filter(id__gt=before).order_by("-id").first()
+    if run is None:
+        raise RuntimeError("The feed's commit started no price-watch run (is it turned off?)")
     return Outcome(feed_s, end_to_end, cpu_s, len(repriced), run)
 
 

@@ -26,7 +26,7 @@ _UNSUBSCRIBE_SALT = "smartcart.price-watch.unsubscribe"
 
 def price_watch_email_set(*, user, enabled: bool, site_url: str = "") -> PriceWatchEmailOptIn:
     """Turns the signed-in ``user``'s price-watch e-mail on or off."""
-    defaults = {"enabled": enabled}
+    defaults: dict[str, bool | str] = {"enabled": enabled}
     if site_url:
         defaults["site_url"] = site_url.rstrip("/")
     opt_in, _ = PriceWatchEmailOptIn.objects.update_or_create(user=user, defaults=defaults)
@@ -74,7 +74,9 @@ def price_watch_email_send(*, run_id: int) -> bool:
         .filter(pk=run_id, source=OptimizationRun.Source.PRICE_WATCH)
         .first()
     )
-    owner = run.cart.owner if run is not None else None
+    if run is None:
+        return False
+    owner = run.cart.owner
     if owner is None or not owner.email or not _still_news(run):
         return False
     opt_in = PriceWatchEmailOptIn.objects.filter(user=owner, enabled=True).first()
@@ -83,13 +85,13 @@ def price_watch_email_send(*, run_id: int) -> bool:
     try:
         with transaction.atomic():
             PriceWatchEmail.objects.create(cart=run.cart, run=run, sent_on=timezone.localdate())
-            _message(run=run, opt_in=opt_in).send()
+            _message(run=run, opt_in=opt_in, to=owner.email).send()
     except IntegrityError:
         return False  # one went out today
     return True
 
 
-def _message(*, run: OptimizationRun, opt_in: PriceWatchEmailOptIn) -> EmailMessage:
+def _message(*, run: OptimizationRun, opt_in: PriceWatchEmailOptIn, to: str) -> EmailMessage:
     site = opt_in.site_url or "http://127.0.0.1:8000"
     unsubscribe = site + reverse(
         "price_watch_unsubscribe", args=[unsubscribe_token(user_id=opt_in.user_id)]
@@ -102,6 +104,6 @@ def _message(*, run: OptimizationRun, opt_in: PriceWatchEmailOptIn) -> EmailMess
     return EmailMessage(
         subject=render_to_string("smartcart/price_watch_email_subject.txt", context).strip(),
         body=render_to_string("smartcart/price_watch_email.txt", context),
-        to=[run.cart.owner.email],
+        to=[to],
         headers={"List-Unsubscribe": f"<{unsubscribe}>"},
     )

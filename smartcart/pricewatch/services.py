@@ -203,15 +203,18 @@ def _solutions(carts: list[CartRead], *, device: str, counts: _Counts) -> list[S
     start = time.perf_counter()
     result = solve_batch([cart.build.problem for cart in carts], device=device)
     counts.device = counts.device or result.device
-    solutions = list(result.solutions)
-    for index, solution in enumerate(solutions):
-        if solution is None:  # too large for the batch: the normal planner, time-boxed
-            solutions[index] = solve(
-                carts[index].build.problem,
-                budget_ms=settings.SMARTCART_CPU_FALLBACK_BUDGET_MS,
-                allow_gpu=device != "cpu",
-                profile=rate_profile(),
-            )
+    solutions = [
+        # None: too large for the batch; the normal planner, time-boxed.
+        solution
+        if solution is not None
+        else solve(
+            cart.build.problem,
+            budget_ms=settings.SMARTCART_CPU_FALLBACK_BUDGET_MS,
+            allow_gpu=device != "cpu",
+            profile=rate_profile(),
+        )
+        for cart, solution in zip(carts, result.solutions, strict=True)
+    ]
     counts.solve_ms += (time.perf_counter() - start) * 1000.0
     return solutions
 
@@ -344,7 +347,7 @@ def _notices_insert(created: list[OptimizationRun], *, meter: "_QueryMeter") -> 
         OptimizationRun.objects.bulk_create(created, batch_size=500)
         return
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(field.column) for field in _COPY_FIELDS)
+    columns = ", ".join(quote(str(field.column)) for field in _COPY_FIELDS)
     start = time.perf_counter()
     with (
         connection.cursor() as cursor,
@@ -401,7 +404,7 @@ def _emails_queue(
 
     def send() -> None:
         for run_id in run_ids:
-            price_watch_email_send_task.apply_async(args=[run_id], queue=str(Route.CPU))
+            price_watch_email_send_task.apply_async(args=(run_id,), queue=str(Route.CPU))
 
     transaction.on_commit(send, robust=True)
     return len(run_ids)

@@ -45,6 +45,7 @@ from smartcart.pricewatch.selectors import (
 from smartcart.routing import gpu_queue_enabled, rate_profile
 from smartcart.selectors import cart_current_breakdown
 from smartcart.services import _line_rows, _merchant_rows, _run_write
+from storefront.cache import CacheUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +82,13 @@ def price_watch_request() -> None:
     countdown = settings.SMARTCART_PRICE_WATCH_COUNTDOWN_S
     # The key lives as long as the countdown: a change recorded while it exists was
     # committed before the scheduled task starts, so that task reads it.
-    if cache.add(_SCHEDULED_KEY, True, timeout=countdown):
+    try:
+        first = cache.add(_SCHEDULED_KEY, True, timeout=countdown)
+    except CacheUnavailable:
+        # No shared cache to coalesce on: schedule anyway (one run at a time holds; a
+        # task that finds nothing recorded does nothing).
+        first = True
+    if first:
         price_watch_run_task.apply_async(kwargs={"route": route}, countdown=countdown, queue=route)
 
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('smartcart', '0002_one_in_flight_per_version'),
+        ('smartcart', '0003_run_lease'),
         ('storefront', '0005_import_job_batches'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -101,3 +101,18 @@ def test_changes_recorded_during_a_run_wait_for_the_next(monkeypatch):
     monkeypatch.setattr(services, "price_watch_carts_affected", meanwhile)
     price_watch_run()
     assert list(PriceWatchChange.objects.values_list("product_id", flat=True)) == [999_999]
+
+
+def test_a_cache_outage_still_schedules_the_run(
+    broker, monkeypatch, django_capture_on_commit_callbacks
+):
+    from storefront.cache import CacheUnavailable
+
+    def down(*args, **kwargs):
+        raise CacheUnavailable("cache is down")
+
+    monkeypatch.setattr(services.cache, "add", down)
+    offer = OfferFactory()
+    with django_capture_on_commit_callbacks(execute=True):
+        offer_update(offer=offer, unit_price=321)
+    assert len(broker) == 1

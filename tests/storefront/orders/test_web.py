@@ -1,6 +1,7 @@
 import re
 
 import pytest
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 
@@ -89,6 +90,69 @@ def test_the_review_offers_a_cheaper_cart_without_changing_it(client, market):  
     cart.refresh_from_db()
     assert cart.version == version
     assert set(cart.lines.values_list("offer__merchant", flat=True)) == {market.dear.pk}
+
+
+def _dear_cart_review(client, market):  # noqa: F811
+    for offer in market.dear_offers:
+        add_to_cart(client, offer)
+    client.post(reverse("cart_destination"), {"postal_code": POSTAL_CODE})
+    return _review(client)
+
+
+def test_switch_and_save_on_the_review_comes_back_to_the_review_with_the_new_total(
+    client,
+    market,  # noqa: F811
+):
+    cheaper = _dear_cart_review(client, market).context["cheaper"]
+    review_url = reverse("checkout_review")
+    assert f'name="next" value="{review_url}"' in _review(client).content.decode()
+    switched = client.post(
+        reverse("cart_improve_apply", args=[cheaper.run_id]), {"next": review_url}
+    )
+    assert switched.status_code == 302 and switched["Location"] == review_url
+    review = client.get(review_url)
+    assert review.context["summary"].total == cheaper.cheaper_total
+    assert review.context["cheaper"] is None
+    assert "Suggestion applied" in review.content.decode()
+    placed = client.post(reverse("checkout_place"), _place_form(review))
+    assert Order.objects.get().total == cheaper.cheaper_total
+    assert placed.status_code == 302
+
+
+@pytest.mark.parametrize(
+    "next_url", ["https://evil.example/", "//evil.example/review/", "javascript:alert(1)"]
+)
+def test_switch_and_save_never_redirects_off_site(client, market, next_url):  # noqa: F811
+    cheaper = _dear_cart_review(client, market).context["cheaper"]
+    switched = client.post(reverse("cart_improve_apply", args=[cheaper.run_id]), {"next": next_url})
+    assert switched["Location"] == reverse("cart")
+
+
+def test_keep_my_cart_on_the_review_stays_on_the_review_and_is_not_offered_again(
+    client,
+    market,  # noqa: F811
+):
+    cheaper = _dear_cart_review(client, market).context["cheaper"]
+    review_url = reverse("checkout_review")
+    kept = client.post(reverse("cart_improve_dismiss", args=[cheaper.run_id]), {"next": review_url})
+    assert kept["Location"] == review_url
+    review = client.get(review_url)
+    assert review.context["cheaper"] is None
+    assert review.context["summary"].total == cheaper.current_total
+
+
+def test_a_stale_switch_from_the_review_comes_back_to_the_review_saying_why(
+    client,
+    market,  # noqa: F811
+):
+    cheaper = _dear_cart_review(client, market).context["cheaper"]
+    Cart.objects.filter(session_key=client.session.session_key).update(version=F("version") + 1)
+    review_url = reverse("checkout_review")
+    switched = client.post(
+        reverse("cart_improve_apply", args=[cheaper.run_id]), {"next": review_url}
+    )
+    assert switched["Location"] == review_url
+    assert "Your cart changed" in client.get(review_url).content.decode()
 
 
 def test_a_price_change_before_placing_is_a_409_showing_the_new_total(

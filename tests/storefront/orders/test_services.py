@@ -1,6 +1,7 @@
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.core import mail
 
 from storefront.errors import Conflict, NotFound, ValidationFailed
@@ -161,6 +162,46 @@ def test_failed_payment_releases_the_stock_and_cancels_the_packages(two_merchant
     assert Offer.objects.get(pk=offer.pk).stock == 5
 
 
+def _lines(cart) -> set[tuple[int, int]]:
+    return set(CartLine.objects.filter(cart=cart).values_list("offer_id", "quantity"))
+
+
+def test_failed_payment_puts_the_lines_back_into_the_cart_to_try_again(two_merchant_cart):
+    before = _lines(two_merchant_cart)
+    order = place(two_merchant_cart)
+    two_merchant_cart.refresh_from_db()
+    emptied_version = two_merchant_cart.version
+    assert _lines(two_merchant_cart) == set()
+    _pay(order, "rejected")
+    assert _lines(two_merchant_cart) == before
+    two_merchant_cart.refresh_from_db()
+    assert two_merchant_cart.version == emptied_version + 1
+    _pay(order, "error")  # settled already: nothing put back twice
+    assert CartLine.objects.filter(cart=two_merchant_cart).count() == len(before)
+    again = place(two_merchant_cart)
+    assert again.pk != order.pk and again.total == order.total
+
+
+def test_a_guests_failed_payment_restores_the_guest_cart(db):
+    cart = CartFactory(owner=None, session_key="guest-session", postal_code=POSTAL_CODE)
+    CartLineFactory(cart=cart, quantity=3)
+    before = _lines(cart)
+    order = place(cart, user=AnonymousUser())
+    assert order.owner is None and _lines(cart) == set()
+    _pay(order, "rejected")
+    assert _lines(cart) == before
+
+
+def test_a_product_added_again_meanwhile_keeps_the_newer_line(two_merchant_cart):
+    line = two_merchant_cart.lines.get(quantity=2)
+    order = place(two_merchant_cart)
+    CartLineFactory(cart=two_merchant_cart, offer=line.offer, quantity=1)
+    _pay(order, "rejected")
+    restored = CartLine.objects.filter(cart=two_merchant_cart)
+    assert restored.count() == 2
+    assert restored.get(product=line.product).quantity == 1
+
+
 def test_waiting_payment_keeps_the_order_pending(two_merchant_cart):
     order = place(two_merchant_cart)
     _pay(order, "input")
@@ -297,7 +338,9 @@ def test_orders_unpaid_in_time_fail_and_give_the_stock_back(two_merchant_cart, s
     assert order.status == Order.Status.FAILED
     assert Offer.objects.get(pk=offer.pk).stock == 5
     assert order_payment_for(order=order).status == "cancelled"
+    assert two_merchant_cart.lines.get(offer=offer).quantity == 2  # back in the cart
     assert orders_unpaid_expire(now=later) == 0
+    assert two_merchant_cart.lines.count() == 2
 
 
 def test_paid_orders_never_expire(paid_order):

@@ -225,7 +225,12 @@ def test_rejected_payment_shows_the_failure_and_gives_the_stock_back(
     )
     page = client.get(response["Location"])
     assert "payment failed" in page.content.decode().lower()
+    assert "back in your cart" in page.content.decode()
     assert Offer.objects.get(pk=market.cheap_offers[1].pk).stock == 3
+    cart = client.get(reverse("cart")).context["summary"]
+    assert cart.total == order.total  # the same lines again: check out once more
+    again = client.post(reverse("checkout_place"), _place_form(_review(client)))
+    assert again.status_code == 302 and Order.objects.count() == 2
 
 
 def test_other_browsers_and_shoppers_get_404_guests_find_it_with_their_email(

@@ -9,7 +9,7 @@ from storefront.models import CartLine, MerchantOrder, Offer, Order, OrderEvent,
 from storefront.orders.review import CheckoutChanged
 from storefront.orders.services import merchant_order_transition, order_payment_for
 from storefront.selectors import cart_pricing_summary
-from storefront.services import cart_line_set_quantity, offer_update
+from storefront.services import cart_line_set_quantity, cart_merge, offer_update
 from tests.factories import CartFactory, CartLineFactory, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
 
@@ -123,6 +123,19 @@ def test_a_review_of_another_cart_is_refused(two_merchant_cart):
     other = CartLineFactory(cart=CartFactory(postal_code=POSTAL_CODE)).cart
     with pytest.raises(ValidationFailed):
         place(two_merchant_cart, token=review_token(other))
+
+
+def test_a_review_of_a_guest_cart_merged_at_sign_in_is_a_409_to_review_again(
+    two_merchant_cart,
+):
+    guest = CartFactory(owner=None, session_key="guest", postal_code=POSTAL_CODE)
+    CartLineFactory(cart=guest)
+    token = review_token(guest)
+    cart_merge(source=guest, target=two_merchant_cart)
+    with pytest.raises(Conflict) as refused:
+        place(two_merchant_cart, token=token)
+    assert refused.value.code == "review_cart_merged"
+    assert not Order.objects.exists()
 
 
 def test_an_empty_cart_cannot_be_placed(db):

@@ -6,8 +6,13 @@ from django.test import Client
 from django.urls import reverse
 
 from storefront.models import Cart, Offer, Order
-from storefront.services import offer_update
-from tests.factories import UserFactory
+from storefront.services import (
+    cart_destination_set,
+    cart_get_or_create,
+    cart_line_add,
+    offer_update,
+)
+from tests.factories import TEST_PASSWORD, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE
 from tests.storefront.web.conftest import add_to_cart, market  # noqa: F401  (fixture)
 
@@ -153,6 +158,35 @@ def test_a_stale_switch_from_the_review_comes_back_to_the_review_saying_why(
     )
     assert switched["Location"] == review_url
     assert "Your cart changed" in client.get(review_url).content.decode()
+
+
+def test_signing_in_between_review_and_place_sends_back_to_a_fresh_review(
+    client,
+    cart_two_merchants,
+    market,  # noqa: F811
+):
+    shopper = UserFactory(username="alice")
+    theirs = cart_get_or_create(user=shopper)
+    cart_line_add(cart=theirs, offer=market.bundle_offers[2], quantity=1)
+    cart_destination_set(cart=theirs, postal_code="80331")
+    form = _place_form(_review(client))
+    client.post(reverse("login"), {"username": "alice", "password": TEST_PASSWORD})
+    assert not Cart.objects.filter(pk=cart_two_merchants.pk).exists()  # merged
+
+    placed = client.post(reverse("checkout_place"), form)
+
+    assert placed.status_code == 302 and placed["Location"] == reverse("checkout_review")
+    assert Order.objects.count() == 0
+    theirs.refresh_from_db()
+    assert theirs.postal_code == POSTAL_CODE  # priced for the checkout's address again
+    review = client.get(placed["Location"])
+    assert "Signing in added your cart" in review.content.decode()
+    assert review.context["summary"].cart_id == theirs.pk
+    assert len(review.context["summary"].groups) == 3  # the guest's lines and the account's
+    again = client.post(reverse("checkout_place"), _place_form(review))
+    order = Order.objects.get()
+    assert again["Location"] == reverse("order_pay", args=[order.number])
+    assert order.owner == shopper and order.total == review.context["summary"].total
 
 
 def test_a_price_change_before_placing_is_a_409_showing_the_new_total(

@@ -22,6 +22,12 @@ from storefront.orders.services import order_payment_for, order_place, shipping_
 from storefront.selectors import cart_find, cart_pricing_summary
 from storefront.services import cart_destination_set
 
+SIGNED_IN_ONLY = (
+    "Signed-in callers only (`Authorization: Token ...` or the site's session), like the cart "
+    "API: a mobile client signs in before checkout. Guest checkout (number plus e-mail to find "
+    "the order again) is on the web pages only."
+)
+
 # --- serializers ----------------------------------------------------------------------------
 
 
@@ -129,6 +135,7 @@ class CheckoutReviewView(APIView):
     @extend_schema(
         tags=["checkout"],
         summary="Review your cart for checkout (and look once more for a cheaper one)",
+        description=SIGNED_IN_ONLY,
         request=CheckoutReviewRequestSerializer,
         responses={200: CheckoutReviewSerializer, **error_responses(400, 401, 403, 404, 409)},
     )
@@ -161,6 +168,7 @@ class OrderListView(APIView):
     @extend_schema(
         tags=["orders"],
         summary="Place the reviewed cart as an order (one package per merchant)",
+        description=SIGNED_IN_ONLY,
         parameters=[
             OpenApiParameter(
                 "Idempotency-Key",
@@ -224,6 +232,7 @@ class OrderPaymentView(APIView):
     @extend_schema(
         tags=["orders"],
         summary="Pay an order through the configured provider's form",
+        description=SIGNED_IN_ONLY,
         request=PaymentRequestSerializer,
         responses={200: OrderSerializer, **error_responses(400, 401, 403, 404, 409)},
     )

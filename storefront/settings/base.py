@@ -283,7 +283,11 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Smart Cart API",
-    "DESCRIPTION": "Catalog, carts and Improve cart for Smart Cart's mobile and web clients.",
+    "DESCRIPTION": (
+        "Catalog, carts, Improve cart, checkout and orders for Smart Cart's mobile and web "
+        "clients. The catalog is public; the cart, checkout and order endpoints are for "
+        "signed-in callers only (token or session): guest checkout is on the web pages only."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
 }

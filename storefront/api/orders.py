@@ -16,6 +16,7 @@ from storefront.api.serializers import CartSerializer
 from storefront.cart_optimizer import cart_cheaper_assignment_find
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Order
+from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
 from storefront.orders.review import review_token_make
 from storefront.orders.selectors import order_get, order_list
 from storefront.orders.services import order_payment_for, order_place, shipping_address_validate
@@ -187,12 +188,16 @@ class OrderListView(APIView):
                 403,
                 404,
                 409,
+                429,
                 e409="The cart changed since the review: `details.changes` says what, "
                 "`details.total` is the new total. Nothing was ordered.",
+                e429="Too many orders placed by this account: retry after `Retry-After` "
+                "seconds (`ORDER_PLACE_THROTTLE_RATE`).",
             ),
         },
     )
     def post(self, request):
+        order_place_rate_check(ident=order_place_ident(request))
         data = _validated(PlaceOrderSerializer, request.data)
         key = request.headers.get("Idempotency-Key")
         if not key:

@@ -279,6 +279,9 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "optimize": os.environ.get("OPTIMIZE_THROTTLE_RATE", "30/min"),
         "token": os.environ.get("TOKEN_THROTTLE_RATE", "10/min"),
+        # Placing orders, web and API (storefront.orders.ratelimit): per account, or per
+        # client address for guests.
+        "order_place": os.environ.get("ORDER_PLACE_THROTTLE_RATE", "10/min"),
     },
 }
 SPECTACULAR_SETTINGS = {

@@ -15,7 +15,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from storefront.cart_optimizer import cart_cheaper_assignment_find
-from storefront.errors import DomainError, ValidationFailed
+from storefront.errors import DomainError, Throttled, ValidationFailed
+from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
 from storefront.orders.review import CheckoutChanged, ReviewCartMerged, review_token_make
 from storefront.orders.services import ShippingAddress, order_place, shipping_address_validate
 from storefront.selectors import cart_pricing_summary
@@ -120,6 +121,7 @@ def checkout_place(request: HttpRequest) -> HttpResponse:
             request, cart=cart, address=address, status=400, error="Review your order again."
         )
     try:
+        order_place_rate_check(ident=order_place_ident(request))
         order = order_place(
             cart=cart,
             user=request.user,
@@ -127,6 +129,12 @@ def checkout_place(request: HttpRequest) -> HttpResponse:
             review_token=form.cleaned_data["review_token"],
             idempotency_key=form.cleaned_data["idempotency_key"],
         )
+    except Throttled as throttled:
+        response = render_review(
+            request, cart=cart, address=address, status=429, error=throttled.message
+        )
+        response["Retry-After"] = str(throttled.retry_after)
+        return response
     except ReviewCartMerged as merged:
         return _review_again(request, cart=cart, address=address, message=merged.message)
     except CheckoutChanged as changed:

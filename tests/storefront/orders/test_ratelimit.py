@@ -10,7 +10,10 @@ from rest_framework.test import APIClient
 from storefront.errors import Throttled
 from storefront.models import Order
 from storefront.orders.ratelimit import order_place_rate_check
+from storefront.ratelimit import local_fallback_cache
 from tests.factories import UserFactory
+from tests.redis_server import private_redis  # noqa: F401  (fixture)
+from tests.smartcart.test_outage import redis_down  # noqa: F401  (fixture)
 from tests.storefront.orders.conftest import POSTAL_CODE
 from tests.storefront.orders.test_api import _fill_cart, _place, _review
 from tests.storefront.orders.test_web import (  # noqa: F401  (fixtures)
@@ -103,3 +106,24 @@ def test_the_api_answers_429_json_with_retry_after(two_a_minute):
     assert 1 <= int(refused["Retry-After"]) <= 60
     assert refused.json()["error"]["code"] == "throttled"
     assert Order.objects.count() == 1
+
+
+def test_with_redis_down_orders_are_placed_and_counted_per_process(redis_down, settings):  # noqa: F811
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "order_place": "2/min",
+        },
+    }
+    local_fallback_cache().clear()
+    api = APIClient()
+    api.force_authenticate(UserFactory())
+    _fill_cart(api)
+    token = _review(api)["review_token"]
+    assert _place(api, token).status_code == 201
+    assert _place(api, token).status_code == 201
+    refused = _place(api, token)
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert Order.objects.count() == 1
+    local_fallback_cache().clear()

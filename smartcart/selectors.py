@@ -435,6 +435,31 @@ def optimization_run_latest(
     return runs.order_by("-created_at", "-id").first()
 
 
+def optimization_run_for_checkout(
+    *, cart: Cart, max_age_s: int, now: datetime | None = None
+) -> tuple[bool, OptimizationRun | None]:
+    """``(dismissed, run)`` for the cart's current version: whether the shopper dismissed a
+    suggestion for this version, and the newest done run of it (not applied, not dismissed)
+    finished within ``max_age_s``. The caller still checks that the run's current total is
+    what the cart costs now (prices and terms move without the cart's version)."""
+    runs = OptimizationRun.objects.select_related("cart").filter(
+        cart_id=cart.pk, cart_version=cart.version
+    )
+    if runs.filter(dismissed_at__isnull=False).exists():
+        return True, None
+    cutoff = (now or timezone.now()) - timedelta(seconds=max_age_s)
+    run = (
+        runs.filter(
+            status=OptimizationRun.Status.DONE,
+            applied_at__isnull=True,
+            finished_at__gte=cutoff,
+        )
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+    return False, run
+
+
 def optimization_run_list(*, cart: Cart) -> QuerySet[OptimizationRun]:
     """The cart's runs, newest first, each with ``cart`` set (``is_stale`` costs no query)."""
     return OptimizationRun.objects.select_related("cart").filter(cart_id=cart.pk)

@@ -260,6 +260,8 @@ SMARTCART_LEASE_S = int(os.environ.get("SMARTCART_LEASE_S", "10"))
 SMARTCART_HEARTBEAT_S = float(os.environ.get("SMARTCART_HEARTBEAT_S", "2"))
 # The cart page stops polling a queued run this long after its budget and offers "Try again".
 SMARTCART_RUN_DEADLINE_GRACE_S = int(os.environ.get("SMARTCART_RUN_DEADLINE_GRACE_S", "30"))
+# Checkout's cheaper-cart check reuses a finished run of the same cart version this young.
+SMARTCART_CHECKOUT_REUSE_S = int(os.environ.get("SMARTCART_CHECKOUT_REUSE_S", "600"))
 # Compile the solvers when a web or worker process starts (never inside a request).
 SMARTCART_WARMUP = env_bool("SMARTCART_WARMUP", True)
 
@@ -318,11 +320,18 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "optimize": os.environ.get("OPTIMIZE_THROTTLE_RATE", "30/min"),
         "token": os.environ.get("TOKEN_THROTTLE_RATE", "10/min"),
+        # Placing orders, web and API (storefront.orders.ratelimit): per account, or per
+        # client address for guests.
+        "order_place": os.environ.get("ORDER_PLACE_THROTTLE_RATE", "10/min"),
     },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Smart Cart API",
-    "DESCRIPTION": "Catalog, carts and Improve cart for Smart Cart's mobile and web clients.",
+    "DESCRIPTION": (
+        "Catalog, carts, Improve cart, checkout and orders for Smart Cart's mobile and web "
+        "clients. The catalog is public; the cart, checkout and order endpoints are for "
+        "signed-in callers only (token or session): guest checkout is on the web pages only."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
 }

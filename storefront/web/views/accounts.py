@@ -21,9 +21,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timeuntil
-from rest_framework.throttling import BaseThrottle
 
 from storefront.ratelimit import window_retry_after
+from storefront.security.client_ip import client_ip
 from storefront.services import user_api_tokens_revoke
 from storefront.tasks import password_reset_mail_send_task
 from storefront.web.carts import request_cart_find
@@ -89,8 +89,8 @@ def _in_words(seconds: int) -> str:
 
 
 def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
-    # The client as the API's throttles see it (DRF's ident, which honours NUM_PROXIES).
-    client = BaseThrottle().get_ident(request)
+    # The client as the API's throttles and the login lockout see it (trusted proxies only).
+    client = client_ip(request)
     limits = (
         (f"client:{client}", RESET_LIMIT_PER_CLIENT),
         (f"address:{email.strip().casefold()}", RESET_LIMIT_PER_ADDRESS),

@@ -114,6 +114,7 @@ _ERROR_DESCRIPTIONS = {
     403: "Forbidden (for session auth: a missing or wrong CSRF token).",
     404: "No such object, or not yours.",
     409: "The current state refuses the request (stale cart, stock, price).",
+    413: "The request body is larger than `DATA_UPLOAD_MAX_MEMORY_SIZE`.",
     415: "Unsupported media type: send JSON.",
     429: "Too many requests: retry after `Retry-After` seconds.",
 }

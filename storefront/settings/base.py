@@ -333,6 +333,10 @@ SPECTACULAR_SETTINGS.update(
         "SWAGGER_UI_DIST": "SIDECAR",
         "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
         "REDOC_DIST": "SIDECAR",
+        "POSTPROCESSING_HOOKS": [
+            "drf_spectacular.hooks.postprocess_schema_enums",
+            "storefront.schema_hooks.paginated_lists_document_invalid_page",
+        ],
     }
 )
 

@@ -298,7 +298,7 @@ MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "storefront.security.backends.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 

@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 GPU    ?= 0
 
-.PHONY: venv demo test lint format worker worker-cpu worker-gpu beat bench calibrate clean
+.PHONY: venv demo test lint format worker worker-cpu worker-gpu beat bench calibrate clean prod-local loadtest
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -29,6 +29,33 @@ demo: venv
 	@echo "    shopper: demo / demo-shopper-pass      admin: admin / demo-admin-pass  (http://$(HOST):$(PORT)/admin/)"
 	@echo ""
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# The production-like stack on this machine from the Procfile (honcho): gunicorn, a cpu
+# worker and beat, after migrate and collectstatic. DEBUG off, plain HTTP on loopback.
+# Needs DATABASE_URL (PostgreSQL) and REDIS_URL; SECRET_KEY defaults to a fresh random one.
+# SEED=1 seeds the demo catalog and logins into an empty database (local use only).
+SECRET_KEY ?= $(shell $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
+PROD_ENV = env -u DEBUG PATH="$(abspath $(BIN)):$$PATH" SECRET_KEY="$(SECRET_KEY)" \
+	ALLOWED_HOSTS="$${ALLOWED_HOSTS:-127.0.0.1,localhost}" SECURE_SSL_REDIRECT=0 \
+	SECURE_HSTS_SECONDS=0 SECURE_COOKIES=0 WEB_BIND="$(HOST):$(PORT)"
+
+prod-local: venv
+	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || \
+		{ echo "prod-local needs DATABASE_URL and REDIS_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/smartcart REDIS_URL=redis://127.0.0.1:6379/0 make prod-local"; exit 1; }
+	$(PROD_ENV) $(BIN)/python manage.py migrate --noinput
+	$(PROD_ENV) $(BIN)/python manage.py collectstatic --noinput
+	@if [ "$(SEED)" = "1" ]; then $(PROD_ENV) $(BIN)/python manage.py seed_demo --if-empty && \
+		$(PROD_ENV) $(BIN)/python manage.py recompute_cheapest --all; fi
+	@echo "  Production-like stack: http://$(HOST):$(PORT)/  health: /health/  metrics: /metrics"
+	$(PROD_ENV) $(BIN)/honcho -f Procfile start
+
+# Load test against a running `make prod-local` (see loadtest/README in BENCHMARKS.md).
+LOAD_USERS ?= 20
+LOAD_TIME  ?= 60s
+loadtest: venv
+	$(BIN)/locust -f loadtest/locustfile.py --headless --host http://$(HOST):$(PORT) \
+		--users $(LOAD_USERS) --spawn-rate $(LOAD_USERS) --run-time $(LOAD_TIME) \
+		--stop-timeout 5 --csv loadtest/results/run --only-summary
 
 test: venv
 	$(BIN)/ruff check .

@@ -1,4 +1,4 @@
-"""``GET /health/`` (200 when every check passes, else 503) and ``GET /metrics`` (Prometheus,
+"""``GET /health/`` (200 when every check passes, else 503), ``GET /health/live`` and ``GET /metrics`` (Prometheus,
 only to ``METRICS_ALLOWED_NETWORKS``)."""
 
 import ipaddress
@@ -11,6 +11,14 @@ from django_prometheus.exports import ExportToDjangoView
 
 from storefront.observability.checks import health_run
 from storefront.security.client_ip import client_ip
+
+
+@never_cache
+@require_GET
+def liveness(request: HttpRequest) -> HttpResponse:
+    """The process answers (no dependency checked): for a supervisor's liveness probe, and
+    the load test's trivial view (the framework's own ceiling on this stack)."""
+    return HttpResponse("ok", content_type="text/plain")
 
 
 @never_cache

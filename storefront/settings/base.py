@@ -361,6 +361,12 @@ if not DEBUG:
     )
     WHITENOISE_USE_FINDERS = not (STATIC_ROOT / "staticfiles.json").exists()
 
+# Plain HTTP on loopback (make prod-local, the load test): SECURE_COOKIES=0 lets the session
+# and CSRF cookies travel without TLS. Never in a deployment.
+if not DEBUG and not env_bool("SECURE_COOKIES", True):
+    SESSION_COOKIE_SECURE = False
+    CSRF_COOKIE_SECURE = False
+
 # Logs as one JSON object per line (LOG_FORMAT=json) for log shippers; plain text otherwise.
 if os.environ.get("LOG_FORMAT", "plain").lower() == "json":
     LOGGING["formatters"]["json"] = {

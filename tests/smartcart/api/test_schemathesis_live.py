@@ -60,6 +60,8 @@ def test_schemathesis_finds_no_server_error(tmp_path):
                 "30",
                 "--header",
                 f"Authorization: Token {token}",
+                "--generation-database",
+                "none",
                 "--no-color",
             ],
             cwd=ROOT,

@@ -4,7 +4,7 @@ import threading
 import time
 
 import pytest
-from django.core.cache import cache
+from django.core.cache.backends.locmem import LocMemCache
 from django.test import RequestFactory
 
 from smartcart.api.throttles import TokenObtainRateThrottle
@@ -39,14 +39,16 @@ def test_parallel_requests_never_exceed_the_rate(settings, monkeypatch):
         **settings.REST_FRAMEWORK,
         "DEFAULT_THROTTLE_RATES": {"token": "10/min"},
     }
-    # A slow cache read widens the window in which a read-modify-write counter races.
-    real_get = cache.get
+    # A slow cache read widens the window in which a read-modify-write counter races. Patched
+    # on the class: each thread has its own cache object (of one shared local-memory store).
+    real_get = LocMemCache.get
 
-    def slow_get(*args, **kwargs):
-        time.sleep(0.02)
-        return real_get(*args, **kwargs)
+    def slow_get(self, *args, **kwargs):
+        value = real_get(self, *args, **kwargs)
+        time.sleep(0.02)  # as a network round trip would: the others read meanwhile
+        return value
 
-    monkeypatch.setattr(cache, "get", slow_get)
+    monkeypatch.setattr(LocMemCache, "get", slow_get)
     request = RequestFactory().post(URL, REMOTE_ADDR="203.0.113.5")
     start = threading.Barrier(30)
     allowed = []

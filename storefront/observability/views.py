@@ -1,5 +1,5 @@
-"""``GET /health/`` (200 when every check passes, else 503), ``GET /health/live`` and ``GET /metrics`` (Prometheus,
-only to ``METRICS_ALLOWED_NETWORKS``)."""
+"""``GET /health/`` (200 when every check passes, else 503), ``GET /health/live`` (the
+process answers) and ``GET /metrics`` (Prometheus, only to ``METRICS_ALLOWED_NETWORKS``)."""
 
 import ipaddress
 

@@ -160,7 +160,7 @@ def carts_create(*, count: int, lines: int, rng: random.Random, label: str) -> l
                     if stock_covers(offer[2], quantity)
                 ] or [min(offers_by_product[product_id], key=lambda offer: offer[1])]
                 offer_id, price, stock = rng.choice(choices)
-                if not stock_covers(stock, quantity):
+                if stock is not None and not stock_covers(stock, quantity):
                     quantity = max(stock, 1)
                 rows.append(
                     CartLine(
@@ -202,9 +202,10 @@ def bench_users_delete() -> int:
 # --- measuring ----------------------------------------------------------------------------
 
 
-def _wait_done(run_id: int, poll_s: float, timeout_s: float) -> str:
+def _wait_done(run_id: int, poll_s: float, timeout_s: float) -> str | None:
+    """The run's final status, else its status at the timeout (None: the row is gone)."""
     deadline = time.perf_counter() + timeout_s
-    status = OptimizationRun.Status.QUEUED
+    status: str | None = OptimizationRun.Status.QUEUED
     while time.perf_counter() < deadline:
         status = OptimizationRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
         if status in (OptimizationRun.Status.DONE, OptimizationRun.Status.FAILED):
@@ -240,6 +241,7 @@ def optimize_once(token: str, *, poll_ms: float = 1.0, timeout_s: float = 60) ->
     run = OptimizationRun.objects.get(pk=run_id)
     if run.status != OptimizationRun.Status.DONE:
         raise RuntimeError(f"run {run_id} ended {run.status}: {run.error}")
+    assert run.finished_at is not None and run.elapsed_ms is not None  # a done run has both
     inline = run.route == OptimizationRun.Route.INLINE
     worker_total = None if inline else run.elapsed_ms - (run.queue_wait_ms or 0.0)
     return Sample(
@@ -250,7 +252,9 @@ def optimize_once(token: str, *, poll_ms: float = 1.0, timeout_s: float = 60) ->
         queue_wait=None if inline else run.queue_wait_ms,
         worker_db=None if inline else run.build_ms,
         solve=run.solve_ms,
-        finish=None if inline else worker_total - (run.build_ms or 0) - (run.solve_ms or 0),
+        finish=None
+        if worker_total is None
+        else worker_total - (run.build_ms or 0) - (run.solve_ms or 0),
         route=run.route,
         algorithm=run.algorithm,
         optimal=run.optimal,

@@ -19,7 +19,8 @@ _PERIODS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 def improve_rate() -> tuple[int, int] | None:
     """``(requests, window seconds)`` from the ``optimize`` rate (``"30/min"``); None: no limit."""
-    rate = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}).get("optimize")
+    rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES")
+    rate = rates.get("optimize") if isinstance(rates, dict) else None
     if not rate:
         return None
     count, period = rate.split("/")

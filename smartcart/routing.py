@@ -130,6 +130,19 @@ def _exact(plan: Plan) -> bool:
     return any(e.method == plan.method and e.exact for e in plan.estimates)
 
 
+def route_in_request(*, problem: CartProblem, budget_ms: int) -> RouteChoice:
+    """Inline, whatever the prediction: for a caller that must answer within its own request
+    and gives the budget itself (storefront's cart optimizer hook). The CPU planner picks the
+    solver as it does for the inline route."""
+    plan = make_plan(
+        problem, budget_ms=budget_ms, profile=rate_profile(), gpu=GpuState(present=False)
+    )
+    reason = f"{plan.method} in the caller's request within {budget_ms} ms"
+    return RouteChoice(
+        Route.INLINE, budget_ms, _predicted(plan), reason, plan.method, plan.to_dict()
+    )
+
+
 def route_choose(*, problem: CartProblem, budget_ms: int | None = None) -> RouteChoice:
     """Pick inline, ``gpu`` or ``cpu`` for ``problem`` (see the module docstring)."""
     budget = budget_ms or settings.SMARTCART_DEFAULT_BUDGET_MS

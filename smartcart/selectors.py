@@ -289,7 +289,7 @@ def _read_offers(
     lines_by_product: dict[int, list[LineSnapshot]] = defaultdict(list)
     for line in lines:
         lines_by_product[line.product_id].append(line)
-    rows = _OFFERS.rows(list(lines_by_product), postal_prefix_candidates(postal_code))
+    rows = _OFFERS.rows(list(lines_by_product), tuple(postal_prefix_candidates(postal_code)))
     offers: dict[tuple[int, int], OfferSnapshot] = {}
     merchants: dict[int, _MerchantRead] = {}
     for offer_id, product_id, merchant_id, unit_price, stock, *terms in rows:
@@ -355,7 +355,7 @@ def _problem(
         offer_item=[line_index[line_id] for line_id, _ in pairs],
         offer_merchant=[merchant_index[merchant_id] for _, merchant_id in pairs],
         offer_price=[offers[pair].unit_price for pair in pairs],
-        offer_stock=[-1 if offers[pair].stock is None else offers[pair].stock for pair in pairs],
+        offer_stock=[-1 if (stock := offers[pair].stock) is None else stock for pair in pairs],
     )
 
 

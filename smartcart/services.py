@@ -25,7 +25,7 @@ from gpu_engine import ProblemError, Solution, solve
 from gpu_engine.solution import MerchantCost, json_safe
 from smartcart.models import OptimizationRun
 from smartcart.ratelimit import improve_rate_check
-from smartcart.routing import RouteChoice, rate_profile, route_choose
+from smartcart.routing import RouteChoice, rate_profile, route_choose, route_in_request
 from smartcart.selectors import (
     CartLines,
     CartProblemBuild,
@@ -238,6 +238,32 @@ def optimization_run_create(
     return run
 
 
+def optimization_run_solve_now(
+    *, cart: Cart, budget_ms: int, requested_by: User | None = None
+) -> OptimizationRun:
+    """Solves ``cart`` in this process within ``budget_ms`` and returns the finished run
+    (``done``, or ``failed`` when the solver broke), appliable like any other run.
+
+    No queue and no rate limit: for a caller that must answer inside its own request
+    (``smartcart.optimizer.cart_cheaper_assignment``). Raises like ``optimization_run_create``
+    for a bad budget, an empty cart or a line out of stock.
+    """
+    checked_budget = _check_budget(budget_ms)
+    assert checked_budget is not None  # an int was given, and _check_budget keeps it
+    t0 = time.perf_counter()
+    build = cart_problem_build(cart=cart)
+    build_ms = _ms_since(t0)
+    choice = route_in_request(problem=build.problem, budget_ms=checked_budget)
+    return _create_inline(
+        cart=cart,
+        user=_signed_in(requested_by),
+        build=build,
+        build_ms=build_ms,
+        choice=choice,
+        t0=t0,
+    )
+
+
 def _create_queued(
     *, cart: Cart, user: AbstractBaseUser | None, build: CartProblemBuild, choice: RouteChoice
 ) -> OptimizationRun:
@@ -348,7 +374,8 @@ def optimization_run_enqueue(*, run: OptimizationRun) -> None:
     from smartcart.tasks import optimization_run_execute_task
 
     try:
-        optimization_run_execute_task.apply_async(args=[run.pk], queue=str(run.route))
+        # Celery takes any sequence of args (its stubs say tuple); a list is what the tests pin.
+        optimization_run_execute_task.apply_async(args=[run.pk], queue=str(run.route))  # type: ignore[arg-type]
     except Exception:
         # The broker is down (or, in-process, the job itself raised a database error after
         # its retries): fail the run now rather than leave it queued with no message, which
@@ -394,6 +421,7 @@ def _run_start(*, run_id: int) -> tuple[OptimizationRun, bool]:
             "No such optimization.", code="optimization_not_found", field="run_id"
         ) from None
     if claimed:
+        assert run.started_at is not None  # the claiming UPDATE set it
         if run.attempts == 1:
             run.queue_wait_ms = (run.started_at - run.created_at).total_seconds() * 1000.0
         return run, True

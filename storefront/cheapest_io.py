@@ -118,7 +118,8 @@ class PostgresChunkIO:
         data = bytearray()
         with (
             connection.cursor() as cursor,
-            cursor.copy(f"COPY ({connection.ops.compose_sql(sql, params)}) TO STDOUT") as copy,
+            # compose_sql is PostgreSQL's (psycopg 3); the stubs know only the base operations.
+            cursor.copy(f"COPY ({connection.ops.compose_sql(sql, params)}) TO STDOUT") as copy,  # type: ignore[attr-defined]
         ):
             for block in copy:
                 data += block

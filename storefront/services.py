@@ -8,13 +8,15 @@ Errors are ``storefront.errors`` domain errors: ``ValidationFailed`` (bad input,
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import Enum, auto
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
+from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
 from storefront.errors import Conflict, NotFound, ValidationFailed, validation_failed_from
 from storefront.models import (
     MAX_CART_LINES,
@@ -348,12 +350,22 @@ def offer_create(
     return offer
 
 
-_UNSET = object()
+class _Unset(Enum):
+    """Marks an argument left out (``None`` means something: unlimited stock)."""
+
+    UNSET = auto()
+
+
+_UNSET = _Unset.UNSET
 
 
 @transaction.atomic
 def offer_update(
-    *, offer: Offer, unit_price: int = _UNSET, stock: int | None = _UNSET, active: bool = _UNSET
+    *,
+    offer: Offer,
+    unit_price: int | _Unset = _UNSET,
+    stock: int | _Unset | None = _UNSET,
+    active: bool | _Unset = _UNSET,
 ) -> Offer:
     """Changes price, stock (``None``: unlimited) or state. Carts keep their snapshots, so
     shoppers see the change."""
@@ -367,6 +379,36 @@ def offer_update(
     _full_clean_or_fail(offer)
     offer.save(update_fields=[*changes, "updated_at"])
     return offer
+
+
+def offers_active_set(*, offers: QuerySet[Offer], active: bool) -> int:
+    """Activates or deactivates ``offers`` in one UPDATE and returns how many rows changed.
+    ``QuerySet.update`` sends no signals: the products whose cheapest offer may change are
+    marked in the same transaction, and a recompute is asked for after it."""
+    with transaction.atomic():
+        catalog_cheapest_mark_stale(offers=offers)
+        updated = offers.update(active=active)
+        catalog_cheapest_recompute_request()
+    return updated
+
+
+def merchants_active_set(*, merchants: QuerySet[Merchant], active: bool) -> int:
+    """``offers_active_set`` for whole merchants: every product they sell may change its
+    cheapest offer."""
+    with transaction.atomic():
+        catalog_cheapest_mark_stale(merchant_ids=merchants.values_list("pk", flat=True))
+        updated = merchants.update(active=active)
+        catalog_cheapest_recompute_request()
+    return updated
+
+
+def products_cheapest_refresh(*, products: QuerySet[Product]) -> int:
+    """Marks ``products``' stored cheapest offer for a refresh and asks for a recompute;
+    returns the rows marked."""
+    with transaction.atomic():
+        marked = catalog_cheapest_mark_stale(product_ids=products.values_list("pk", flat=True))
+        catalog_cheapest_recompute_request()
+    return marked
 
 
 # --- accounts -----------------------------------------------------------------------------

@@ -1,13 +1,28 @@
-from django.contrib import admin
-from django.urls import include, path
+"""The root URLconf. storefront is the Django project, so this is where the apps above it are
+mounted, each by the dotted string of its URL module (``API_URLCONFS``, ``WEB_URLCONFS``): no
+storefront module imports smartcart."""
 
+from django.contrib import admin
+from django.urls import URLPattern, URLResolver, include, path
+
+from storefront.api.urls import fallback_urlpatterns
 from storefront.observability import views as observability
+
+# Every API module shares the one ``api`` namespace (``reverse("api:cart")``), so none of
+# them has an app_name; the JSON 404 for any other /api/v1/ path comes after all of them.
+API_URLCONFS = ("storefront.api.urls", "smartcart.api.optimization_urls")
+WEB_URLCONFS = ("smartcart.web.urls", "storefront.web.urls")
+
+api_urlpatterns: list[URLPattern | URLResolver] = [
+    *(path("", include(module)) for module in API_URLCONFS),
+    *fallback_urlpatterns,
+]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("health/", observability.health, name="health"),
     path("health/live", observability.liveness, name="health-live"),
     path("metrics", observability.metrics, name="metrics"),
-    path("api/v1/", include("smartcart.api.urls")),
-    path("", include("storefront.web.urls")),
+    path("api/v1/", include((api_urlpatterns, "api"))),
+    *(path("", include(module)) for module in WEB_URLCONFS),
 ]

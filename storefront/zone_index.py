@@ -133,13 +133,13 @@ def zone_index_build(*, version: str = "", device: str | None = None) -> ZoneInd
     # A merchant created between the two queries is missing from the first; its commit has
     # replaced the stamp, so the next call rebuilds with it.
     known = set(merchant_ids.tolist())
-    zones = [row for row in zones if row[0] in known and _indexable(row[1])]
-    dense = np.searchsorted(merchant_ids, [row[0] for row in zones]).astype(np.int64)
+    indexed = [row for row in zones if row[0] in known and _indexable(row[1])]
+    dense = np.searchsorted(merchant_ids, [row[0] for row in indexed]).astype(np.int64)
     rules += [
         ShippingRule(base_fee=b, per_extra_unit=p, free_over=f, zone_prefix=prefix)
-        for _, prefix, b, p, f in zones
+        for _, prefix, b, p, f in indexed
     ]
-    prefixes = [row[1] for row in zones]
+    prefixes = [row[1] for row in indexed]
     device = device or settings.STOREFRONT_ZONE_INDEX_DEVICE
     shard_size, shards = _shards(merchant_ids.size, dense, prefixes, device)
     return ZoneIndex(

@@ -11,6 +11,7 @@ import io
 import json
 from dataclasses import dataclass, field
 from operator import itemgetter, methodcaller
+from typing import cast
 
 import numpy as np
 
@@ -290,7 +291,7 @@ def _read_jsonl(text: str) -> FeedTable:
     if not ok.all():
         objects = [obj for obj, keep in zip(objects, ok, strict=True) if keep]
     in_cents = [("price_cents" in obj) for obj in objects]
-    columns = {}
+    columns: dict[str, list[str | None]] = {}
     for name in FEED_FIELDS:
         values = [obj.get(name) for obj in objects]
         if name == "price":
@@ -314,7 +315,8 @@ def _read_jsonl(text: str) -> FeedTable:
         kept_numbers = kept_numbers[keep]
     issues.sort(key=lambda issue: issue.line)
     return FeedTable(
-        columns=columns,
+        # The only None values (odd, non-scalar cells) were in the rows dropped just above.
+        columns=cast(dict[str, list[str]], columns),
         lines=kept_numbers,
         price_in_cents=np.asarray(in_cents, dtype=bool),
         issues=issues,

@@ -17,6 +17,7 @@ Only rows the plan (``storefront.imports.plan``) says are new or changed are sta
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 from django.db import connection
@@ -82,7 +83,7 @@ class PostgresOfferWriter:
 
     def write_batch(self, lo: int, hi: int) -> BatchCounts:
         rows, replaced = self.plan.batch(lo, hi)
-        params = {"merchant": self.merchant_id, "now": timezone.now()}
+        params: dict[str, int | datetime] = {"merchant": self.merchant_id, "now": timezone.now()}
         superseded = created = updated = 0
         with connection.cursor() as cursor:
             if replaced.size:

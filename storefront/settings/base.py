@@ -173,6 +173,12 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Storefront extension points (dotted paths; storefront never imports the apps above it) ---
+# Providers of panels on the cart page, in order (storefront.web.cart_panels).
+STOREFRONT_CART_PANELS = ["smartcart.web.panels.improve_cart_panels"]
+# "Find a cheaper assignment for this cart" (storefront.cart_optimizer); empty: none.
+STOREFRONT_CART_OPTIMIZER = "smartcart.optimizer.cart_cheaper_assignment"
+
 # --- Smart cart ---------------------------------------------------------------------------
 # A cart whose best exact CPU method is predicted within this many ms is solved in the request.
 SMARTCART_INLINE_MAX_MS = float(os.environ.get("SMARTCART_INLINE_MAX_MS", "5"))
@@ -226,7 +232,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 24,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "smartcart.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "storefront.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "optimize": os.environ.get("OPTIMIZE_THROTTLE_RATE", "30/min"),
         "token": os.environ.get("TOKEN_THROTTLE_RATE", "10/min"),

@@ -8,7 +8,7 @@ register = template.Library()
 
 
 @register.filter(name="money")
-def money(cents: int | None, currency: str | None = None) -> str:
+def money(cents: int | str | None, currency: str | None = None) -> str:
     """Integer cents in the deployment currency (or the one given): ``1999|money`` -> ``€19.99``."""
     if cents is None or cents == "":
         return ""
@@ -16,7 +16,7 @@ def money(cents: int | None, currency: str | None = None) -> str:
 
 
 @register.filter(name="percent_bp")
-def percent_bp(basis_points: int | None) -> str:
+def percent_bp(basis_points: int | str | None) -> str:
     """Basis points as a percentage: ``500|percent_bp`` -> ``5%``."""
     if basis_points is None or basis_points == "":
         return ""

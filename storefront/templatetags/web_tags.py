@@ -72,7 +72,7 @@ def get_item(mapping: dict | None, key: object) -> object:
 
 
 @register.filter
-def duration_ms(value: float | None) -> str:
+def duration_ms(value: float | str | None) -> str:
     """``12.3`` -> ``12 ms``, ``2345`` -> ``2.3 s``, ``0.4`` -> ``under 1 ms``."""
     if value is None or value == "":
         return ""
@@ -85,7 +85,7 @@ def duration_ms(value: float | None) -> str:
 
 
 @register.filter
-def big_count(value: int | None) -> str:
+def big_count(value: int | str | None) -> str:
     """Counts of combinations: grouped digits up to a trillion, else ``about 3.4e29`` in words."""
     if value is None or value == "":
         return ""

@@ -5,6 +5,8 @@ its ``session_key`` afterwards. Its id is therefore also kept in the session dat
 survives the key change), and ``storefront.web.signals`` merges it into the user's cart.
 """
 
+from weakref import WeakKeyDictionary
+
 from django.http import HttpRequest
 
 from storefront.models import Cart
@@ -12,16 +14,16 @@ from storefront.selectors import cart_find
 from storefront.services import cart_get_or_create
 
 ANONYMOUS_CART_SESSION_KEY = "web_anonymous_cart_id"
-_UNKNOWN = object()
+# The request's cart once looked up (None: it has none), for the rest of the request.
+_request_carts: WeakKeyDictionary[HttpRequest, Cart | None] = WeakKeyDictionary()
 
 
 def request_cart_find(request: HttpRequest) -> Cart | None:
     """The request's cart if it has one; never writes (safe for GET pages)."""
-    cached = getattr(request, "_web_cart", _UNKNOWN)
-    if cached is not _UNKNOWN:
-        return cached
+    if request in _request_carts:
+        return _request_carts[request]
     cart = cart_find(user=request.user, session_key=request.session.session_key)
-    request._web_cart = cart
+    _request_carts[request] = cart
     return cart
 
 
@@ -37,7 +39,7 @@ def request_cart_get_or_create(request: HttpRequest) -> Cart:
             request.session.create()
         cart = cart_get_or_create(session_key=request.session.session_key)
         request.session[ANONYMOUS_CART_SESSION_KEY] = cart.pk
-    request._web_cart = cart
+    _request_carts[request] = cart
     return cart
 
 
@@ -52,4 +54,4 @@ def anonymous_cart_pop(request: HttpRequest) -> Cart | None:
 
 def request_cart_forget(request: HttpRequest) -> None:
     """Drops the per-request memo, e.g. after login switched the request to another cart."""
-    request.__dict__.pop("_web_cart", None)
+    _request_carts.pop(request, None)

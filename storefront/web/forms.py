@@ -19,7 +19,7 @@ SORT_LABELS = {
 SORT_CHOICES = [(value, SORT_LABELS[value]) for value in PRODUCT_ORDERINGS]
 
 
-class DomainErrorsMixin:
+class DomainErrorsMixin(forms.BaseForm):
     """Shows a service's ``DomainError`` on the field it names (else as a form error)."""
 
     def add_domain_error(self, error: DomainError) -> None:
@@ -41,7 +41,9 @@ class CatalogFilterForm(forms.Form):
 
     def __init__(self, *args, categories=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["category"].choices = [("", "All categories")] + [
+        category_field = self.fields["category"]
+        assert isinstance(category_field, forms.ChoiceField)
+        category_field.choices = [("", "All categories")] + [
             (category.slug, f"{category.name} ({category.product_count})")
             for category in categories
         ]
@@ -71,7 +73,8 @@ class AddToCartForm(DomainErrorsMixin, forms.Form):
     next = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if not cleaned.get("offer") and not cleaned.get("product"):
             raise forms.ValidationError("Choose an offer or a product to add.")
         return cleaned

@@ -3,7 +3,7 @@ from django.urls import path
 
 # Imported for its side effect: the receiver that merges an anonymous cart at login.
 from storefront.web import signals  # noqa: F401
-from storefront.web.views import accounts, cart, catalog, improve
+from storefront.web.views import accounts, cart, catalog
 
 urlpatterns = [
     path("", catalog.catalog, name="catalog"),
@@ -13,12 +13,6 @@ urlpatterns = [
     path("cart/lines/<int:line_id>/", cart.cart_line_update, name="cart_line_update"),
     path("cart/lines/<int:line_id>/remove/", cart.cart_line_delete, name="cart_line_remove"),
     path("cart/destination/", cart.cart_destination, name="cart_destination"),
-    path("cart/improve/", improve.improve_start, name="cart_improve"),
-    path("cart/improve/<int:run_id>/", improve.improve_status, name="cart_improve_status"),
-    path("cart/improve/<int:run_id>/apply/", improve.improve_apply, name="cart_improve_apply"),
-    path(
-        "cart/improve/<int:run_id>/dismiss/", improve.improve_dismiss, name="cart_improve_dismiss"
-    ),
     path("accounts/login/", accounts.ShopLoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.ShopLogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.signup, name="signup"),

@@ -259,17 +259,17 @@ def test_batch_queries_do_not_grow_with_carts(n_carts, django_assert_num_queries
 
 
 def test_every_destination_is_resolved_in_one_batched_index_call(monkeypatch):
-    from storefront import selectors
+    from storefront.selectors import shipping
 
     carts = _carts_over_merchants(9)
     calls = []
-    resolve = selectors.shipping_rules_for_destinations
+    resolve = shipping.shipping_rules_for_destinations
 
     def counted(*, pairs):
         calls.append(list(pairs))
         return resolve(pairs=pairs)
 
-    monkeypatch.setattr(selectors, "shipping_rules_for_destinations", counted)
+    monkeypatch.setattr(shipping, "shipping_rules_for_destinations", counted)
     cart_pricing_summaries(carts=carts)
     (pairs,) = calls
     # Three merchants over three destinations, each (merchant, destination) asked once.

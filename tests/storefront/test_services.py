@@ -3,7 +3,16 @@ from django.contrib.auth.models import AnonymousUser
 
 from storefront import services
 from storefront.errors import Conflict, NotFound, ValidationFailed
-from storefront.models import MAX_CART_LINES, MAX_LINE_QUANTITY, Cart, CartLine, Offer, Product
+from storefront.models import (
+    MAX_CART_LINES,
+    MAX_LINE_QUANTITY,
+    Cart,
+    CartLine,
+    CheapestOfferRefresh,
+    Merchant,
+    Offer,
+    Product,
+)
 from tests.factories import (
     CartFactory,
     CartLineFactory,
@@ -341,3 +350,46 @@ def test_password_reset_mail_goes_to_active_accounts_only():
     assert "3 days" in message.body
     with pytest.raises(ValidationFailed):
         services.password_reset_mail_send(email="not-an-address", domain="x", use_https=False)
+
+
+# --- catalog: activate, deactivate, refresh the cheapest offer ------------------------------
+
+
+def _marked_products() -> set[int]:
+    return set(CheapestOfferRefresh.objects.values_list("product_id", flat=True))
+
+
+def _nothing_marked() -> None:
+    # Saving offers and products marks them through signals; start from a clean slate.
+    CheapestOfferRefresh.objects.all().delete()
+
+
+def test_offers_active_set_updates_and_marks_their_products():
+    kept, switched = OfferFactory(), OfferFactory()
+    _nothing_marked()
+    updated = services.offers_active_set(offers=Offer.objects.filter(pk=switched.pk), active=False)
+    assert updated == 1
+    assert set(Offer.objects.filter(active=False).values_list("pk", flat=True)) == {switched.pk}
+    assert switched.product_id in _marked_products()
+    assert kept.product_id not in _marked_products()
+
+
+def test_merchants_active_set_marks_every_product_they_sell():
+    merchant = MerchantFactory()
+    offers = OfferFactory.create_batch(2, merchant=merchant)
+    _nothing_marked()
+    updated = services.merchants_active_set(
+        merchants=Merchant.objects.filter(pk=merchant.pk), active=False
+    )
+    merchant.refresh_from_db()
+    assert (updated, merchant.active) == (1, False)
+    assert {offer.product_id for offer in offers} <= _marked_products()
+
+
+def test_products_cheapest_refresh_marks_the_products():
+    first, second = ProductFactory(), ProductFactory()
+    _nothing_marked()
+    marked = services.products_cheapest_refresh(products=Product.objects.filter(pk=first.pk))
+    assert marked == 1
+    assert _marked_products() == {first.pk}
+    assert second.pk not in _marked_products()

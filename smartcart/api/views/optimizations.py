@@ -5,13 +5,10 @@ from rest_framework import status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
-from smartcart.api.errors import error_responses
-from smartcart.api.serializers import (
-    CartSerializer,
+from smartcart.api.optimization_serializers import (
     OptimizationCreateSerializer,
     OptimizationRunSerializer,
 )
-from smartcart.api.views.carts import CartBaseView, cart_response, no_cart, own_cart, validated
 from smartcart.models import OptimizationRun
 from smartcart.selectors import cart_lines_find, optimization_run_get, optimization_run_list
 from smartcart.services import (
@@ -19,6 +16,9 @@ from smartcart.services import (
     optimization_run_create,
     optimization_run_dismiss,
 )
+from storefront.api.errors import error_responses
+from storefront.api.serializers import CartSerializer
+from storefront.api.views.carts import CartBaseView, cart_response, no_cart, own_cart, validated
 
 
 def run_response(request, run: OptimizationRun, *, status_code: int = 200) -> Response:

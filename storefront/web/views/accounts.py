@@ -21,6 +21,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timeuntil
+from django.views.generic.base import ContextMixin
 
 from storefront.ratelimit import window_retry_after
 from storefront.security.client_ip import client_ip
@@ -106,7 +107,7 @@ def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
     return None
 
 
-class _ResetLinkLifetimeMixin:
+class _ResetLinkLifetimeMixin(ContextMixin):
     """Tells the shopper how long a reset link works (``PASSWORD_RESET_TIMEOUT``)."""
 
     def get_context_data(self, **kwargs):

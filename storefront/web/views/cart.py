@@ -5,6 +5,9 @@ the page it came from with the error next to the field at fault and the matching
 (400 bad input, 404 not yours or unknown, 409 refused by the current state).
 """
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -12,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from storefront.errors import DomainError, NotFound
-from storefront.models import Offer, Product
+from storefront.models import Offer
 from storefront.selectors import (
     cart_pricing_summary,
     offer_get,
@@ -25,11 +28,14 @@ from storefront.services import (
     cart_line_remove,
     cart_line_set_quantity,
 )
+from storefront.web.cart_panels import cart_panels_render
 from storefront.web.carts import request_cart_find, request_cart_get_or_create
 from storefront.web.forms import AddToCartForm, DestinationForm, LineQuantityForm
-from storefront.web.improve import improve_panel_for_cart
 from storefront.web.views.catalog import render_product
 from storefront.web.views.common import cart_url, render_problem, safe_next
+
+if TYPE_CHECKING:
+    from storefront.selectors.catalog import ProductWithBestOffer
 
 
 def cart_detail(request: HttpRequest) -> HttpResponse:
@@ -43,15 +49,15 @@ def render_cart(
     destination_form: DestinationForm | None = None,
     line_errors: dict[int, list[str]] | None = None,
     line_values: dict[int, str] | None = None,
-    improve_error: str = "",
-    improve_conflict: str = "",
+    panel_state: Mapping[str, Any] | None = None,
 ) -> HttpResponse:
-    """The cart page; after a refused form, the arguments carry what to show where."""
+    """The cart page; after a refused form, the arguments carry what to show where
+    (``panel_state``: for the cart panels' providers, see ``storefront.web.cart_panels``)."""
     cart = request_cart_find(request)
     summary = cart_pricing_summary(cart=cart) if cart is not None else None
-    improve = None
-    if summary is not None and not summary.is_empty:
-        improve = improve_panel_for_cart(cart=cart, conflict=improve_conflict)
+    panels = None
+    if cart is not None and summary is not None and not summary.is_empty:
+        panels = cart_panels_render(request=request, cart=cart, summary=summary, state=panel_state)
     if destination_form is None:
         destination_form = DestinationForm(
             initial={"postal_code": cart.postal_code if cart else ""}
@@ -62,13 +68,12 @@ def render_cart(
         "destination_form": destination_form,
         "line_errors": line_errors or {},
         "line_values": line_values or {},
-        "improve": improve,
-        "improve_error": improve_error,
+        "panels": panels,
     }
     return render(request, "web/cart.html", context, status=status)
 
 
-def _add_target(data: dict) -> tuple[Product | None, Offer | None]:
+def _add_target(data: dict) -> "tuple[ProductWithBestOffer | None, Offer | None]":
     """The product (and offer, when one was chosen) a posted add-to-cart names."""
     try:
         if data.get("offer"):
@@ -153,7 +158,7 @@ def cart_line_update(request: HttpRequest, line_id: int) -> HttpResponse:
         status = 400
     if not cart.lines.filter(pk=line_id).exists():
         raise Http404("This line is not in your cart.")
-    errors = [message for field_errors in form.errors.values() for message in field_errors]
+    errors = [str(message) for field_errors in form.errors.values() for message in field_errors]
     return render_cart(
         request,
         status=status,

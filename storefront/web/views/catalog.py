@@ -1,6 +1,7 @@
 """Catalog and product pages."""
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -8,7 +9,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from storefront.errors import NotFound
-from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer, Product
+from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
 from storefront.selectors import (
     MerchantTerms,
     category_list,
@@ -19,6 +20,9 @@ from storefront.selectors import (
 )
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import AddToCartForm, CatalogFilterForm, DestinationForm
+
+if TYPE_CHECKING:
+    from storefront.selectors.catalog import ProductWithBestOffer
 
 PRODUCTS_PER_PAGE = 24
 
@@ -79,7 +83,7 @@ def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def render_product(
     request: HttpRequest,
     *,
-    product: Product,
+    product: "ProductWithBestOffer",
     add_form: AddToCartForm | None = None,
     add_target: str | None = None,
     status: int = 200,

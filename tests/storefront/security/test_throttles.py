@@ -7,7 +7,7 @@ import pytest
 from django.core.cache.backends.locmem import LocMemCache
 from django.test import RequestFactory
 
-from smartcart.api.throttles import TokenObtainRateThrottle
+from storefront.api.throttles import TokenObtainRateThrottle
 
 pytestmark = pytest.mark.django_db
 

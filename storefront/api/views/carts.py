@@ -7,8 +7,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from smartcart.api.errors import error_responses
-from smartcart.api.serializers import (
+from storefront.api.errors import error_responses
+from storefront.api.serializers import (
     CartDestinationSerializer,
     CartLineAddSerializer,
     CartLineQuantitySerializer,

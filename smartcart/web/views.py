@@ -16,10 +16,10 @@ from smartcart.services import (
     optimization_run_create,
     optimization_run_dismiss,
 )
+from smartcart.web.improve import improve_panel
 from storefront.errors import Conflict, DomainError, NotFound
 from storefront.money import format_money
 from storefront.web.carts import request_cart_find
-from storefront.web.improve import improve_panel
 from storefront.web.views.cart import render_cart
 from storefront.web.views.common import cart_url
 
@@ -40,11 +40,15 @@ def _run_or_404(request: HttpRequest, run_id: int) -> OptimizationRun:
 def improve_start(request: HttpRequest) -> HttpResponse:
     cart = request_cart_find(request)
     if cart is None:
-        return render_cart(request, status=400, improve_error="Your cart is empty.")
+        return render_cart(
+            request, status=400, panel_state={"improve_error": "Your cart is empty."}
+        )
     try:
         optimization_run_create(cart=cart, requested_by=request.user)
     except DomainError as error:
-        return render_cart(request, status=error.http_status, improve_error=error.message)
+        return render_cart(
+            request, status=error.http_status, panel_state={"improve_error": error.message}
+        )
     return redirect(cart_url(PANEL_ANCHOR))
 
 
@@ -55,7 +59,7 @@ def improve_status(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run_or_404(request, run_id)
     if request.headers.get("X-Requested-With") != "fetch":
         return redirect(cart_url(PANEL_ANCHOR))
-    response = render(request, "web/_improve_panel.html", {"improve": improve_panel(run)})
+    response = render(request, "smartcart/_improve_panel.html", {"improve": improve_panel(run)})
     response["Cache-Control"] = "no-store"
     return response
 
@@ -66,7 +70,7 @@ def improve_apply(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
         optimization_run_apply(run=run, user=request.user)
     except Conflict as error:
-        return render_cart(request, status=409, improve_conflict=error.message)
+        return render_cart(request, status=409, panel_state={"improve_conflict": error.message})
     messages.success(
         request,
         f"Suggestion applied: you save {format_money(run.savings)}. "

@@ -40,7 +40,7 @@ def test_bad_token_is_401(api):
 
 
 def test_token_obtain_is_throttled(api, shopper, monkeypatch):
-    from smartcart.api.throttles import TokenObtainRateThrottle
+    from storefront.api.throttles import TokenObtainRateThrottle
 
     monkeypatch.setattr(TokenObtainRateThrottle, "get_rate", lambda self: "3/min")
     codes = [
@@ -51,7 +51,7 @@ def test_token_obtain_is_throttled(api, shopper, monkeypatch):
 
 
 def test_token_rate_defaults_to_ten_a_minute(settings):
-    from smartcart.api.throttles import TokenObtainRateThrottle
+    from storefront.api.throttles import TokenObtainRateThrottle
 
     rates = dict(settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {}))
     rates.pop("token", None)

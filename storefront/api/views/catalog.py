@@ -6,8 +6,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from smartcart.api.errors import error_responses
-from smartcart.api.serializers import (
+from storefront.api.errors import error_responses
+from storefront.api.serializers import (
     CategoryListSerializer,
     MerchantDetailSerializer,
     MerchantSerializer,
@@ -26,7 +26,7 @@ from storefront.selectors import (
 )
 
 
-class CatalogView:
+class CatalogView(APIView):
     permission_classes = [AllowAny]
 
 

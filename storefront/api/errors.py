@@ -7,7 +7,7 @@ validation, authentication, permission, throttling, 404, 405, 415). Headers DRF 
 (``WWW-Authenticate``, ``Retry-After``, ``Allow``) are kept. Anything else is a bug: it is
 left to Django (500, logged).
 
-Enabled by ``REST_FRAMEWORK["EXCEPTION_HANDLER"] = "smartcart.api.errors.exception_handler"``.
+Enabled by ``REST_FRAMEWORK["EXCEPTION_HANDLER"] = "storefront.api.errors.exception_handler"``.
 """
 
 from typing import Any
@@ -60,7 +60,7 @@ def _api_exception_body(exc: exceptions.APIException) -> dict[str, Any]:
     detail = exc.detail
     if isinstance(detail, dict | list):
         _, first = _first_validation_error(detail)
-        message = str(first) if first is not None else exc.default_detail
+        message = str(first) if first is not None else str(exc.default_detail)
     else:
         message = str(detail)
     code = getattr(detail, "code", None) or exc.default_code

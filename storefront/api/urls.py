@@ -1,12 +1,15 @@
-"""The REST API under ``/api/v1/`` (included by ``storefront.urls``)."""
+"""The marketplace's REST API: catalog, cart, auth token, schema and docs.
+
+The root URLconf (``storefront.urls``) mounts these under ``/api/v1/`` in the ``api``
+namespace, together with the other apps' API modules it lists, and puts ``fallback_urlpatterns``
+after all of them. So no ``app_name`` here: every module shares the one ``api`` namespace.
+"""
 
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from smartcart.api.views import auth, carts, catalog, optimizations
-from smartcart.api.views.fallback import NotFoundView
-
-app_name = "api"
+from storefront.api.views import auth, carts, catalog
+from storefront.api.views.fallback import NotFoundView
 
 urlpatterns = [
     path("auth/token/", auth.TokenObtainView.as_view(), name="token-obtain"),
@@ -26,28 +29,11 @@ urlpatterns = [
     path("cart/lines/", carts.CartLineListView.as_view(), name="cart-lines"),
     path("cart/lines/<int:line_id>/", carts.CartLineDetailView.as_view(), name="cart-line"),
     path("cart/destination/", carts.CartDestinationView.as_view(), name="cart-destination"),
-    path(
-        "cart/optimizations/",
-        optimizations.OptimizationListView.as_view(),
-        name="optimization-list",
-    ),
-    path(
-        "cart/optimizations/<int:run_id>/",
-        optimizations.OptimizationDetailView.as_view(),
-        name="optimization-detail",
-    ),
-    path(
-        "cart/optimizations/<int:run_id>/apply/",
-        optimizations.OptimizationApplyView.as_view(),
-        name="optimization-apply",
-    ),
-    path(
-        "cart/optimizations/<int:run_id>/dismiss/",
-        optimizations.OptimizationDismissView.as_view(),
-        name="optimization-dismiss",
-    ),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    # Last: any other path under /api/v1/ answers with the JSON error body, not an HTML page.
+]
+
+# Last in /api/v1/: any other path answers with the JSON error body, not an HTML page.
+fallback_urlpatterns = [
     re_path(r"^.*$", NotFoundView.as_view(), name="not-found"),
 ]

@@ -7,10 +7,10 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from smartcart.api.errors import error_responses
-from smartcart.api.serializers import TokenObtainSerializer, TokenSerializer
-from smartcart.api.throttles import TokenObtainRateThrottle
-from smartcart.api.views.carts import validated
+from storefront.api.errors import error_responses
+from storefront.api.serializers import TokenObtainSerializer, TokenSerializer
+from storefront.api.throttles import TokenObtainRateThrottle
+from storefront.api.views.carts import validated
 from storefront.errors import ValidationFailed
 from storefront.security.lockout import LoginLocked
 

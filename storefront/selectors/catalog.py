@@ -1,0 +1,223 @@
+"""Catalog reads: products with their best offer, offers, categories and merchants."""
+
+from typing import TYPE_CHECKING, TypedDict
+
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    CharField,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import NullIf
+
+from storefront.errors import NotFound, ValidationFailed
+from storefront.models import Category, CheapestOfferRefresh, Merchant, MoneyField, Offer, Product
+from storefront.validators import gtin_normalize
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    class BestOffer(TypedDict):
+        """What ``_with_best_offer`` annotates (None: nobody sells the product now)."""
+
+        best_price: int | None
+        best_offer_id: int | None
+        best_merchant_id: int | None
+        best_merchant_name: str | None
+        offer_count: int
+
+    ProductWithBestOffer = WithAnnotations[Product, BestOffer]
+
+# Products nobody sells go last in both price orders.
+PRODUCT_ORDERINGS = {
+    "name": ("name", "id"),
+    "price": (F("best_price").asc(nulls_last=True), "name", "id"),
+    "-price": (F("best_price").desc(nulls_last=True), "name", "id"),
+    "newest": ("-created_at", "-id"),
+}
+
+
+# --- catalog ------------------------------------------------------------------------------
+
+
+def offer_buyable_q(prefix: str = "") -> Q:
+    """Offers a shopper can buy now: active, from an active merchant, not sold out."""
+    return Q(**{f"{prefix}active": True, f"{prefix}merchant__active": True}) & (
+        Q(**{f"{prefix}stock__isnull": True}) | Q(**{f"{prefix}stock__gt": 0})
+    )
+
+
+def _stored_cheapest_is_fresh() -> Q:
+    """Products whose stored cheapest offer (``ProductCheapest``) can be trusted: computed,
+    and no change of their offers or merchants since (no pending ``CheapestOfferRefresh``)."""
+    pending = CheapestOfferRefresh.objects.filter(product_id=OuterRef("pk"))
+    return Q(~Exists(pending), stored_cheapest__isnull=False)
+
+
+def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOffer]":
+    """Annotates the cheapest buyable offer (ties: lowest merchant id) and the offer count.
+
+    Products whose stored cheapest offer is fresh (see ``storefront.cheapest``) read it, which
+    keeps price ordering over a large catalog cheap; the others fall back to correlated
+    subqueries, which with the (product, active, unit_price) index stay cheap on a paginated
+    page. Either way it is one query, with the same values.
+    """
+    buyable = Offer.objects.filter(offer_buyable_q(), product=OuterRef("pk"))
+    cheapest = buyable.order_by("unit_price", "merchant_id", "id")
+    count = buyable.order_by().values("product").annotate(n=Count("id")).values("n")
+    fresh = _stored_cheapest_is_fresh()
+
+    def stored_or_live(stored, live, output_field):
+        return Case(When(fresh, then=stored), default=live, output_field=output_field)
+
+    return products.annotate(
+        best_price=stored_or_live(
+            F("stored_cheapest__price"), Subquery(cheapest.values("unit_price")[:1]), MoneyField()
+        ),
+        best_offer_id=stored_or_live(
+            F("stored_cheapest__offer_id"), Subquery(cheapest.values("id")[:1]), BigIntegerField()
+        ),
+        best_merchant_id=stored_or_live(
+            F("stored_cheapest__offer__merchant_id"),
+            Subquery(cheapest.values("merchant_id")[:1]),
+            BigIntegerField(),
+        ),
+        best_merchant_name=stored_or_live(
+            F("stored_cheapest__offer__merchant__name"),
+            Subquery(cheapest.values("merchant__name")[:1]),
+            CharField(),
+        ),
+        # The live count is NULL, not 0, for a product nobody sells; keep it that way.
+        offer_count=stored_or_live(
+            NullIf(F("stored_cheapest__offer_count"), Value(0)), Subquery(count[:1]), IntegerField()
+        ),
+    )
+
+
+def _search_q(query: str) -> Q:
+    """Every word must appear in the name; a word of digits may also be the start of a GTIN."""
+    condition = Q()
+    for term in query.split():
+        term_q = Q(name__icontains=term)
+        digits = gtin_normalize(term)
+        if digits.isdigit():
+            term_q |= Q(gtin__startswith=digits)
+        condition &= term_q
+    return condition
+
+
+def product_list(
+    *,
+    query: str = "",
+    category: str | int | None = None,
+    merchant_id: int | None = None,
+    available_only: bool = False,
+    ordering: str = "name",
+) -> QuerySet[Product]:
+    """Products matching a search (name words or GTIN), optionally in a category (slug or id)
+    or sold by a merchant, each annotated with ``best_price``, ``best_offer_id``,
+    ``best_merchant_id``, ``best_merchant_name`` (None when nothing is buyable) and
+    ``offer_count``. ``ordering``: ``name``, ``price``, ``-price`` or ``newest``."""
+    if ordering not in PRODUCT_ORDERINGS:
+        raise ValidationFailed(
+            f"Unknown ordering {ordering!r}; use one of {', '.join(PRODUCT_ORDERINGS)}.",
+            field="ordering",
+        )
+    products = Product.objects.select_related("category")
+    query = (query or "").strip()
+    if query:
+        products = products.filter(_search_q(query))
+    if category not in (None, ""):
+        if isinstance(category, int) or str(category).isdigit():
+            products = products.filter(category_id=int(category))
+        else:
+            products = products.filter(category__slug=category)
+    if merchant_id is not None:
+        sold_by = Offer.objects.filter(product=OuterRef("pk"), merchant_id=merchant_id, active=True)
+        products = products.filter(Exists(sold_by))
+    annotated = _with_best_offer(products)
+    if available_only:
+        annotated = annotated.filter(best_price__isnull=False)
+    return annotated.order_by(*PRODUCT_ORDERINGS[ordering])
+
+
+def product_get(
+    *, product_id: int | None = None, slug: str | None = None
+) -> "ProductWithBestOffer":
+    """One product with its category and best-offer annotations; ``NotFound`` otherwise."""
+    if (product_id is None) == (slug is None):
+        raise ValueError("Pass exactly one of product_id and slug.")
+    lookup = {"pk": product_id} if product_id is not None else {"slug": slug}
+    try:
+        return _with_best_offer(Product.objects.select_related("category")).get(**lookup)
+    except (Product.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such product.", code="product_not_found", field="product") from None
+
+
+def product_offer_list(
+    *, product: Product | int, include_inactive: bool = False
+) -> QuerySet[Offer]:
+    """A product's offers with their merchants, cheapest first (ties: lowest merchant id).
+
+    By default only active offers of active merchants; sold-out offers stay in the list
+    (``stock == 0``) so shoppers see them.
+    """
+    product_id = product.pk if isinstance(product, Product) else product
+    offers = Offer.objects.filter(product_id=product_id).select_related("merchant")
+    if not include_inactive:
+        offers = offers.filter(active=True, merchant__active=True)
+    return offers.order_by("unit_price", "merchant_id", "id")
+
+
+def product_cheapest_offer(*, product: Product | int, quantity: int) -> Offer | None:
+    """The cheapest offer of ``product`` a shopper can buy now in ``quantity`` (active, of an
+    active merchant, with that much stock), ties to the lowest merchant id as the product page
+    lists them; ``None`` when nobody has that many. One query."""
+    has_stock = Q(stock__isnull=True) | Q(stock__gte=quantity)
+    return product_offer_list(product=product).filter(has_stock).first()
+
+
+def offer_get(*, offer_id: int, buyable_only: bool = False) -> Offer:
+    """One offer with its product and merchant; ``NotFound`` otherwise."""
+    offers = Offer.objects.select_related("product", "merchant")
+    if buyable_only:
+        offers = offers.filter(active=True, merchant__active=True)
+    try:
+        return offers.get(pk=offer_id)
+    except (Offer.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such offer.", code="offer_not_found", field="offer") from None
+
+
+def category_list() -> QuerySet[Category]:
+    """Categories by name, each with ``product_count``."""
+    return Category.objects.annotate(product_count=Count("products")).order_by("name")
+
+
+def merchant_list(*, active_only: bool = True) -> QuerySet[Merchant]:
+    """Merchants by name, each with ``offer_count`` (active offers) and ``zone_count``."""
+    merchants = Merchant.objects.all()
+    if active_only:
+        merchants = merchants.filter(active=True)
+    return merchants.annotate(
+        offer_count=Count("offers", filter=Q(offers__active=True), distinct=True),
+        zone_count=Count("zones", distinct=True),
+    ).order_by("name", "id")
+
+
+def merchant_get(*, merchant_id: int | None = None, slug: str | None = None) -> Merchant:
+    if (merchant_id is None) == (slug is None):
+        raise ValueError("Pass exactly one of merchant_id and slug.")
+    lookup = {"pk": merchant_id} if merchant_id is not None else {"slug": slug}
+    try:
+        return Merchant.objects.get(**lookup)
+    except (Merchant.DoesNotExist, ValueError, TypeError):
+        raise NotFound("No such merchant.", code="merchant_not_found", field="merchant") from None

@@ -1,8 +1,9 @@
 """Static files storage that keeps pages up before ``collectstatic`` has run.
 
 Whitenoise's manifest storage raises ``ValueError`` from ``{% static %}`` for any file missing
-from the manifest, so every HTML page was a 500 until ``collectstatic`` ran. This storage logs
-one clear error naming the fix and falls back to the unhashed URL, which whitenoise serves
+from the manifest, so every HTML page was a 500 until ``collectstatic`` ran. While there is no
+manifest at all, this storage logs one clear error naming the fix and falls back to the
+unhashed URL, which whitenoise serves
 from the apps' static folders (``WHITENOISE_USE_FINDERS``) until ``collectstatic`` runs.
 """
 
@@ -20,6 +21,8 @@ class ForgivingManifestStaticFilesStorage(CompressedManifestStaticFilesStorage):
         try:
             return super().stored_name(name)
         except ValueError:
+            if self.hashed_files:
+                raise  # collectstatic ran and this file is not in it: a real mistake
             if not ForgivingManifestStaticFilesStorage._warned:
                 ForgivingManifestStaticFilesStorage._warned = True
                 logger.error(

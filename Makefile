@@ -49,10 +49,15 @@ prod-local: venv
 	@echo "  Production-like stack: http://$(HOST):$(PORT)/  health: /health/  metrics: /metrics"
 	$(PROD_ENV) $(BIN)/honcho -f Procfile start
 
-# Load test against a running `make prod-local` (see loadtest/README in BENCHMARKS.md).
-LOAD_USERS ?= 20
-LOAD_TIME  ?= 60s
+# Load test against a running `make prod-local` on HOST:PORT: each scenario (shopper, trivial
+# view) stepped through LOAD_USERS for LOAD_STEP_S seconds each; stops by itself.
+LOAD_USERS  ?= 1,2,4,8
+LOAD_STEP_S ?= 30
 loadtest: venv
+	$(BIN)/python loadtest/run.py --host http://$(HOST):$(PORT) --users $(LOAD_USERS) \
+		--step-s $(LOAD_STEP_S)
+
+test: venv
 	$(BIN)/locust -f loadtest/locustfile.py --headless --host http://$(HOST):$(PORT) \
 		--users $(LOAD_USERS) --spawn-rate $(LOAD_USERS) --run-time $(LOAD_TIME) \
 		--stop-timeout 5 --csv loadtest/results/run --only-summary

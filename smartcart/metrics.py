@@ -7,6 +7,8 @@ runs by route/algorithm/outcome, and latency histograms (``elapsed_ms``, request
 and ``solve_ms``, the solver alone) by route and algorithm.
 """
 
+from typing import cast
+
 from django.db.models import Count, Q, Sum
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import REGISTRY, Collector
@@ -67,7 +69,8 @@ class OptimizationRunCollector(Collector):
             into = merged.setdefault((row["route"], algorithm), {})
             for key, value in row.items():
                 if key.startswith(("elapsed_ms", "solve_ms")):
-                    into[key] = into.get(key, 0) + (value or 0)
+                    # Counts and sums of the row's aggregates (None: no run had the field).
+                    into[key] = into.get(key, 0.0) + float(cast(float | None, value) or 0)
         for (route, algorithm), sums in merged.items():
             for field, family in latency.items():
                 cumulative = [

@@ -10,6 +10,8 @@ into them.
 
 import codecs
 import json
+from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from rest_framework import exceptions, status
@@ -22,12 +24,13 @@ class RequestTooLarge(exceptions.APIException):
     default_code = "request_too_large"
 
 
-def json_depth(value) -> int:
+def json_depth(value: Any) -> int:
     """Nesting depth of a parsed JSON value (a scalar is 0, ``[]`` is 1), without recursion."""
     deepest = 0
     stack = [(value, 0)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):

@@ -7,6 +7,7 @@ from ``storefront.security.client_ip``.
 """
 
 import hashlib
+from typing import Any, cast
 
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
@@ -36,7 +37,8 @@ class FixedWindowRateThrottle(BaseThrottle):
     default_rate = "10/min"
 
     def get_rate(self) -> str | None:
-        rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {})
+        rest_framework = cast(dict[str, Any], settings.REST_FRAMEWORK)
+        rates = rest_framework.get("DEFAULT_THROTTLE_RATES", {})
         return rates.get(self.scope, self.default_rate)
 
     def ident(self, request, view) -> str:

@@ -375,12 +375,15 @@ if not DEBUG and not env_bool("SECURE_COOKIES", True):
 
 # Logs as one JSON object per line (LOG_FORMAT=json) for log shippers; plain text otherwise.
 if os.environ.get("LOG_FORMAT", "plain").lower() == "json":
-    LOGGING["formatters"]["json"] = {
+    from typing import Any, cast
+
+    _logging = cast(dict[str, Any], LOGGING)
+    _logging["formatters"]["json"] = {
         "()": "pythonjsonlogger.json.JsonFormatter",
         "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
         "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
     }
-    LOGGING["handlers"]["console"]["formatter"] = "json"
+    _logging["handlers"]["console"]["formatter"] = "json"
 
 # Health: a worker counts as alive while its heartbeat key is younger than this.
 HEALTH_WORKER_HEARTBEAT_S = int(os.environ.get("HEALTH_WORKER_HEARTBEAT_S", "60"))

@@ -1,4 +1,4 @@
-# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint and the whole suite.
+# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint, mypy and the whole suite.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -34,7 +34,9 @@ demo: venv
 # worker and beat, after migrate and collectstatic. DEBUG off, plain HTTP on loopback.
 # Needs DATABASE_URL (PostgreSQL) and REDIS_URL; SECRET_KEY defaults to a fresh random one.
 # SEED=1 seeds the demo catalog and logins into an empty database (local use only).
-SECRET_KEY ?= $(shell $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
+ifndef SECRET_KEY
+SECRET_KEY := $(shell $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
+endif
 PROD_ENV = env -u DEBUG PATH="$(abspath $(BIN)):$$PATH" SECRET_KEY="$(SECRET_KEY)" \
 	ALLOWED_HOSTS="$${ALLOWED_HOSTS:-127.0.0.1,localhost}" SECURE_SSL_REDIRECT=0 \
 	SECURE_HSTS_SECONDS=0 SECURE_COOKIES=0 WEB_BIND="$(HOST):$(PORT)"
@@ -57,15 +59,15 @@ loadtest: venv
 	$(BIN)/python loadtest/run.py --host http://$(HOST):$(PORT) --users $(LOAD_USERS) \
 		--step-s $(LOAD_STEP_S)
 
-test: venv
-	$(BIN)/locust -f loadtest/locustfile.py --headless --host http://$(HOST):$(PORT) \
-		--users $(LOAD_USERS) --spawn-rate $(LOAD_USERS) --run-time $(LOAD_TIME) \
-		--stop-timeout 5 --csv loadtest/results/run --only-summary
+# Two xdist workers (CI and the dev machine have two cores); tests that must not overlap share
+# an xdist_group (tests/conftest.py). PYTEST_WORKERS=0 runs serially.
+PYTEST_WORKERS ?= 2
 
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest
+	$(BIN)/mypy
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 lint: venv
 	$(BIN)/ruff check .

@@ -27,6 +27,7 @@ demo: venv
 	@echo "  Smart Cart demo shop: http://$(HOST):$(PORT)/"
 	@echo "  Demo logins (demo only, never in production):"
 	@echo "    shopper: demo / demo-shopper-pass      admin: admin / demo-admin-pass  (http://$(HOST):$(PORT)/admin/)"
+	@echo "    merchant staff: merchant / demo-merchant-pass  (its orders in http://$(HOST):$(PORT)/admin/)"
 	@echo ""
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 

@@ -60,6 +60,7 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
     t0 = time.perf_counter()
     _warm_merchant_dp(problem)
     timings["merchant-dp"] = time.perf_counter() - t0
+    timings.update(_warm_batch(problem, gpu))
     if gpu:
         t0 = time.perf_counter()
         _warm_gpu_variants(problem)
@@ -109,6 +110,20 @@ def _warm_merchant_dp(problem: CartProblem) -> None:
             inputs.params,
             pick,
         )
+
+
+def _warm_batch(problem: CartProblem, gpu: bool) -> dict[str, float]:
+    """The batch solver's CPU twin (and kernel on a GPU), both of its exact methods."""
+    from gpu_engine.batch.engine import solve_problems
+    from gpu_engine.batch.pack import DP, FULL
+
+    timings = {}
+    for device in ("cpu", "gpu") if gpu else ("cpu",):
+        t0 = time.perf_counter()
+        for prefer in (FULL, DP):
+            solve_problems([problem], device=device, prefer=prefer)
+        timings[f"batch-{device}"] = time.perf_counter() - t0
+    return timings
 
 
 def _warm_gpu_variants(problem: CartProblem) -> None:

@@ -539,6 +539,7 @@ def _check_offers(*, lines: list[dict]) -> None:
         for offer in Offer.objects.select_for_update(of=("self",))
         .select_related("merchant")
         .filter(pk__in=offer_ids)
+        .order_by("pk")  # the order checkout locks offers in: no deadlock between them
     }
     for line in lines:
         offer = offers.get(line["new_offer_id"])

@@ -24,5 +24,7 @@ urlpatterns = [
     path("health/live", observability.liveness, name="health-live"),
     path("metrics", observability.metrics, name="metrics"),
     path("api/v1/", include((api_urlpatterns, "api"))),
+    # django-payments: the providers' return and webhook URLs.
+    path("payments/", include("payments.urls")),
     *(path("", include(module)) for module in WEB_URLCONFS),
 ]

@@ -70,6 +70,9 @@ def _api_exception_body(exc: exceptions.APIException) -> dict[str, Any]:
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, DomainError):
         body = error_body(exc.code, exc.message, exc.field)
+        details = getattr(exc, "details", None)
+        if details is not None:  # e.g. what changed since a review (CheckoutChanged)
+            body["error"]["details"] = details
         retry_after = getattr(exc, "retry_after", None)
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
         return Response(body, status=exc.http_status, headers=headers)

@@ -9,6 +9,14 @@ from storefront.models.catalog import (
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
 from storefront.models.imports import ImportJob, ImportJobBatch
 from storefront.models.merchants import MAX_BASIS_POINTS, Merchant, ShippingZone
+from storefront.models.orders import (
+    MerchantOrder,
+    MerchantStaff,
+    Order,
+    OrderEvent,
+    OrderLine,
+    Payment,
+)
 
 __all__ = [
     "MAX_BASIS_POINTS",
@@ -22,8 +30,14 @@ __all__ = [
     "ImportJob",
     "ImportJobBatch",
     "Merchant",
+    "MerchantOrder",
+    "MerchantStaff",
     "MoneyField",
     "Offer",
+    "Order",
+    "OrderEvent",
+    "OrderLine",
+    "Payment",
     "Product",
     "ProductCheapest",
     "ShippingZone",

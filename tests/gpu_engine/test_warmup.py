@@ -16,7 +16,8 @@ def test_cpu_only_warmup_never_asks_for_cuda(monkeypatch):
     monkeypatch.setattr(gpu_engine.device, "gpu_available", no_cuda)
     timings = warmup(include_gpu=False)
     assert set(timings) == {name for name in SOLVERS if not name.startswith("gpu")} | {
-        "merchant-dp"
+        "merchant-dp",
+        "batch-cpu",
     }
     assert all(seconds >= 0 for seconds in timings.values())
 
@@ -24,7 +25,8 @@ def test_cpu_only_warmup_never_asks_for_cuda(monkeypatch):
 def test_default_warmup_skips_gpu_solvers_without_a_real_gpu(monkeypatch):
     monkeypatch.setattr(gpu_engine.device, "gpu_available", lambda: False)
     assert set(warmup()) == {name for name in SOLVERS if not name.startswith("gpu")} | {
-        "merchant-dp"
+        "merchant-dp",
+        "batch-cpu",
     }
 
 

@@ -109,7 +109,18 @@
     }
   }
 
+  // The facets start open (they work without scripts); on a phone they fold away so that the
+  // results come first (the summary says how many are chosen).
+  function foldFacets() {
+    var facets = document.querySelector("[data-facets]");
+    if (!facets || !window.matchMedia("(max-width: 1000px)").matches) {
+      return;
+    }
+    facets.open = false;
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    foldFacets();
     guardDoubleSubmit(document);
     focusAutofocusTarget();
     pollImprove();

@@ -12,6 +12,16 @@ from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 
+ADDRESS = {
+    "email": "alice@example.com",
+    "full_name": "Alice Schema",
+    "address_line": "Teststr. 1",
+    "city": "Berlin",
+    "postal_code": "10115",
+    "country": "DE",
+}
+PAID = {"status": "confirmed", "fraud_status": "accept", "gateway_response": "3ds-disabled"}
+
 
 @pytest.fixture
 def schema(api):
@@ -138,6 +148,20 @@ def test_every_endpoint_answers_as_documented(api, alice_api, shopper, schema):
         alice_api.delete(f"/api/v1/cart/lines/{removable.pk}/"),
         204,
     )
+    review = alice_api.post("/api/v1/checkout/review/", {"postal_code": "10115"}, format="json")
+    check("/api/v1/checkout/review/", "POST", review, 200)
+    placed = alice_api.post(
+        "/api/v1/orders/",
+        {**ADDRESS, "review_token": review.json()["review_token"]},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="schema-test-0001",
+    )
+    check("/api/v1/orders/", "POST", placed, 201)
+    number = placed.json()["number"]
+    check("/api/v1/orders/", "GET", alice_api.get("/api/v1/orders/"), 200)
+    check("/api/v1/orders/{number}/", "GET", alice_api.get(f"/api/v1/orders/{number}/"), 200)
+    paid = alice_api.post(f"/api/v1/orders/{number}/payment/", PAID, format="json")
+    check("/api/v1/orders/{number}/payment/", "POST", paid, 200)
     documented = {
         (path, method)
         for path, operations in schema.raw_schema["paths"].items()

@@ -34,13 +34,15 @@ demo: venv
 # The production-like stack on this machine from the Procfile (honcho): gunicorn, a cpu
 # worker and beat, after migrate and collectstatic. DEBUG off, plain HTTP on loopback.
 # Needs DATABASE_URL (PostgreSQL) and REDIS_URL; SECRET_KEY defaults to a fresh random one.
-# SEED=1 seeds the demo catalog and logins into an empty database (local use only).
+# SEED=1 seeds the demo catalog and logins into an empty database (local use only). Mail is
+# printed by the worker unless EMAIL_BACKEND says otherwise.
 ifndef SECRET_KEY
 SECRET_KEY := $(shell $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
 endif
 PROD_ENV = env -u DEBUG PATH="$(abspath $(BIN)):$$PATH" SECRET_KEY="$(SECRET_KEY)" \
 	ALLOWED_HOSTS="$${ALLOWED_HOSTS:-127.0.0.1,localhost}" SECURE_SSL_REDIRECT=0 \
-	SECURE_HSTS_SECONDS=0 SECURE_COOKIES=0 WEB_BIND="$(HOST):$(PORT)"
+	SECURE_HSTS_SECONDS=0 SECURE_COOKIES=0 WEB_BIND="$(HOST):$(PORT)" \
+	EMAIL_BACKEND="$${EMAIL_BACKEND:-django.core.mail.backends.console.EmailBackend}"
 
 prod-local: venv
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || \

@@ -34,6 +34,7 @@ def server_env(*, database_url: str, **overrides: str) -> dict[str, str]:
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "DATABASE_URL": database_url,
             "SECURE_SSL_REDIRECT": "0",
+            "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
             "SMARTCART_WARMUP": "0",
             "NUMBA_ENABLE_CUDASIM": "1",
             "LOG_LEVEL": "WARNING",

@@ -23,6 +23,8 @@ demo: venv
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py seed_demo --if-empty
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py recompute_cheapest --all
+	@# Compile every kernel a request can reach into Numba's on-disk cache before serving.
+	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py warmup
 	@echo ""
 	@echo "  Smart Cart demo shop: http://$(HOST):$(PORT)/"
 	@echo "  Demo logins (demo only, never in production):"

@@ -7,6 +7,7 @@ from storefront.models.catalog import (
     ProductCheapest,
 )
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
+from storefront.models.idempotency import IdempotencyKey
 from storefront.models.imports import ImportJob, ImportJobBatch
 from storefront.models.merchants import MAX_BASIS_POINTS, Merchant, ShippingZone
 from storefront.models.orders import (
@@ -27,6 +28,7 @@ __all__ = [
     "CartLine",
     "Category",
     "CheapestOfferRefresh",
+    "IdempotencyKey",
     "ImportJob",
     "ImportJobBatch",
     "Merchant",

@@ -169,7 +169,9 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Short timeouts and a circuit breaker: an outage is CacheUnavailable, never a hang
+            # (storefront.cache); each rate limit picks its direction (storefront.ratelimit).
+            "BACKEND": "storefront.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "smartcart",
         }
@@ -196,8 +198,8 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A message whose worker died hard is redelivered after this long. It must stay above the
 # longest task time limit (a feed import, OFFER_IMPORT_TIME_LIMIT_S), or Redis would hand a
-# running task to a second worker. A lost optimisation run does not wait for it: the next
-# Improve-cart click on that cart replaces a stale run.
+# running task to a second worker. A lost optimisation run does not wait for it: its lease
+# lapses within seconds (smartcart.lease; README, "Failures and retries").
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3900")),
 }
@@ -207,7 +209,13 @@ CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
 CELERY_BEAT_SCHEDULE = {
     "smartcart-reap-stuck-optimization-runs": {
         "task": "smartcart.optimization_runs_reap",
-        "schedule": 60.0,
+        # Cheap (indexed, running and queued runs only) and frequent: a lapsed lease is
+        # recovered within seconds even when nobody polls the run.
+        "schedule": float(os.environ.get("SMARTCART_REAP_EVERY_S", "5")),
+    },
+    "storefront-purge-idempotency-keys": {
+        "task": "storefront.idempotency_keys_purge",
+        "schedule": 3600.0,
     },
     "storefront-expire-unpaid-orders": {
         "task": "storefront.orders_unpaid_expire",
@@ -237,6 +245,16 @@ SMARTCART_CPU_FALLBACK_BUDGET_MS = int(os.environ.get("SMARTCART_CPU_FALLBACK_BU
 SMARTCART_MAX_ATTEMPTS = int(os.environ.get("SMARTCART_MAX_ATTEMPTS", "3"))
 SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
 SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
+# Broker (Redis) down: carts predicted within this many ms are solved in the request, larger
+# ones answer 503 with Retry-After (smartcart.outage).
+SMARTCART_OUTAGE_INLINE_MAX_MS = float(os.environ.get("SMARTCART_OUTAGE_INLINE_MAX_MS", "200"))
+SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
+# A running run's lease (smartcart.lease): renewed every HEARTBEAT_S; lapsed LEASE_S after the
+# last renewal (never before the run's budget is spent) -> queued once more, or failed.
+SMARTCART_LEASE_S = int(os.environ.get("SMARTCART_LEASE_S", "10"))
+SMARTCART_HEARTBEAT_S = float(os.environ.get("SMARTCART_HEARTBEAT_S", "2"))
+# The cart page stops polling a queued run this long after its budget and offers "Try again".
+SMARTCART_RUN_DEADLINE_GRACE_S = int(os.environ.get("SMARTCART_RUN_DEADLINE_GRACE_S", "30"))
 # Compile the solvers when a web or worker process starts (never inside a request).
 SMARTCART_WARMUP = env_bool("SMARTCART_WARMUP", True)
 
@@ -265,6 +283,8 @@ STOREFRONT_CHEAPEST_DRAIN_S = float(os.environ.get("STOREFRONT_CHEAPEST_DRAIN_S"
 STOREFRONT_ZONE_INDEX_DEVICE = os.environ.get("STOREFRONT_ZONE_INDEX_DEVICE", "cpu")
 
 # --- REST API -----------------------------------------------------------------------------
+# Stored answers of POSTs sent with an Idempotency-Key live this long (storefront.idempotency).
+IDEMPOTENCY_KEY_TTL_S = int(os.environ.get("IDEMPOTENCY_KEY_TTL_S", str(24 * 3600)))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",

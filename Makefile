@@ -53,6 +53,7 @@ prod-local: venv
 	$(PROD_ENV) $(BIN)/python manage.py collectstatic --noinput
 	@if [ "$(SEED)" = "1" ]; then $(PROD_ENV) $(BIN)/python manage.py seed_demo --if-empty && \
 		$(PROD_ENV) $(BIN)/python manage.py recompute_cheapest --all; fi
+	$(PROD_ENV) $(BIN)/python manage.py warmup
 	@echo "  Production-like stack: http://$(HOST):$(PORT)/  health: /health/  metrics: /metrics"
 	$(PROD_ENV) $(BIN)/honcho -f Procfile start
 

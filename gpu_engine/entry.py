@@ -5,6 +5,7 @@ budget starts) is not imported by the module it imports."""
 
 from __future__ import annotations
 
+from gpu_engine.budget import check_budget
 from gpu_engine.problem import CartProblem, ProblemError
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.registry import SEEDED, SOLVERS
@@ -21,8 +22,10 @@ def solve(
     """Cheapest assignment for ``problem``. ``algorithm="auto"`` lets the planner choose
     (``gpu_engine.planning.planner.solve_planned``; ``planner_options``: ``gpu_busy``,
     ``gpu_queue_depth``, ``allow_gpu``, ``profile``); ``budget_ms`` time-boxes solvers that can
-    stop early (their answer is then flagged not optimal); ``seed`` is for randomised solvers
-    (the exact ones ignore it)."""
+    stop early (their answer is then flagged not optimal; finite, > 0 and at most
+    ``gpu_engine.budget.MAX_BUDGET_MS``, else ProblemError naming ``budget_ms``); ``seed`` is
+    for randomised solvers (the exact ones ignore it)."""
+    budget_ms = check_budget(budget_ms)
     if algorithm == "auto":
         from gpu_engine.planning.planner import solve_planned
 

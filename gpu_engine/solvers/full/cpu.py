@@ -14,6 +14,7 @@ import time
 import numba
 import numpy as np
 
+from gpu_engine.budget import check_budget, refuse_if_far_over
 from gpu_engine.layout import FullSearchLayout, full_search_layout
 from gpu_engine.planning import rates
 from gpu_engine.pricing import merchant_cost
@@ -130,9 +131,12 @@ def search_layout(
 
 def solve_cpu_full(problem: CartProblem, *, budget_ms: float | None = None) -> Solution:
     """Exact CPU full search; with ``budget_ms`` it stops between slices when the budget is
-    spent and returns the best assignment seen, flagged not optimal."""
+    spent and returns the best assignment seen, flagged not optimal, and refuses up front
+    (BudgetError) when the predicted time at the known rate is far over the budget."""
+    budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)
+    refuse_if_far_over("cpu-full", layout.complexity / rates.cpu_full_rate() * 1e3, budget_ms)
     best, best_index, done = NO_BEST, -1, 0
     # Slices of about 50 ms at the known rate: short enough to honour a budget closely.
     slice_size = max(MIN_SLICE, int(rates.cpu_full_rate() * 0.05))

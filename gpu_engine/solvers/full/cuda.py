@@ -34,6 +34,7 @@ import numpy as np
 from numba import cuda, int32, int64
 from numba.core.errors import NumbaError
 
+from gpu_engine.budget import check_budget, refuse_if_far_over
 from gpu_engine.cuda_ops.reduce import block_min_shuffle, group_min_in
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.layout import FullSearchLayout, full_search_layout
@@ -620,9 +621,12 @@ def solve_gpu_full(
     device_ids: list[int] | None = None,
 ) -> Solution:
     """Exact GPU full search (a budget makes it stop early, flagged not optimal). With several
-    ``device_ids`` the rows are split over those GPUs."""
+    ``device_ids`` the rows are split over those GPUs. Refused up front (BudgetError) when the
+    predicted time at the known rate is far over the budget."""
+    budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)
+    refuse_if_far_over("gpu-full", layout.complexity / rates.gpu_full_rate() * 1e3, budget_ms)
     if layout.n_free == 0:
         choice = layout.fixed_choice
         from gpu_engine.pricing import assignment_cost

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import BudgetError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga.solve import lower_bound
@@ -256,7 +256,7 @@ def solve_milp(
     otherwise HiGHS's best incumbent (never worse than ``warm_start``) with ``optimal=False`` and
     ``gap`` = (total - bound) / total, the bound being the better of HiGHS's and
     :func:`gpu_engine.solvers.ga.solve.lower_bound`. ``budget_ms`` is a hard deadline: a run cut by
-    it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises RuntimeError when
+    it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises BudgetError when
     no feasible point is known (no warm start and no HiGHS incumbent in the time)."""
     started = time.perf_counter()
     outcome = milp_run(problem, time_limit_ms=budget_ms, warm_start=warm_start, threads=threads)
@@ -266,7 +266,9 @@ def solve_milp(
         if choice is None or _cost(problem, warm) < _cost(problem, choice):
             choice = warm
     if choice is None:
-        raise RuntimeError(f"HiGHS found no assignment in time ({outcome.status})")
+        raise BudgetError(
+            "budget_ms", budget_ms, f"HiGHS found no assignment in time ({outcome.status})"
+        )
     total = _cost(problem, choice)
     # HiGHS's bound is weak (even negative) early on; the GA's price-only bound never is.
     bound = max(outcome.bound, float(lower_bound(problem)))

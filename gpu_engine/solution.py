@@ -58,7 +58,7 @@ class Solution:
             "device": self.device,
             "elapsed_ms": float(self.elapsed_ms),
             "complexity": _json_count(self.complexity),
-            "estimates": {k: float(v) for k, v in self.estimates.items()},
+            "estimates": json_safe({k: float(v) for k, v in self.estimates.items()}),
             "plan": self.plan,
             "gap": None if self.gap is None else float(self.gap),
             "stats": json_safe(self.stats),

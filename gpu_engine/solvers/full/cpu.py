@@ -27,10 +27,10 @@ MIN_SLICE = 1 << 16
 # Searches smaller than this are too short (or include compilation) to time a rate from.
 RATE_MIN_COMPLEXITY = 10_000_000
 
-_decode_row = numba.njit(cache=True)(ops.decode_row)
-_row_state = numba.njit(cache=True)(ops.row_state)
-_next_row = numba.njit(cache=True)(ops.next_row)
-_row_single = numba.njit(cache=True)(ops.row_single)
+_decode_row = numba.njit(cache=True, inline="always")(ops.decode_row)
+_row_state = numba.njit(cache=True, inline="always")(ops.row_state)
+_next_row = numba.njit(cache=True, inline="always")(ops.next_row)
+_row_single = numba.njit(cache=True, inline="always")(ops.row_single)
 
 
 @numba.njit(cache=True)

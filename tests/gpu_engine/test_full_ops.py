@@ -66,6 +66,5 @@ def test_ops_walk_equals_brute_force_and_the_cpu_twin(cart):
 
 def test_the_cpu_twin_compiles_the_shared_ops():
     assert full_cpu._row_single.py_func is ops.row_single
-    assert full_cpu._next_row.py_func is ops.next_row
     assert full_cpu._row_state.py_func is ops.row_state
     assert full_cpu._decode_row.py_func is ops.decode_row

@@ -10,6 +10,8 @@ from django.urls import reverse
 
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
+from storefront.search import search_prepare
+from storefront.search.facets import CatalogFilters, product_facets
 from storefront.selectors import (
     MerchantTerms,
     category_list,
@@ -33,18 +35,32 @@ def catalog(request: HttpRequest) -> HttpResponse:
     # A stale link with an unknown category still lists products: invalid fields fall back
     # to their defaults and the form says what was ignored.
     form.is_valid()
-    query = form.cleaned_data.get("q") or ""
-    category = form.cleaned_data.get("category") or ""
-    sort = form.cleaned_data.get("sort") or "name"
-    products = product_list(query=query, category=category or None, ordering=sort)
+    data = form.cleaned_data
+    query = data.get("q") or ""
+    category = data.get("category") or ""
+    cart = request_cart_find(request)
+    postal_code = cart.postal_code if cart else ""
+    filters = CatalogFilters(
+        # Prepared once for the list and every facet.
+        query=search_prepare(query) if query else "",
+        category=category or None,
+        merchant_id=data.get("merchant"),
+        available_only=bool(data.get("in_stock")),
+        price_range=data.get("price") or "",
+        ships_free_to=postal_code if data.get("free") else "",
+    )
+    products = product_list(**filters.kwargs(), ordering=data.get("sort") or "relevance")
     page = Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
+    facets = product_facets(filters=filters, postal_code=postal_code)
     context = {
         "form": form,
         "page": page,
         "query": query,
         "category": next((c for c in categories if c.slug == category), None),
         "categories": categories,
-        "filtered": bool(query or category),
+        "facets": facets,
+        "merchant_name": next((m.label for m in facets.merchants if m.selected), ""),
+        "filtered": filters != CatalogFilters(),
     }
     return render(request, "web/catalog.html", context)
 
@@ -114,6 +130,10 @@ def render_product(
     context = {
         "product": product,
         "rows": rows,
+        # The heading counts what the buy box and the catalog card count: offers that can be
+        # bought now. Sold-out offers stay listed, counted apart.
+        "buyable_count": sum(not row.sold_out for row in rows),
+        "sold_out_count": sum(row.sold_out for row in rows),
         "cart_line": line,
         "postal_code": postal_code,
         "destination_form": DestinationForm(

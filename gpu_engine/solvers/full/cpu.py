@@ -2,8 +2,9 @@
 
 The twin of the GPU kernel (:mod:`gpu_engine.solvers.full.cuda`), walking the same rows with the
 same operations (:mod:`gpu_engine.solvers.full.ops`, compiled here by ``numba.njit``; the
-odometer step is ``ops.next_row`` written out in the loop, see there) in single mode: a row is one choice of every free line but the last, whose choices are priced in O(1)
-each; moving to the next row is an odometer step. One thread walks a range of assignment
+odometer step is ``ops.next_row`` written out in the loop, see there) in single mode: a row is
+one choice of every free line but the last, whose choices are priced in O(1) each; moving to
+the next row is an odometer step. One thread walks a range of assignment
 indexes (a partial first or last row included), so a search can be time-boxed in slices.
 """
 

@@ -318,6 +318,11 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 24,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "storefront.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "storefront.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_THROTTLE_RATES": {
         "optimize": os.environ.get("OPTIMIZE_THROTTLE_RATE", "30/min"),
         "token": os.environ.get("TOKEN_THROTTLE_RATE", "10/min"),

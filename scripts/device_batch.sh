@@ -69,7 +69,7 @@ print("pytest -m gpu:", tests[0] if tests else "no summary line")
 def phases(row):
     keys = ("plan_ms", "copy_in_ms", "kernel_ms", "copy_out_ms", "solve_ms", "pack_ms",
             "solve_batch_api_ms", "setup_ms", "cast_ms", "plan_wait_ms", "enqueue_ms",
-            "drain_ms", "gpu_ms")
+            "drain_ms", "gpu_ms", "inputs_on_device_ms")
     text = ", ".join(f"{k[:-3]} {row[k]}" for k in keys if k in row) or row.get("note", "")
     if "chunks" in row:
         text += f", chunks {row['chunks']}"

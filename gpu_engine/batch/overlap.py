@@ -9,7 +9,9 @@ into the same slice of kept, whole-batch device arrays, the plan kernel over ``l
 the copy back of the chunk's plan. Once chunk ``k``'s plan is back (while chunk ``k + 1``
 uploads), the host turns its scratch sizes into offsets and heavy carts into an order (as in
 "split-warp"), and queues the offsets' copy, the tier launches (heaviest carts first, bigger
-blocks, each tier on its own stream) and the light launch, then the answers' copy back.
+blocks, each tier on its own stream) and the light launch, then the answers' copy back;
+while the GPU works on, the host moves each chunk's plan and answers out of the pinned buffers
+(which serve every batch) into the caller's arrays.
 
 CSR pointers keep their whole-batch values: a chunk copies pointer entries ``lo + 1 .. hi``
 (the first chunk from 0), so the entry at ``lo`` comes from the chunk before; every chunk's
@@ -85,6 +87,7 @@ class _Run:
     limit: int = 0
     heavy: int = 0
     kernels: dict = field(default_factory=dict)
+    out: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
 
 
@@ -134,7 +137,7 @@ def solve_overlap(
 
 
 def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
-    batch, bounds = run.batch, run.bounds
+    bounds = run.bounds
     n_chunks = bounds.size - 1
     t0 = time.perf_counter()
     _allocate(run)
@@ -146,6 +149,7 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
     uploaded = solved = None
     cast_s = wait_s = 0.0
     plans: list = []
+    answered: list = []
     # Chunk k + 1 is cast and queued before chunk k's solve is queued: the host's cast is the
     # slow part of the copy in, and chunk k's plan is back by then.
     for k in range(n_chunks + 1):
@@ -158,15 +162,28 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
             t = time.perf_counter()
             plans[k - 1].synchronize()
             wait_s += time.perf_counter() - t
-            solved = _solve_chunk(run, k - 1, streams[3 * (k - 1) : 3 * k], solved)
+            solved, answers = _solve_chunk(run, k - 1, streams[3 * (k - 1) : 3 * k], solved)
+            answered.append(answers)
     t2 = time.perf_counter()
+    # Each chunk's answers leave the pinned buffers (reused by the next batch) as soon as they
+    # are back, while later chunks still run.
+    for k, answers in enumerate(answered):
+        answers.synchronize()
+        _collect(run, k)
     cuda.synchronize()
     done.record(streams[0])
     done.synchronize()
     t3 = time.perf_counter()
-    total = run.host["out_total"][: batch.n_carts].copy()
-    choice = run.host["out_choice"][: batch.line_qty.size].copy()
-    plan = _plan(run)
+    out = run.out
+    total, choice = out["out_total"], out["out_choice"]
+    plan = BatchPlan(
+        method=out["method"],
+        complexity=out["complexity"],
+        work=out["work"],
+        ws_ptr=out["ws_ptr"],
+        pick_ptr=out["pick_ptr"],
+        skip=out["skip"],
+    )
     if run.keep_alive:
         run.keep_alive.clear()
         batch_cuda._scratch_array("ws", int(plan.ws_ptr[-1]), np.int64, True)
@@ -185,6 +202,8 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
         run.timings[f"in_{name}_mb"] = run.host[name].nbytes / 1e6
     if gpu_ms >= 0:  # the simulator's events have no times
         run.timings["gpu_ms"] = gpu_ms
+        # From the first chunk's copy in to the last one's end: the casts set this pace.
+        run.timings["inputs_on_device_ms"] = start.elapsed_time(uploaded)
     return total, choice, plan
 
 
@@ -248,6 +267,10 @@ def _allocate(run: _Run) -> None:
         host[name] = staging.pinned(f"overlap_plan_{name}", size, kind)
     host["ws_ptr"][0] = 0
     host["pick_ptr"][0] = 0
+    # The answers and the plan, in arrays of the caller's (the pinned ones serve every batch).
+    for name in ("method", "complexity", "work", "skip", "ws_ptr", "pick_ptr", "out_total"):
+        run.out[name] = np.empty(host[name].size, dtype=host[name].dtype)
+    run.out["out_choice"] = np.empty(n_lines, dtype=np.int64)
 
 
 def _range(run: _Run, k: int, level: str) -> tuple[int, int]:
@@ -322,7 +345,8 @@ def _plan_chunk(run: _Run, k: int, stream, prefer: int, max_work: int):
 def _solve_chunk(run: _Run, k: int, streams: list, previous):
     """Chunk ``k``'s scratch offsets and heavy order (its plan is back) copied after the
     previous chunk's (``previous``), its launches (tiers on ``streams[1:]``, the light carts
-    on ``streams[0]``) and the copy back of its answers; the event of the offsets' copy."""
+    on ``streams[0]``) and the copy back of its answers; the events of the offsets' copy and
+    of the answers' copy."""
     d, host = run.d, run.host
     lo, hi = int(run.bounds[k]), int(run.bounds[k + 1])
     for name in ("ws", "pick"):
@@ -357,7 +381,22 @@ def _solve_chunk(run: _Run, k: int, streams: list, previous):
     a, b = _range(run, k, "line")
     if b > a:
         d["out_choice"][a:b].copy_to_host(host["out_choice"][a:b], stream=u)
-    return ready
+    answers = cuda.event()
+    answers.record(u)
+    # The host waits for the GPU from here on: the chunk's plan goes to the caller's arrays.
+    for name, level in (*PLAN_OUT[:3], ("skip", "merchant"), ("ws_ptr", "cart+1")):
+        a, b = _range(run, k, level)
+        run.out[name][a:b] = host[name][a:b]
+    a, b = _range(run, k, "cart+1")
+    run.out["pick_ptr"][a:b] = host["pick_ptr"][a:b]
+    return ready, answers
+
+
+def _collect(run: _Run, k: int) -> None:
+    """Chunk ``k``'s answers (back in the pinned buffers) into the caller's arrays."""
+    for name, level in (("out_total", "cart"), ("out_choice", "line")):
+        a, b = _range(run, k, level)
+        run.out[name][a:b] = run.host[name][a:b]
 
 
 def _scratch(run: _Run, name: str, ptr: np.ndarray, lo: int, hi: int, dtype):
@@ -419,16 +458,3 @@ def _tier_kernel(run: _Run, chunk: dict, call: tuple, tier_floor: int, tier_thre
         run.timings[f"tier_{tier_floor}_threads"] = threads
         run.kernels[tier_floor] = (kernel, threads)
     return run.kernels[tier_floor]
-
-
-def _plan(run: _Run) -> BatchPlan:
-    batch, host = run.batch, run.host
-    n, m = batch.n_carts, int(batch.merch_ptr[-1])
-    return BatchPlan(
-        method=host["method"][:n].copy(),
-        complexity=host["complexity"][:n].copy(),
-        work=host["work"][:n].copy(),
-        ws_ptr=host["ws_ptr"][: n + 1].copy(),
-        pick_ptr=host["pick_ptr"][: n + 1].copy(),
-        skip=host["skip"][:m].copy(),
-    )

@@ -137,13 +137,13 @@ for r in rows("full_multi.json"):
         continue
     print(f"| {r['case']} | {r['gpus']} | {r['devices']} | {r['median_ms']} | {r['rate_per_s']:.3e} | "
           f"{r['speedup_vs_1']} | {r['efficiency']} | {r['same_as_1gpu']} | {r['agrees_with_dp']} |")
-print("| batch | GPUs | devices | engine ms (min) | carts/s | speedup | efficiency | same as 1 GPU | split ms | shares ms | share carts |")
+print("| batch | GPUs | devices | variant | engine ms (min) | carts/s | speedup | efficiency | same as 1 GPU | split ms | shares ms | share carts |")
 for r in rows("batch_multi.json"):
     if "error" in r:
         print(f"| {r.get('case', '')} | error: {r['error']} |")
         continue
     same = r["same_totals_as_1gpu"] and r["same_choices_as_1gpu"]
-    print(f"| {r['case']} | {r['gpus']} | {r['devices']} | {r['engine_ms']} ({r['min_ms']}) | "
+    print(f"| {r['case']} | {r['gpus']} | {r['devices']} | {r['gpu_variant']} | {r['engine_ms']} ({r['min_ms']}) | "
           f"{r['carts_per_s']} | {r['speedup_vs_1']} | {r['efficiency']} | {same} | "
           f"{r['split_ms']} | {r['share_ms']} | {r['share_carts']} |")
 print("| queue pass | jobs | in flight | wall s | jobs/s | carts/s | p50 ms | p95 ms | solve ms sum | load ms sum | same answers | jobs per worker |")

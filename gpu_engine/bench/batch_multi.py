@@ -14,7 +14,7 @@ import numpy as np
 
 from gpu_engine.batch import solve_packed
 from gpu_engine.batch.engine import RawAnswers
-from gpu_engine.batch.multi import solve_packed_multi
+from gpu_engine.batch.multi import FALLBACK_VARIANT, solve_packed_multi
 from gpu_engine.batch.pack import PackedBatch
 from gpu_engine.batch.synthetic import synthetic_batch
 from gpu_engine.device import gpu_available, gpu_name
@@ -125,6 +125,7 @@ def _count_row(base, batch, ids, solver, repeats, ref) -> dict[str, Any]:
         "carts_per_s": round(batch.n_carts / median * 1e3),
         "same_totals_as_1gpu": bool(np.array_equal(answers.total, ref.total)),
         "same_choices_as_1gpu": bool(np.array_equal(answers.choice, ref.choice)),
+        "gpu_variant": FALLBACK_VARIANT if timing.get("fallback_variant") else "default",
         "split_ms": round(timing["split_ms"], 1),
         "shares_ms": round(timing["shares_ms"], 1),
         "share_ms": "/".join(str(v) for v in shares),

@@ -129,3 +129,16 @@ def test_gpu_split_over_every_visible_gpu_equals_one_gpu():
         got = solve_batch_multi(batch, device_ids=ids)
         assert got.device == "gpu"
         _assert_same(got, want)
+
+
+def test_several_gpus_take_the_per_batch_scratch_until_the_kernel_keeps_it_per_device(
+    monkeypatch,
+):
+    from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch.multi import FALLBACK_VARIANT, multi_device_variant
+
+    assert multi_device_variant([0]) is None and multi_device_variant([1, 1]) is None
+    monkeypatch.setattr(batch_cuda, "SCRATCH_PER_DEVICE", False, raising=False)
+    assert multi_device_variant([0, 1]) == FALLBACK_VARIANT
+    monkeypatch.setattr(batch_cuda, "SCRATCH_PER_DEVICE", True, raising=False)
+    assert multi_device_variant([0, 1]) is None

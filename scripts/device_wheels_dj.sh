@@ -16,12 +16,14 @@ DEST=.whl-dj
 rm -rf "$DEST"
 mkdir -p "$DEST/deb"
 # Runtime pins from pyproject.toml less numba / numba-cuda (the image's) and gunicorn (unused
-# there), plus what the gpu-marked tests import.
+# there) and the dev tools the device runs never use (type stubs, lint, browser, API fuzzing,
+# load generation: they would push the carry past 64 MiB), plus what the gpu-marked tests import.
 mapfile -t PINS < <("$PY" - <<'PYEOF'
 import tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))["project"]
 skip = ("numba", "numba-cuda", "gunicorn", "ruff", "playwright", "mypy", "django-stubs",
-        "django-stubs-ext", "djangorestframework-stubs", "celery-types", "pytest-xdist")
+        "django-stubs-ext", "djangorestframework-stubs", "celery-types", "pytest-xdist",
+        "schemathesis", "locust")
 for pin in project["dependencies"] + project["optional-dependencies"]["dev"]:
     name = pin.split("==")[0].split("[")[0].strip()
     if name not in skip:

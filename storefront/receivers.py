@@ -89,4 +89,5 @@ def merchant_saved(sender, instance, created=False, **kwargs) -> None:
         _mark(merchant_ids=[instance.pk])
 
 
-from storefront import zone_index  # noqa: E402, F401  (connects the zone index receivers)
+# Connect the zone index's receivers and the page cache's versions.
+from storefront import cache_receivers, zone_index  # noqa: E402, F401

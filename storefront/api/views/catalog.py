@@ -6,6 +6,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from storefront.api.caching import CachedListMixin
 from storefront.api.errors import error_responses
 from storefront.api.serializers import (
     CategoryListSerializer,
@@ -15,6 +16,7 @@ from storefront.api.serializers import (
     ProductFilterSerializer,
     ProductSerializer,
 )
+from storefront.cache_versions import CATALOG, SHARED
 from storefront.errors import NotFound
 from storefront.models import Merchant
 from storefront.selectors import (
@@ -36,7 +38,7 @@ class CatalogView(APIView):
     parameters=[ProductFilterSerializer],
     responses={200: ProductSerializer(many=True), **error_responses(400, 429)},
 )
-class ProductListView(CatalogView, generics.ListAPIView):
+class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = ProductSerializer
 
     def get_queryset(self):
@@ -80,8 +82,9 @@ class ProductOfferListView(CatalogView, APIView):
     summary="Merchants with their default shipping and discount",
     responses={200: MerchantSerializer(many=True), **error_responses(429)},
 )
-class MerchantListView(CatalogView, generics.ListAPIView):
+class MerchantListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = MerchantSerializer
+    cache_versions = (CATALOG, SHARED)
 
     def get_queryset(self):
         return merchant_list()
@@ -109,7 +112,7 @@ class MerchantDetailView(CatalogView, APIView):
     summary="Categories with their product counts",
     responses={200: CategoryListSerializer(many=True), **error_responses(429)},
 )
-class CategoryListView(CatalogView, generics.ListAPIView):
+class CategoryListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = CategoryListSerializer
 
     def get_queryset(self):

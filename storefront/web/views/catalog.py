@@ -7,19 +7,21 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
 
+from storefront.cache_versions import CATALOG, SHARED, product_version_name
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
 from storefront.selectors import (
     MerchantTerms,
     category_list,
     merchant_terms_for_merchants,
-    product_get,
     product_list,
     product_offer_list,
 )
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import AddToCartForm, CatalogFilterForm, DestinationForm
+from storefront.web.fragments import FragmentSpec, cached_value, product_cached_get
 
 if TYPE_CHECKING:
     from storefront.selectors.catalog import ProductWithBestOffer
@@ -28,7 +30,8 @@ PRODUCTS_PER_PAGE = 24
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
-    categories = list(category_list())
+    # Shared by every shopper: the categories and the product grid (see web/fragments.py).
+    categories = cached_value(FragmentSpec("categories", (CATALOG,)), lambda: list(category_list()))
     form = CatalogFilterForm(request.GET, categories=categories)
     # A stale link with an unknown category still lists products: invalid fields fall back
     # to their defaults and the form says what was ignored.
@@ -36,15 +39,21 @@ def catalog(request: HttpRequest) -> HttpResponse:
     query = form.cleaned_data.get("q") or ""
     category = form.cleaned_data.get("category") or ""
     sort = form.cleaned_data.get("sort") or "name"
-    products = product_list(query=query, category=category or None, ordering=sort)
-    page = Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
+
+    def page():
+        products = product_list(query=query, category=category or None, ordering=sort)
+        return Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
+
     context = {
         "form": form,
-        "page": page,
+        # Only a cache miss lists the products.
+        "page": SimpleLazyObject(page),
         "query": query,
         "category": next((c for c in categories if c.slug == category), None),
         "categories": categories,
         "filtered": bool(query or category),
+        # The grid varies with the whole query string: its forms send the shopper back to it.
+        "catalog_fragment": FragmentSpec("catalog", (CATALOG,), (request.get_full_path(),)),
     }
     return render(request, "web/catalog.html", context)
 
@@ -54,7 +63,6 @@ class OfferRow:
     offer: Offer
     terms: MerchantTerms | None
     cheapest: bool
-    in_cart: bool
 
     @property
     def sold_out(self) -> bool:
@@ -74,7 +82,7 @@ class OfferRow:
 
 def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
     try:
-        product = product_get(slug=slug)
+        product = product_cached_get(slug=slug)
     except NotFound as error:
         raise Http404(error.message) from error
     return render_product(request, product=product)
@@ -90,30 +98,33 @@ def render_product(
 ) -> HttpResponse:
     """The product page; after a refused add, ``add_form`` carries the errors and
     ``add_target`` names the form that failed (an offer id, or ``"cheapest"``)."""
-    offers = list(product_offer_list(product=product))
     cart = request_cart_find(request)
     postal_code = cart.postal_code if cart else ""
-    # The offers carry their merchants; only the zones are left, from the zone index.
-    terms = merchant_terms_for_merchants(
-        merchants=[offer.merchant for offer in offers], postal_code=postal_code
-    )
     line = None
     if cart is not None:
         lines = CartLine.objects.select_related("offer__merchant")
         line = lines.filter(cart=cart, product=product).first()
-    rows = [
-        OfferRow(
-            offer=offer,
-            terms=terms.get(offer.merchant_id),
-            cheapest=offer.pk == product.best_offer_id,
-            in_cart=line is not None and line.offer_id == offer.pk,
+
+    def rows() -> list[OfferRow]:
+        offers = list(product_offer_list(product=product))
+        # The offers carry their merchants; only the zones are left, from the zone index.
+        terms = merchant_terms_for_merchants(
+            merchants=[offer.merchant for offer in offers], postal_code=postal_code
         )
-        for offer in offers
-    ]
+        return [
+            OfferRow(
+                offer=offer,
+                terms=terms.get(offer.merchant_id),
+                cheapest=offer.pk == product.best_offer_id,
+            )
+            for offer in offers
+        ]
+
     failed_quantity = add_form.data.get("quantity") if add_form is not None else None
     context = {
         "product": product,
-        "rows": rows,
+        # Only a cache miss reads the offers and their terms.
+        "rows": SimpleLazyObject(rows),
         "cart_line": line,
         "postal_code": postal_code,
         "destination_form": DestinationForm(
@@ -122,5 +133,13 @@ def render_product(
         "add_form": add_form,
         "add_target": add_target,
         "failed_quantity": failed_quantity,
+        # A refused add shows the shopper's own input and errors: not shared.
+        "product_fragment": None
+        if add_form is not None
+        else FragmentSpec(
+            "product",
+            (SHARED, product_version_name(product.pk)),
+            (product.slug, postal_code),
+        ),
     }
     return render(request, "web/product.html", context, status=status)

@@ -86,12 +86,22 @@ def cache_versions_bump(*, names: Iterable[str]) -> None:
 class _PendingBump:
     """The names one transaction changed; called once when it commits."""
 
-    def __init__(self) -> None:
+    def __init__(self, block: object) -> None:
+        self.block = block
         self.names: set[str] = set()
 
     def __call__(self) -> None:
         names, self.names = self.names, set()
         cache_versions_bump(names=names)
+
+
+def _outermost_block(connection) -> object | None:
+    """The transaction's outermost ``atomic`` block; a test case's wrapping blocks do not
+    count (they never commit: each write in a test is its own transaction, as in production)."""
+    for block in connection.atomic_blocks:
+        if not getattr(block, "_from_testcase", False):
+            return block
+    return None
 
 
 def cache_versions_bump_on_commit(
@@ -115,10 +125,12 @@ def cache_versions_bump_on_commit(
     if not connection.in_atomic_block:
         cache_versions_bump(names=names)
         return
-    for entry in connection.run_on_commit:
-        if isinstance(entry[1], _PendingBump):
-            entry[1].names |= names
-            return
-    pending = _PendingBump()
+    block = _outermost_block(connection)
+    if block is not None:
+        for entry in connection.run_on_commit:
+            if isinstance(entry[1], _PendingBump) and entry[1].block is block:
+                entry[1].names |= names
+                return
+    pending = _PendingBump(block)
     pending.names |= names
     transaction.on_commit(pending, using=using)

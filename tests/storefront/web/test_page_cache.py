@@ -30,7 +30,8 @@ def product_url(product) -> str:
 
 
 def offer_row(html: str, offer) -> str:
-    match = re.search(rf'<li class="offer[^"]*"[^>]*data-offer-id="{offer.pk}">(.*?)</li>', html, re.S)
+    pattern = rf'<li class="offer[^"]*"[^>]*data-offer-id="{offer.pk}">(.*?)</li>'
+    match = re.search(pattern, html, re.S)
     assert match, f"offer {offer.pk} not on the page"
     return match.group(1)
 

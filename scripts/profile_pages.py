@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.settings.base")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
@@ -59,7 +59,7 @@ def main(mode: str, names: list[str]) -> None:
         for _ in range(20):
             client.get(paths[(names or list(paths))[0]])
         profile.disable()
-        pstats.Stats(profile).sort_stats("tottime").print_stats(40)
+        pstats.Stats(profile).sort_stats(os.environ.get("SORT", "tottime")).print_stats(40)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
+from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
@@ -82,12 +86,34 @@ def _cache_set(key: str, value: Any) -> None:
         logger.warning("page cache: write failed", exc_info=True)
 
 
-def cached_value(spec: FragmentSpec | None, compute: Callable[[], T], *, kind: str = "pv") -> T:
+def _versions(spec: FragmentSpec, request: HttpRequest | None) -> dict[str, str] | None:
+    """The spec's version tokens, read once per request (a request sees one state)."""
+    memo = getattr(request, "_page_cache_versions", None) if request is not None else None
+    if memo is None:
+        memo = {}
+        if request is not None:
+            request._page_cache_versions = memo  # type: ignore[attr-defined]
+    missing = [name for name in spec.versions if name not in memo]
+    if missing:
+        tokens = cache_versions_get(missing)
+        if tokens is None:
+            return None
+        memo.update(tokens)
+    return memo
+
+
+def cached_value(
+    spec: FragmentSpec | None,
+    compute: Callable[[], T],
+    *,
+    kind: str = "pv",
+    request: HttpRequest | None = None,
+) -> T:
     """``compute()``'s result, shared through the cache under ``spec`` (picklable values only);
     computed directly when the cache is off, down or ``spec`` is ``None``."""
     if spec is None or not page_cache_enabled():
         return compute()
-    tokens = cache_versions_get(spec.versions)
+    tokens = _versions(spec, request)
     if tokens is None:
         return compute()
     key = _key(kind, spec, tokens)
@@ -102,7 +128,7 @@ class _SlugMoved(Exception):
     pass
 
 
-def product_cached_get(*, slug: str):
+def product_cached_get(*, slug: str, request: HttpRequest | None = None):
     """``product_get(slug=...)`` through the cache: the slug's product id is remembered, the
     product (with its best offer) is kept under its own and the shared version."""
     if not page_cache_enabled():
@@ -123,7 +149,7 @@ def product_cached_get(*, slug: str):
 
     spec = FragmentSpec("product", (SHARED, product_version_name(product_id)), (slug,))
     try:
-        return cached_value(spec, compute)
+        return cached_value(spec, compute, request=request)
     except (_SlugMoved, NotFound):
         # The slug now names another product, or none: forget it and read the database.
         try:
@@ -162,8 +188,52 @@ def fragment_fill(html: str, context) -> str:
 
 
 def fragment_render(spec: FragmentSpec | None, render: Callable[[], str], context) -> str:
-    """The fragment's markup (from the cache when it can), filled for this request."""
-    return fragment_fill(cached_value(spec, render, kind="pf"), context)
+    """The fragment's markup (from the cache when it can), filled for this request; left
+    unfilled inside a whole shared page (``render_shared_page`` fills the page once)."""
+    html = cached_value(spec, render, kind="pf", request=context.get("request"))
+    if context.get(WHOLE_PAGE):
+        return html
+    return fragment_fill(html, context)
+
+
+# --- whole pages for visitors with nothing of their own ---------------------------------------
+
+WHOLE_PAGE = "shared_whole_page"
+
+
+def _nothing_of_their_own(request: HttpRequest) -> bool:
+    """Signed out and no session or message cookie: no cart, no messages, no name to show."""
+    cookies = request.COOKIES
+    return (
+        request.method in ("GET", "HEAD")
+        and settings.SESSION_COOKIE_NAME not in cookies
+        and "messages" not in cookies
+        and not request.user.is_authenticated
+    )
+
+
+def render_shared_page(
+    request: HttpRequest,
+    template_name: str,
+    context: dict | Callable[[], dict],
+    spec: FragmentSpec | None,
+) -> HttpResponse:
+    """``render(...)``, but for a visitor with nothing of their own (a first visit, a crawler,
+    a load test) the whole page is the shared one: cached under ``spec`` (its versions and
+    vary, plus the path), only the CSRF token filled per request. Anyone else gets the page
+    rendered around its shared fragments."""
+    if spec is None or not page_cache_enabled() or not _nothing_of_their_own(request):
+        return render(request, template_name, context() if callable(context) else context)
+    page_spec = FragmentSpec(f"page:{spec.name}", spec.versions, (*spec.vary, request.path))
+
+    def render_page() -> str:
+        values = context() if callable(context) else context
+        shared = {**values, WHOLE_PAGE: True, "csrf_token": CSRF_MARKER}
+        return render_to_string(template_name, shared, request=request)
+
+    html = cached_value(page_spec, render_page, kind="pp", request=request)
+    # Nothing of the visitor's own: the slots stay empty, only the CSRF token is theirs.
+    return HttpResponse(fragment_fill(html, {"request": request}))
 
 
 # --- the product page's slots ------------------------------------------------------------

@@ -21,7 +21,12 @@ from storefront.selectors import (
 )
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import AddToCartForm, CatalogFilterForm, DestinationForm
-from storefront.web.fragments import FragmentSpec, cached_value, product_cached_get
+from storefront.web.fragments import (
+    FragmentSpec,
+    cached_value,
+    product_cached_get,
+    render_shared_page,
+)
 
 if TYPE_CHECKING:
     from storefront.selectors.catalog import ProductWithBestOffer
@@ -30,8 +35,19 @@ PRODUCTS_PER_PAGE = 24
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
+    # The grid varies with the whole query string: its forms send the shopper back to it.
+    spec = FragmentSpec("catalog", (CATALOG,), (request.get_full_path(),))
+    # A visitor with nothing of their own may get the whole cached page: no context needed.
+    return render_shared_page(
+        request, "web/catalog.html", lambda: _catalog_context(request, spec), spec
+    )
+
+
+def _catalog_context(request: HttpRequest, spec: FragmentSpec) -> dict:
     # Shared by every shopper: the categories and the product grid (see web/fragments.py).
-    categories = cached_value(FragmentSpec("categories", (CATALOG,)), lambda: list(category_list()))
+    categories = cached_value(
+        FragmentSpec("categories", (CATALOG,)), lambda: list(category_list()), request=request
+    )
     form = CatalogFilterForm(request.GET, categories=categories)
     # A stale link with an unknown category still lists products: invalid fields fall back
     # to their defaults and the form says what was ignored.
@@ -44,7 +60,7 @@ def catalog(request: HttpRequest) -> HttpResponse:
         products = product_list(query=query, category=category or None, ordering=sort)
         return Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
 
-    context = {
+    return {
         "form": form,
         # Only a cache miss lists the products.
         "page": SimpleLazyObject(page),
@@ -52,10 +68,8 @@ def catalog(request: HttpRequest) -> HttpResponse:
         "category": next((c for c in categories if c.slug == category), None),
         "categories": categories,
         "filtered": bool(query or category),
-        # The grid varies with the whole query string: its forms send the shopper back to it.
-        "catalog_fragment": FragmentSpec("catalog", (CATALOG,), (request.get_full_path(),)),
+        "catalog_fragment": spec,
     }
-    return render(request, "web/catalog.html", context)
 
 
 @dataclass(frozen=True)
@@ -82,7 +96,7 @@ class OfferRow:
 
 def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
     try:
-        product = product_cached_get(slug=slug)
+        product = product_cached_get(slug=slug, request=request)
     except NotFound as error:
         raise Http404(error.message) from error
     return render_product(request, product=product)
@@ -133,13 +147,13 @@ def render_product(
         "add_form": add_form,
         "add_target": add_target,
         "failed_quantity": failed_quantity,
-        # A refused add shows the shopper's own input and errors: not shared.
-        "product_fragment": None
-        if add_form is not None
-        else FragmentSpec(
-            "product",
-            (SHARED, product_version_name(product.pk)),
-            (product.slug, postal_code),
-        ),
     }
-    return render(request, "web/product.html", context, status=status)
+    # A refused add shows the shopper's own input and errors: not shared.
+    spec = None
+    if add_form is None:
+        versions = (SHARED, product_version_name(product.pk))
+        spec = FragmentSpec("product", versions, (product.slug, postal_code))
+    context["product_fragment"] = spec
+    if status != 200:
+        return render(request, "web/product.html", context, status=status)
+    return render_shared_page(request, "web/product.html", context, spec)

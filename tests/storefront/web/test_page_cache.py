@@ -193,9 +193,7 @@ def test_a_failing_cache_falls_back_to_rendering(client, market, path, monkeypat
         "api": reverse("api:product-list") + "?search=widget",
     }[path]
     broken = {"default": {"BACKEND": f"{__name__}.BrokenCache"}}
-    with override_settings(
-        CACHES=broken, SESSION_ENGINE="django.contrib.sessions.backends.db"
-    ):
+    with override_settings(CACHES=broken, SESSION_ENGINE="django.contrib.sessions.backends.db"):
         assert "Voltra Widget" in page(client, url)
 
 
@@ -206,3 +204,23 @@ def test_page_cache_off_renders_every_time(client, market):
     Offer.objects.filter(pk=offer.pk).update(unit_price=F("unit_price") - 100)
     catalog_cheapest_mark_stale(product_ids=[offer.product_id])
     assert "€21.00" in page(client, reverse("catalog"))
+
+
+def test_a_first_visit_gets_the_whole_shared_page(market, django_assert_max_num_queries):
+    url = product_url(market.products[0])
+    first = page(Client(), url)
+    with django_assert_max_num_queries(0):
+        second_client = Client()
+        second = page(second_client, url)
+    assert "csrfSHAREDFRAGMENTmarker" not in second
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', second).group(1)
+    assert token not in first
+    assert second_client.cookies.get("csrftoken")
+
+
+def test_a_signed_in_shopper_never_gets_the_anonymous_page(client, market, shopper):
+    page(Client(), reverse("catalog"))
+    client.force_login(shopper)
+    html = page(client, reverse("catalog"))
+    assert "alice" in html
+    assert "Sign in" not in html

@@ -1,4 +1,4 @@
-# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint and the whole suite.
+# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint, mypy and the whole suite.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -30,10 +30,15 @@ demo: venv
 	@echo ""
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# Two xdist workers (CI and the dev machine have two cores); tests that must not overlap share
+# an xdist_group (tests/conftest.py). PYTEST_WORKERS=0 runs serially.
+PYTEST_WORKERS ?= 2
+
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest
+	$(BIN)/mypy
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 lint: venv
 	$(BIN)/ruff check .

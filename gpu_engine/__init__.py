@@ -8,10 +8,10 @@ import time. Typical use::
 """
 
 from gpu_engine.device import gpu_available
+from gpu_engine.entry import solve
 from gpu_engine.pricing import price_assignment
 from gpu_engine.problem import CartProblem, ProblemError
 from gpu_engine.solution import MerchantCost, Solution
-from gpu_engine.solvers import solve
 from gpu_engine.warmup import warmup
 
 __all__ = [

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_p.add_argument("--json", type=Path, default=None, help="also write the rows here")
     suites = _suites_for(bench_p) if _wants_bench(argv) else {}
 
-    from gpu_engine import profile_calibrate
+    from gpu_engine.planning import calibrate as profile_calibrate
 
     profile_calibrate.register_command(commands)
 

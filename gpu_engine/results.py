@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_engine import rates
+from gpu_engine.planning import rates
 from gpu_engine.pricing import price_assignment
 from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution

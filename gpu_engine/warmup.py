@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import functools
+import threading
 import time
+
+import numpy as np
 
 from gpu_engine.problem import CartProblem
 
@@ -41,7 +44,7 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
     ``include_gpu=False`` never touches CUDA, not even to ask whether a GPU is present: for the
     web process and CPU workers, which must hold no CUDA context (prefork children)."""
     from gpu_engine.device import gpu_available
-    from gpu_engine.solvers import SOLVERS
+    from gpu_engine.solvers.registry import SOLVERS
 
     problem = CartProblem.from_dict(_TINY)
     gpu = include_gpu and gpu_available()
@@ -54,10 +57,72 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
         t0 = time.perf_counter()
         run(problem)
         timings[name] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _warm_merchant_dp(problem)
+    timings["merchant-dp"] = time.perf_counter() - t0
+    timings.update(_warm_batch(problem, gpu))
     if gpu:
         t0 = time.perf_counter()
         _warm_gpu_variants(problem)
         timings["gpu-full-variants"] = time.perf_counter() - t0
+    global _cpu_warm
+    _cpu_warm = True
+    return timings
+
+
+_warm_lock = threading.Lock()
+_cpu_warm = False
+
+
+def ensure_cpu_warm() -> float:
+    """Run the CPU-only :func:`warmup` once per process, before a budget's clock starts: a cold
+    process loads or compiles the numba functions inside the first call (~0.3-0.7 s for the
+    GA), which would otherwise eat a shopper's budget. Returns the seconds spent (0 when the
+    process was already warm); never touches CUDA."""
+    if _cpu_warm:
+        return 0.0
+    with _warm_lock:
+        if _cpu_warm:
+            return 0.0
+        t0 = time.perf_counter()
+        warmup(include_gpu=False)
+        return time.perf_counter() - t0
+
+
+def _warm_merchant_dp(problem: CartProblem) -> None:
+    """The tiny cart's DP answers with the relaxed DP, so the merchant DP is compiled here, for
+    both choice-table dtypes it can take (uint16 up to 16 lines a merchant, int32 beyond)."""
+    from gpu_engine.solvers.dp.cpu import merchant_dp
+    from gpu_engine.solvers.dp.inputs import merchant_dp_inputs
+
+    inputs = merchant_dp_inputs(problem)
+    for dtype in (np.uint16, np.int32):
+        pick = np.empty((inputs.merchants.size, 1 << inputs.k), dtype=dtype)
+        merchant_dp(
+            inputs.k,
+            inputs.mask,
+            inputs.n_lines,
+            inputs.lines,
+            inputs.amount,
+            inputs.units,
+            inputs.sub0,
+            inputs.units0,
+            inputs.params,
+            pick,
+        )
+
+
+def _warm_batch(problem: CartProblem, gpu: bool) -> dict[str, float]:
+    """The batch solver's CPU twin (and kernel on a GPU), both of its exact methods."""
+    from gpu_engine.batch.engine import solve_problems
+    from gpu_engine.batch.pack import DP, FULL
+
+    timings = {}
+    for device in ("cpu", "gpu") if gpu else ("cpu",):
+        t0 = time.perf_counter()
+        for prefer in (FULL, DP):
+            solve_problems([problem], device=device, prefer=prefer)
+        timings[f"batch-{device}"] = time.perf_counter() - t0
     return timings
 
 
@@ -65,7 +130,7 @@ def _warm_gpu_variants(problem: CartProblem) -> None:
     """CUDA kernels built in closures are compiled per process (numba cannot cache them):
     compile the variants real carts need besides the default, int64 state (large carts) and
     the single-line row (carts whose last line has many offers)."""
-    from gpu_engine.gpu_full import LaunchConfig, solve_gpu_full
+    from gpu_engine.solvers.full.cuda import LaunchConfig, solve_gpu_full
 
     for config in (LaunchConfig(int32=False), LaunchConfig(pair=False)):
         solve_gpu_full(problem, config=config)

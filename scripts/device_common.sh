@@ -5,7 +5,7 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-export GPU_ENGINE_PROFILE="${GPU_ENGINE_PROFILE:-$PWD/gpu_engine/default_profile.json}"
+export GPU_ENGINE_PROFILE="${GPU_ENGINE_PROFILE:-$PWD/gpu_engine/planning/default_profile.json}"
 PY="${PY:-python3}"
 LOG="$OUT/log.txt"
 : >"$LOG"

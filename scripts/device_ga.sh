@@ -31,7 +31,7 @@ phase() {  # phase NAME TIMEOUT CMD...: run, log, and report the exit code and s
 
 phase tests "${TEST_TIMEOUT:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider -p no:django \
     tests/gpu_engine/test_ga_cuda.py
-phase calibrate "${CAL_TIMEOUT:-60}" python3 -m gpu_engine.profile_calibrate \
+phase calibrate "${CAL_TIMEOUT:-60}" python3 -m gpu_engine.planning.calibrate \
     --out "$OUT/profile.json"
 if [ -s "$OUT/profile.json" ]; then export GPU_ENGINE_PROFILE="$OUT/profile.json"; fi
 # shellcheck disable=SC2086

@@ -31,7 +31,7 @@ fi
 
 env_report
 
-phase calibrate "${CALIBRATE_CAP:-80}" "$PY" -m gpu_engine.profile_calibrate \
+phase calibrate "${CALIBRATE_CAP:-80}" "$PY" -m gpu_engine.planning.calibrate \
     --out "$OUT/profile.json" $CALIBRATE_ARGS
 if [ -s "$OUT/profile.json" ]; then
     export GPU_ENGINE_PROFILE="$OUT/profile.json"

@@ -47,8 +47,8 @@ def cpu_warmup() -> dict[str, float]:
     """Runs every CPU solver (``gpu_engine.warmup(include_gpu=False)``, which never touches
     CUDA) and then the planner once on the same tiny cart. Returns seconds per solver."""
     from gpu_engine import CartProblem, solve, warmup
-    from gpu_engine.cheapest_offer import cheapest_offers_warmup
-    from gpu_engine.radix_tree import radix_tree_warmup
+    from gpu_engine.catalog.cheapest_offer.select import cheapest_offers_warmup
+    from gpu_engine.catalog.radix.tree import radix_tree_warmup
     from gpu_engine.warmup import _TINY
 
     timings = warmup(include_gpu=False)

@@ -1,6 +1,6 @@
 """The stored cheapest offer of every product (``ProductCheapest``): marking products stale,
-and recomputing them with ``gpu_engine.cheapest_offer`` (GPU when the worker has one, its
-numba twin otherwise).
+and recomputing them with ``gpu_engine.catalog.cheapest_offer.select`` (GPU when the worker has
+one, its numba twin otherwise).
 
 "Cheapest" is exactly what the catalog selectors mean: the cheapest offer that is active, in
 stock (or unlimited) and sold by an active merchant, ties to the lowest merchant id (then the
@@ -33,7 +33,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from gpu_engine.cheapest_offer import cheapest_offer_device, cheapest_offers
+from gpu_engine.catalog.cheapest_offer.select import cheapest_offer_device, cheapest_offers
 from storefront.cheapest_io import chunk_io
 from storefront.models import CheapestOfferRefresh, Offer, Product
 

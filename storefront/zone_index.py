@@ -3,9 +3,9 @@ shipping rules of many (merchant, destination) pairs at once (pricing many carts
 
 The rules are the ones ``storefront.shipping.shipping_rule_resolve`` picks: the merchant's zone
 with the longest postal prefix the normalised destination starts with (``""`` = everywhere),
-else the merchant's defaults. Here each zone is a rule of ``gpu_engine.radix_tree``:
+else the merchant's defaults. Here each zone is a rule of ``gpu_engine.catalog.radix.tree``:
 
-    key    = [ merchant namespace ][ prefix characters ]   (``gpu_engine.radix_codec``)
+    key    = [ merchant namespace ][ prefix characters ]   (``gpu_engine.catalog.radix.codec``)
     length = namespace bits + characters * bits per character
     value  = index into ``ZoneIndex.rules``
 
@@ -21,7 +21,7 @@ workers, which must hold no CUDA context (GPU memory per process, and asking whe
 present costs about 0.6 s on a first request); ``"auto"`` (a real GPU when present, never
 Numba's CUDA simulator) or ``"gpu"`` suit a ``gpu`` worker pricing many carts. The thread-to-
 data mapping is the tree's (one thread per query in ``radix_tree_match``, see
-``gpu_engine.radix_tree``). A process builds its index on first use, never at import.
+``gpu_engine.catalog.radix.tree``). A process builds its index on first use, never at import.
 
 Freshness: ``zone_index_current()`` keeps one index per process, tagged with a version stamp
 read from Django's cache (the shared Redis cache in production). Saving or deleting a
@@ -47,13 +47,13 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from gpu_engine.radix_codec import (
+from gpu_engine.catalog.radix.codec import (
     PostalCodec,
     postal_codec_for,
     postal_prefix_keys,
     postal_query_keys,
 )
-from gpu_engine.radix_tree import RadixTree, radix_tree_build, radix_tree_match
+from gpu_engine.catalog.radix.tree import RadixTree, radix_tree_build, radix_tree_match
 from storefront.shipping import ShippingRule
 from storefront.validators import postal_match_key
 

@@ -15,13 +15,27 @@ if os.environ.get("SMARTCART_REAL_GPU") != "1":
 # user's cache: routing and planner tests would otherwise depend on the machine's history.
 os.environ.setdefault(
     "GPU_ENGINE_PROFILE",
-    os.path.join(os.path.dirname(__file__), os.pardir, "gpu_engine", "default_profile.json"),
+    os.path.join(
+        os.path.dirname(__file__), os.pardir, "gpu_engine", "planning", "default_profile.json"
+    ),
 )
 
 import pytest
 
+# Under xdist (`make test`: -n 2 --dist loadgroup) tests of one group run on one worker, one
+# at a time: each browser test drives a chromium of its own against its worker's live server,
+# and each integration test starts a Celery worker process, and two of either at once on CI's
+# two cores only thrash. Their state is already per worker (live_server's free port, Redis key
+# prefixes per test, pytest-django's per-worker test database, which the Celery worker is given).
+XDIST_GROUPS = {"e2e": "browser", "integration": "celery-worker"}
+
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for marker, group in XDIST_GROUPS.items():
+            if marker in item.keywords:
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
     if os.environ.get("SMARTCART_REAL_GPU") == "1":
         return
     skip_gpu = pytest.mark.skip(reason="needs a real GPU (SMARTCART_REAL_GPU=1 on the device)")

@@ -71,7 +71,7 @@ def _device_row() -> dict:
     from gpu_engine.device import gpu_name
 
     device = cuda.get_current_device()
-    versions = {}
+    versions: dict[str, str | None] = {}
     for package in ("numpy", "numba", "numba-cuda", "cupy-cuda13x", "torch"):
         try:
             versions[package] = metadata.version(package)
@@ -182,8 +182,8 @@ def _bench_cheapest(args) -> list[dict]:
     import cupy
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
-    from gpu_engine.cheapest_offer import cheapest_offers_dense
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
+    from gpu_engine.catalog.cheapest_offer.select import cheapest_offers_dense
 
     p, o = args.catalog_products, args.catalog_offers
     nbytes = p * o * 8
@@ -231,7 +231,7 @@ def _bench_cheapest(args) -> list[dict]:
     row_variants = [(0, 4, 256), (o, 4, 256), (o, 4, 128), (o, 8, 256), (o, 8, 128)]
     for width, unroll, threads in row_variants:
 
-        def launch(i, width=width, unroll=unroll, threads=threads):
+        def launch_rows(i, width=width, unroll=unroll, threads=threads):
             m, q = flat[i % _ROTATION]
             kernels.launch_csr(
                 offsets, m, q, out, reduction="shuffle", threads_per_block=threads, group=group,
@@ -239,7 +239,7 @@ def _bench_cheapest(args) -> list[dict]:
             )  # fmt: skip
 
         layout = "csr offsets" if width == 0 else "dense rows"
-        measure(f"{layout} group={group} unroll={unroll} tpb={threads}", launch)
+        measure(f"{layout} group={group} unroll={unroll} tpb={threads}", launch_rows)
     rows += _cheapest_one_launch(args, all_merchant, all_price, expected, common, group)
     # The public wrapper end to end on device arrays (allocates outputs each call).
     public = cheapest_offers_dense(sets[0][0], sets[0][1])
@@ -254,7 +254,7 @@ def _cheapest_one_launch(args, all_merchant, all_price, expected, common, group)
     import cupy
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
 
     n = all_merchant.shape[0]
     merchant = cuda.as_cuda_array(all_merchant.ravel())
@@ -358,8 +358,8 @@ def _bench_radix(args) -> list[dict]:
     import cupy
     from numba import cuda
 
-    from gpu_engine import radix_kernels
-    from gpu_engine.radix_tree import radix_tree_build, radix_tree_match
+    from gpu_engine.catalog.radix import cuda as radix_kernels
+    from gpu_engine.catalog.radix.tree import radix_tree_build, radix_tree_match
 
     k, q = args.catalog_keys, args.catalog_queries
     rng = np.random.default_rng(7)
@@ -426,7 +426,7 @@ def _bench_lpm(args, rng, keys, common, radix_tree_build, radix_tree_match) -> l
     import cupy
     from numba import cuda
 
-    from gpu_engine import radix_kernels
+    from gpu_engine.catalog.radix import cuda as radix_kernels
 
     q = args.catalog_queries
     lengths = rng.integers(24, 65, keys.size)

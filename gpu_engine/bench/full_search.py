@@ -3,6 +3,7 @@ merchants (8^10 = 1.07e9 assignments), with HiGHS and CP-SAT on the same cart.""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gpu_engine import CartProblem, gpu_available, solve
@@ -82,7 +83,7 @@ def _cpu_row(lines: int, offers: int, merchants: int) -> dict[str, Any]:
 
 
 def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) -> list[dict]:
-    from gpu_engine.gpu_full import LaunchConfig, solve_gpu_full
+    from gpu_engine.solvers.full.cuda import LaunchConfig, solve_gpu_full
 
     configs = [("default", LaunchConfig())]
     if variants:
@@ -96,12 +97,12 @@ def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) ->
             ("maxreg64", LaunchConfig(max_registers=64)),
             ("maxreg96", LaunchConfig(max_registers=96)),
         ]
-    rows = []
+    rows: list[dict[str, Any]] = []
     case = f"{problem.n_items}x{int(problem.cand_count.max())}x{problem.n_merchants}"
     for name, config in configs:
         try:
             median, times, sol = time_ms(
-                lambda config=config: solve_gpu_full(problem, config=config), repeats=repeats
+                functools.partial(solve_gpu_full, problem, config=config), repeats=repeats
             )
         except Exception as exc:  # one variant failing must not hide the others
             rows.append(
@@ -128,6 +129,6 @@ def _gpu_rows(problem: CartProblem, exact: int, repeats: int, variants: bool) ->
 
 
 def _resource_rows() -> list[dict]:
-    from gpu_engine.gpu_full import kernel_resources
+    from gpu_engine.solvers.full.cuda import kernel_resources
 
     return [{"suite": SUITE, "case": "kernel", **r} for r in kernel_resources()]

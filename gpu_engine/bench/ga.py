@@ -1,7 +1,7 @@
 """GA quality against the HiGHS optimum on random carts (issue 4's benchmark).
 
 For each size (default 30, 50 and 100 lines; 5-20 offers a line, 100 merchants, thresholds and
-discounts: :mod:`gpu_engine.profile_carts`) the same carts go to HiGHS (``highspy``, one thread
+discounts: :mod:`gpu_engine.planning.carts`) the same carts go to HiGHS (``highspy``, one thread
 per worker process, exact: ``mip_rel_gap = 0``, a time limit), the GPU GA (100 ms budget) and the
 CPU GA (500 ms budget, one process per core). The gap of a GA answer is (GA total - HiGHS
 total) / HiGHS total; where HiGHS did not prove its answer in its time limit the best total any
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from gpu_engine.bench.common import device_facts
+from gpu_engine.planning.carts import random_cart
 from gpu_engine.problem import CartProblem
-from gpu_engine.profile_carts import random_cart
 
 SUITE = "ga"
 
@@ -56,8 +56,8 @@ def _problem(n_lines: int, k: int) -> CartProblem:
 
 
 def _highs_job(n_lines: int, k: int, limit_ms: float) -> dict[str, Any]:
-    from gpu_engine.milp import milp_proves, milp_run
     from gpu_engine.pricing import assignment_cost
+    from gpu_engine.solvers.milp.runner import milp_proves, milp_run
 
     problem = _problem(n_lines, k)
     t0 = time.perf_counter()
@@ -75,7 +75,7 @@ def _highs_job(n_lines: int, k: int, limit_ms: float) -> dict[str, Any]:
 
 
 def _ga_job(n_lines: int, k: int, budget_ms: float, device: str, population: int | None = None):
-    from gpu_engine.ga import CPU_CONFIG, GPU_CONFIG, solve_ga
+    from gpu_engine.solvers.ga.solve import CPU_CONFIG, GPU_CONFIG, solve_ga
 
     config = GPU_CONFIG if device == "gpu" else CPU_CONFIG
     if population is not None:

@@ -1,8 +1,8 @@
 """Cross-check of the GA benchmark's reference optima with an independent model.
 
 The ``ga`` suite scores the GA against HiGHS solving the engine's own MILP
-(:mod:`gpu_engine.milp`). A bug shared by that model and the engine's pricing would go unseen,
-so this suite solves the same carts (``ga.cart_seed``) with the benchmark peers' model
+(:mod:`gpu_engine.solvers.milp.runner`). A bug shared by that model and the engine's pricing would
+go unseen, so this suite solves the same carts (``ga.cart_seed``) with the benchmark peers' model
 (:func:`gpu_engine.bench.peers.build_model`: written separately, integer discount cents and
 shipping terms of its own), in HiGHS and/or OR-Tools CP-SAT, each answer re-priced by the
 engine, and counts per size: both proven and equal (agree), both proven and different (must be

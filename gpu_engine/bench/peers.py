@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,10 +58,10 @@ def build_model(problem: CartProblem) -> IntModel:
     eligible = problem.price >= 0
     amount = problem.quantity[:, None] * np.where(eligible, problem.price, 0)
     for i in range(problem.n_items):
-        for m in np.flatnonzero(eligible[i]):
-            model.x_index[(i, int(m))] = model.var(0, 1, int(amount[i, m]))
+        for j in np.flatnonzero(eligible[i]):
+            model.x_index[(i, int(j))] = model.var(0, 1, int(amount[i, j]))
     for i in range(problem.n_items):
-        cols = [model.x_index[(i, int(m))] for m in np.flatnonzero(eligible[i])]
+        cols = [model.x_index[(i, int(j))] for j in np.flatnonzero(eligible[i])]
         model.row(cols, [1] * len(cols), 1, 1)
     for m in range(problem.n_merchants):
         lines = np.flatnonzero(eligible[:, m])
@@ -212,7 +213,7 @@ def solve_cpsat(
     )
 
 
-PEERS = {"highs": solve_highs, "cpsat": solve_cpsat}
+PEERS: dict[str, Callable[..., PeerResult]] = {"highs": solve_highs, "cpsat": solve_cpsat}
 
 
 def peers_available() -> dict[str, bool]:

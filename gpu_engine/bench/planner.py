@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from gpu_engine.bench.common import device_facts
+from gpu_engine.planning.carts import random_cart
 from gpu_engine.problem import CartProblem
-from gpu_engine.profile_carts import random_cart
 
 SUITE = "planner"
 # The oracle runs a slow-predicted exact method only within this factor of the budget.
@@ -86,11 +86,11 @@ def _warm_worker() -> None:
 
 def _oracle_cpu(k: int, budget_ms: float) -> dict[str, Any]:
     """Which CPU exact methods finish within the budget (ms when they do, None otherwise)."""
-    from gpu_engine.cpu_full import solve_cpu_full
-    from gpu_engine.dp import solve_dp
-    from gpu_engine.milp import solve_milp
-    from gpu_engine.planner import GpuState, make_plan
-    from gpu_engine.profile import load_profile
+    from gpu_engine.planning.planner import GpuState, make_plan
+    from gpu_engine.planning.profile import load_profile
+    from gpu_engine.solvers.dp.solve import solve_dp
+    from gpu_engine.solvers.full.cpu import solve_cpu_full
+    from gpu_engine.solvers.milp.runner import solve_milp
 
     problem = CartProblem.from_dict(mixed_cart(k))
     plan = make_plan(problem, budget_ms=budget_ms, profile=load_profile(), gpu=GpuState(False))
@@ -103,7 +103,8 @@ def _oracle_cpu(k: int, budget_ms: float) -> dict[str, Any]:
     }
     for method, fn in runs.items():
         reach = math.inf if method in ("cpu-full", "milp") else ORACLE_REACH * budget_ms
-        if predicted.get(method) is None or predicted[method] > reach:
+        method_ms = predicted.get(method)
+        if method_ms is None or method_ms > reach:
             out[method] = None
             continue
         try:
@@ -117,7 +118,7 @@ def _oracle_cpu(k: int, budget_ms: float) -> dict[str, Any]:
 
 def _reference(k: int, limit_s: float) -> dict[str, Any]:
     """The optimum to measure an unproven answer against (HiGHS, one thread, long limit)."""
-    from gpu_engine.milp import solve_milp
+    from gpu_engine.solvers.milp.runner import solve_milp
 
     solution, ms = _timed(
         lambda: solve_milp(CartProblem.from_dict(mixed_cart(k)), budget_ms=limit_s * 1e3, threads=1)
@@ -126,8 +127,8 @@ def _reference(k: int, limit_s: float) -> dict[str, Any]:
 
 
 def _oracle_gpu(problem: CartProblem, budget_ms: float, predicted: dict) -> dict[str, Any]:
-    from gpu_engine.dp import solve_dp
-    from gpu_engine.gpu_full import solve_gpu_full
+    from gpu_engine.solvers.dp.solve import solve_dp
+    from gpu_engine.solvers.full.cuda import solve_gpu_full
 
     out: dict[str, Any] = {}
     runs = {

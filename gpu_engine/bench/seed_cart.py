@@ -3,13 +3,14 @@ assignments) solved exactly by the CPU subset DP, median warm, with HiGHS and CP
 
 from __future__ import annotations
 
+import functools
 import statistics
 from typing import Any
 
 from gpu_engine import CartProblem, solve
 from gpu_engine.bench.common import add_peer_arguments, peer_rows, time_ms
 from gpu_engine.bench.instances import seed_cart
-from gpu_engine.rates import cpu_full_rate
+from gpu_engine.planning.rates import cpu_full_rate
 
 SUITE = "seed_cart"
 YEAR_S = 365.25 * 24 * 3600
@@ -27,7 +28,7 @@ def run(args) -> list[dict[str, Any]]:
         data = seed_cart(seed)
         problem = CartProblem.from_dict(data)
         median, times, sol = time_ms(
-            lambda problem=problem: solve(problem, algorithm="cpu-dp"),
+            functools.partial(solve, problem, algorithm="cpu-dp"),
             repeats=args.seed_cart_repeats,
             warmup=3,
         )

@@ -3,6 +3,7 @@ DP (CPU merchant DP once for scale), with HiGHS and CP-SAT on the same carts."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gpu_engine import CartProblem, gpu_available, solve
@@ -27,7 +28,7 @@ def run(args) -> list[dict[str, Any]]:
     for seed in range(args.subset_dp_carts):
         problem = CartProblem.from_dict(uniform_cart(lines, offers, merchants, seed=100 + seed))
         median, times, sol = time_ms(
-            lambda problem=problem: solve(problem, algorithm=algorithm),
+            functools.partial(solve, problem, algorithm=algorithm),
             repeats=args.subset_dp_repeats,
         )
         case = f"{args.subset_dp_shape}#{seed}"
@@ -46,7 +47,7 @@ def run(args) -> list[dict[str, Any]]:
         # The CPU merchant DP takes about a second here: once for scale, or on request.
         if algorithm != "cpu-dp" and (seed == 0 or args.subset_dp_cpu):
             cpu_ms, _, cpu = time_ms(
-                lambda problem=problem: solve(problem, algorithm="cpu-dp"), repeats=1
+                functools.partial(solve, problem, algorithm="cpu-dp"), repeats=1
             )
             row["cpu_dp_ms"] = round(cpu_ms, 1)
             row["cpu_agrees"] = cpu.total == sol.total

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_engine.cheapest_offer import (
+from gpu_engine.catalog.cheapest_offer.select import (
     CheapestOffers,
     cheapest_offer_device,
     cheapest_offers,
@@ -132,7 +132,7 @@ def test_row_kernels_in_the_simulator(unroll):
     """The 16-byte vector kernel and the dense-rows kernel, shared-memory reduction."""
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
 
     rng = np.random.default_rng(unroll)
     merchant = rng.integers(0, 4, (3, 72), dtype=np.int32)
@@ -231,7 +231,7 @@ def test_warmup_runs_both_layouts():
 def test_gpu_dense_vector_kernel_matches_cpu(flavour, reduction, n_offers):
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
 
     rng = np.random.default_rng(n_offers)
     shape = (3001, n_offers)
@@ -253,7 +253,7 @@ def test_gpu_dense_vector_kernel_matches_cpu(flavour, reduction, n_offers):
 def test_gpu_csr_kernel_matches_cpu_for_every_group(unroll, reduction, group):
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
 
     rng = np.random.default_rng(group)
     offsets, merchant, price = random_csr(rng, 5000, 300, price_range=(0, 20))
@@ -273,7 +273,7 @@ def test_gpu_csr_kernel_matches_cpu_for_every_group(unroll, reduction, group):
 def test_gpu_dense_rows_kernel_matches_cpu(unroll, width):
     from numba import cuda
 
-    from gpu_engine import cheapest_offer_kernels as kernels
+    from gpu_engine.catalog.cheapest_offer import cuda as kernels
 
     rng = np.random.default_rng(width)
     merchant = rng.integers(0, 40, (2001, width), dtype=np.int32)

@@ -76,7 +76,7 @@ def test_format_table_aligns_union_of_columns():
 
 
 def test_calibrate_writes_a_profile_the_planner_loads(tmp_path):
-    from gpu_engine.profile import read_profile
+    from gpu_engine.planning.profile import read_profile
 
     out = tmp_path / "profile.json"
     done = _run("calibrate", "--quick", "--out", str(out))

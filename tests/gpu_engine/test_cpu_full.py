@@ -4,9 +4,9 @@ import numpy as np
 from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
-from gpu_engine.cpu_full import search_layout
 from gpu_engine.layout import full_search_layout
 from gpu_engine.reference import reference_brute_force, reference_cost
+from gpu_engine.solvers.full.cpu import search_layout
 from tests.gpu_engine.strategies import carts
 
 

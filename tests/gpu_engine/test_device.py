@@ -3,9 +3,9 @@
 import pytest
 
 import gpu_engine.device
-from gpu_engine.cheapest_offer import cheapest_offer_device
+from gpu_engine.catalog.cheapest_offer.select import cheapest_offer_device
+from gpu_engine.catalog.radix.tree import radix_tree_device
 from gpu_engine.device import resolve_device
-from gpu_engine.radix_tree import radix_tree_device
 
 
 @pytest.mark.parametrize("resolver", [resolve_device, cheapest_offer_device, radix_tree_device])

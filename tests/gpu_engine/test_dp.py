@@ -2,8 +2,8 @@ import numpy as np
 from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
-from gpu_engine.dp import merchant_dp_inputs, run_merchant_cpu, run_relaxed
 from gpu_engine.reference import reference_brute_force, reference_cost
+from gpu_engine.solvers.dp.solve import merchant_dp_inputs, run_merchant_cpu, run_relaxed
 from tests.gpu_engine.strategies import carts
 
 

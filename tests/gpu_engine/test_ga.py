@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
-from gpu_engine.ga import GaConfig, lower_bound, rng_states, solve_ga
-from gpu_engine.ga_core import ga_arrays, init_states, rng_next, seeded_individuals
+from gpu_engine.planning.carts import random_cart
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.profile_carts import random_cart
 from gpu_engine.reference import reference_brute_force, reference_cost
+from gpu_engine.solvers.ga.core import ga_arrays, init_states, rng_next, seeded_individuals
+from gpu_engine.solvers.ga.solve import GaConfig, lower_bound, rng_states, solve_ga
 from tests.gpu_engine.strategies import carts
 
 SMALL = GaConfig(population=16, stall_generations=15)
@@ -58,7 +58,7 @@ def test_honours_the_budget(monkeypatch):
     """On an injected clock where every generation takes 1/32 s: the GA stops at the budget,
     before a generation predicted to overrun it, whatever the speed of the machine running the
     test (the real-time bound is the device benchmark's: BENCHMARKS.md)."""
-    import gpu_engine.ga as ga_module
+    import gpu_engine.solvers.ga.solve as ga_module
 
     class Clock:
         now = 1000.0

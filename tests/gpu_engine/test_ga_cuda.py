@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from gpu_engine import CartProblem
-from gpu_engine.ga import CpuPopulation, GaConfig, solve_ga
-from gpu_engine.ga_core import ga_arrays
+from gpu_engine.planning.carts import random_cart
 from gpu_engine.problem import CapacityError
-from gpu_engine.profile_carts import random_cart
 from gpu_engine.reference import reference_brute_force
+from gpu_engine.solvers.ga.core import ga_arrays
+from gpu_engine.solvers.ga.solve import CpuPopulation, GaConfig, solve_ga
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaWarning"),
@@ -22,7 +22,7 @@ pytestmark = [
 
 
 def _assert_same_run(arrays, config, seed, generations, threads=None):
-    from gpu_engine.ga_cuda import GpuPopulation
+    from gpu_engine.solvers.ga.cuda import GpuPopulation
 
     cpu = CpuPopulation(arrays, config, seed)
     gpu = GpuPopulation(arrays, config, seed, threads=threads)
@@ -53,7 +53,7 @@ def test_kernels_equal_the_cpu_twin_in_the_simulator(seed):
 
 
 def test_carts_beyond_shared_memory_are_refused():
-    from gpu_engine.ga_cuda import MAX_LINES, check_capacity
+    from gpu_engine.solvers.ga.cuda import MAX_LINES, check_capacity
 
     cart = random_cart(1, MAX_LINES + 1, n_merchants=10, offers=(1, 2))
     with pytest.raises(CapacityError):

@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from numba import cuda
 
 from gpu_engine import CartProblem, solve
-from gpu_engine.dp import merchant_dp_inputs, run_merchant_cpu
-from gpu_engine.gpu_dp import run_merchant_gpu
 from gpu_engine.pricing import merchant_cost
 from gpu_engine.reference import reference_brute_force
+from gpu_engine.solvers.dp.cuda import run_merchant_gpu
+from gpu_engine.solvers.dp.solve import merchant_dp_inputs, run_merchant_cpu
 from tests.gpu_engine.strategies import carts
 
 

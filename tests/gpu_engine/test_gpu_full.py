@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
-from gpu_engine.cpu_full import search_layout
-from gpu_engine.gpu_full import LaunchConfig, row_size, search_rows, solve_gpu_full
 from gpu_engine.layout import ComplexityError, full_search_layout
 from gpu_engine.problem import CapacityError
 from gpu_engine.reference import reference_brute_force
+from gpu_engine.solvers.full.cpu import search_layout
+from gpu_engine.solvers.full.cuda import LaunchConfig, row_size, search_rows, solve_gpu_full
 from tests.gpu_engine.strategies import carts
 
 

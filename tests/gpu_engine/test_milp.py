@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_engine import CartProblem, solve
-from gpu_engine.milp import CUT_STATUS, milp_build, milp_point, milp_proves, solve_milp
+from gpu_engine.planning.carts import random_cart
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.profile_carts import random_cart
 from gpu_engine.reference import reference_brute_force, reference_cost
+from gpu_engine.solvers.milp.model import milp_build, milp_point
+from gpu_engine.solvers.milp.runner import CUT_STATUS, milp_proves, solve_milp
 from tests.gpu_engine.strategies import carts
 
 
@@ -200,7 +201,7 @@ class _Clock:
 def test_a_deadline_during_the_build_cuts_the_run_and_keeps_the_warm_start(monkeypatch):
     """The clock passes the deadline while the model is built: the build stops at its next
     check, HiGHS never starts, and the warm start comes back unproven."""
-    from gpu_engine import milp
+    from gpu_engine.solvers.milp import runner as milp
 
     clock = _Clock()
     monkeypatch.setattr(milp, "time", clock)
@@ -225,7 +226,7 @@ def test_a_deadline_during_the_build_cuts_the_run_and_keeps_the_warm_start(monke
 def test_a_deadline_during_highs_interrupts_it(monkeypatch):
     """The deadline passes once HiGHS holds the model: ``cancelSolve`` stops it at its next
     interrupt check (a 100-line cart with thresholds is far from solved by then)."""
-    from gpu_engine import milp
+    from gpu_engine.solvers.milp import runner as milp
 
     jobs = []
 

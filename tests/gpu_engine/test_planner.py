@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
-from gpu_engine import planner as planner_module
 from gpu_engine.bench.instances import seed_cart, uniform_cart
-from gpu_engine.planner import GpuState, make_plan
+from gpu_engine.planning import planner as planner_module
+from gpu_engine.planning.carts import random_cart
+from gpu_engine.planning.planner import GpuState, make_plan
+from gpu_engine.planning.profile import PowerLaw, RateProfile
 from gpu_engine.problem import CapacityError
-from gpu_engine.profile import PowerLaw, RateProfile
-from gpu_engine.profile_carts import random_cart
 from gpu_engine.reference import reference_brute_force
 from gpu_engine.results import SolverInconsistency
 from tests.gpu_engine.strategies import carts
@@ -141,7 +141,7 @@ def test_a_method_that_cannot_run_falls_back_to_the_cpu_ga(monkeypatch, caplog):
     assert any(
         r.levelno == logging.WARNING and "cpu-ga ran instead" in r.getMessage()
         for r in caplog.records
-        if r.name == "gpu_engine.planner"
+        if r.name == "gpu_engine.planning.planner"
     )
     # The GA answered; the time it left may have gone to proving it with the MILP.
     assert solution.algorithm in ("ga", "milp")
@@ -212,15 +212,15 @@ def test_a_proof_that_may_fit_runs_the_milp_after_a_longer_warm_start():
 def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
     """The deadline passes at once in whatever phase the proof is (build or HiGHS): the GA's
     answer stands, never claimed optimal, and the plan records the cut."""
-    import gpu_engine.milp
+    import gpu_engine.solvers.milp.runner
 
-    monkeypatch.setattr(gpu_engine.milp, "_await", lambda job, timeout_s: False)
+    monkeypatch.setattr(gpu_engine.solvers.milp.runner, "_await", lambda job, timeout_s: False)
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
     assert solution.plan["method"] == "cpu-ga" and solution.algorithm == "ga"
     proof = solution.plan["proof_after_ga"]
     assert proof["attempted"] and proof["cut"]
-    assert proof["highs_status"] == gpu_engine.milp.CUT_STATUS
+    assert proof["highs_status"] == gpu_engine.solvers.milp.runner.CUT_STATUS
     assert not solution.optimal and not proof["optimal"]
     assert proof["total"] == solution.total
     assert solution.stats["milp_after_ga"] is proof
@@ -252,9 +252,13 @@ def test_the_budget_holds_end_to_end(monkeypatch):
     """The planner hands out no more than its budget in all, the GA's share plus the MILP's
     proof, measured on an injected clock (the 10% bound on real time is the device benchmark's:
     BENCHMARKS.md)."""
-    import gpu_engine.ga
-    import gpu_engine.milp
+    import gpu_engine.solvers.ga.solve
+    import gpu_engine.solvers.milp.runner
+    from gpu_engine.warmup import ensure_cpu_warm
 
+    # The planner warms the process before its clock starts; warm it now, before the solvers
+    # below are replaced by ones that only spend the fake clock.
+    ensure_cpu_warm()
     clock = _FakeClock()
     monkeypatch.setattr(planner_module, "time", clock)
     handed: list[tuple[str, float]] = []
@@ -268,8 +272,14 @@ def test_the_budget_holds_end_to_end(monkeypatch):
 
         return run
 
-    monkeypatch.setattr(gpu_engine.ga, "solve_ga", spend("ga", gpu_engine.ga.solve_ga))
-    monkeypatch.setattr(gpu_engine.milp, "solve_milp", spend("milp", gpu_engine.milp.solve_milp))
+    monkeypatch.setattr(
+        gpu_engine.solvers.ga.solve, "solve_ga", spend("ga", gpu_engine.solvers.ga.solve.solve_ga)
+    )
+    monkeypatch.setattr(
+        gpu_engine.solvers.milp.runner,
+        "solve_milp",
+        spend("milp", gpu_engine.solvers.milp.runner.solve_milp),
+    )
     # Nothing exact fits, the MILP is within reach: the GA gets half, the proof the rest.
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from gpu_engine import rates
-from gpu_engine.profile import (
+from gpu_engine.planning import rates
+from gpu_engine.planning.calibrate import fit_power_law, measure_dp, measure_full_search
+from gpu_engine.planning.profile import (
     DEFAULT_PROFILE_PATH,
     PROFILE_ENV,
     PowerLaw,
@@ -14,7 +15,6 @@ from gpu_engine.profile import (
     read_profile,
     user_profile_path,
 )
-from gpu_engine.profile_calibrate import fit_power_law, measure_dp, measure_full_search
 
 
 def test_the_packaged_default_profile_is_valid():

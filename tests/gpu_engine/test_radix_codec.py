@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from gpu_engine.radix_codec import (
+from gpu_engine.catalog.radix.codec import (
     PostalCodec,
     postal_codec_for,
     postal_normalize,
     postal_prefix_keys,
     postal_query_keys,
 )
-from gpu_engine.radix_tree import radix_tree_build, radix_tree_match
+from gpu_engine.catalog.radix.tree import radix_tree_build, radix_tree_match
 
 
 def test_normalize():

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_engine import radix_plan
-from gpu_engine.radix_tree import (
+from gpu_engine.catalog.radix import plan as radix_plan
+from gpu_engine.catalog.radix.tree import (
     radix_tree_build,
     radix_tree_device,
     radix_tree_lookup,

@@ -3,7 +3,7 @@
 import pytest
 
 import gpu_engine.device
-from gpu_engine.solvers import SOLVERS
+from gpu_engine.solvers.registry import SOLVERS
 from gpu_engine.warmup import warmup
 
 pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaDeprecationWarning")
@@ -15,22 +15,55 @@ def test_cpu_only_warmup_never_asks_for_cuda(monkeypatch):
 
     monkeypatch.setattr(gpu_engine.device, "gpu_available", no_cuda)
     timings = warmup(include_gpu=False)
-    assert set(timings) == {name for name in SOLVERS if not name.startswith("gpu")}
+    assert set(timings) == {name for name in SOLVERS if not name.startswith("gpu")} | {
+        "merchant-dp",
+        "batch-cpu",
+    }
     assert all(seconds >= 0 for seconds in timings.values())
 
 
 def test_default_warmup_skips_gpu_solvers_without_a_real_gpu(monkeypatch):
     monkeypatch.setattr(gpu_engine.device, "gpu_available", lambda: False)
-    assert set(warmup()) == {name for name in SOLVERS if not name.startswith("gpu")}
+    assert set(warmup()) == {name for name in SOLVERS if not name.startswith("gpu")} | {
+        "merchant-dp",
+        "batch-cpu",
+    }
 
 
 def test_the_warmup_cart_makes_the_ga_run_generations():
     """A GA that proves its seed optimal at once never launches its generation kernels, and the
     first shopper's GA would pay their compilation (seconds on the H200): the warm-up cart must
     keep the GA evolving."""
-    from gpu_engine.ga import solve_ga
     from gpu_engine.problem import CartProblem
+    from gpu_engine.solvers.ga.solve import solve_ga
     from gpu_engine.warmup import _TINY
 
     solution = solve_ga(CartProblem.from_dict(_TINY), device="cpu", seed=0)
     assert solution.stats["generations"] >= 1 and solution.stats["stop"] != "bound"
+
+
+def test_after_warmup_no_request_compiles_anything():
+    """Pins the warm-up's coverage (numba's cache keys follow module paths): in a fresh process
+    after ``warmup(include_gpu=False)``, requests of every CPU algorithm on small, seed, sparse
+    and large carts compile no further numba function or signature."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.gpu_engine.warm_coverage"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["missed"] == []
+    reached = {entry.split("(")[0] for entry in report["warm"]}
+    assert {
+        "gpu_engine.solvers.dp.cpu.merchant_dp",
+        "gpu_engine.solvers.dp.cpu.relaxed_partition_dp",
+        "gpu_engine.solvers.full.cpu.search_range",
+        "gpu_engine.solvers.ga.cpu.generation",
+        "gpu_engine.pricing.assignment_cost",
+    } <= reached

@@ -4,7 +4,7 @@ from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpu_engine.radix_tree import radix_tree_build
+from gpu_engine.catalog.radix.tree import radix_tree_build
 from storefront.models import Merchant, ShippingZone
 from storefront.selectors import shipping_rules_for_destination, shipping_rules_for_destinations
 from storefront.shipping import ShippingRule, shipping_rule_resolve

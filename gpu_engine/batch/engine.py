@@ -1,0 +1,167 @@
+"""The batch solver's host side: plan, run on the CPU twin or the GPU, unpack into Solutions."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from gpu_engine.batch.answers import build_solutions
+from gpu_engine.batch.pack import (
+    BatchPlan,
+    PackedBatch,
+    pack_problems,
+    plan_batch,
+)
+from gpu_engine.problem import CartProblem
+from gpu_engine.solution import Solution
+
+# Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges.
+CPU_SCRATCH = 256 << 20
+# Below these, numba's parallel loops run on the calling thread alone: waking the pool costs more
+# than the work (on a loaded machine, up to a hundred milliseconds against a fraction of one).
+PARALLEL_MIN_CARTS = 20_000
+PARALLEL_MIN_STEPS = 20_000_000
+
+
+@dataclass
+class BatchResult:
+    """``solutions[i]`` answers ``problems[i]``; None = too large for the batch (the caller
+    uses the normal planner). ``device``: "cpu" or "gpu", where the batch ran."""
+
+    solutions: list[Solution | None]
+    device: str
+    elapsed_ms: float
+
+
+@dataclass(frozen=True, eq=False)
+class RawAnswers:
+    """Per cart ``total`` (-1 when too large) and per packed line the cart-local merchant."""
+
+    total: np.ndarray
+    choice: np.ndarray
+    plan: BatchPlan
+    device: str
+    timings: dict[str, float]
+
+
+def resolve_batch_device(device: str) -> str:
+    """ "cpu" or "gpu". "auto" asks ``cuda.is_available()`` now, at run time (a real GPU only,
+    never the simulator); "gpu" is taken as given, so tests can run the kernel in the
+    simulator."""
+    if device == "cpu":
+        return "cpu"
+    if device == "gpu":
+        return "gpu"
+    if device != "auto":
+        raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', got {device!r}")
+    from gpu_engine.device import simulator_enabled
+
+    if simulator_enabled():
+        return "cpu"
+    try:
+        from numba import cuda
+
+        return "gpu" if cuda.is_available() else "cpu"
+    except Exception:  # a broken driver or toolkit means no GPU, not a failed batch
+        return "cpu"
+
+
+def solve_packed(
+    batch: PackedBatch, *, device: str = "auto", prefer: int | None = None
+) -> RawAnswers:
+    """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer``: see
+    :func:`gpu_engine.batch.pack.plan_batch`."""
+    where = resolve_batch_device(device)
+    timings: dict[str, float] = {}
+    if where == "gpu":
+        from gpu_engine.batch.cuda import solve_gpu
+
+        total, choice, plan = solve_gpu(batch, prefer=prefer, timings=timings)
+        return RawAnswers(total=total, choice=choice, plan=plan, device=where, timings=timings)
+    t0 = time.perf_counter()
+    with _threads(batch.n_carts >= PARALLEL_MIN_CARTS):
+        plan = plan_batch(batch, prefer=prefer)
+    t1 = time.perf_counter()
+    with _threads(int(plan.work.sum()) >= PARALLEL_MIN_STEPS):
+        total, choice = _solve_cpu(batch, plan)
+    timings.update(plan_ms=(t1 - t0) * 1e3, solve_ms=(time.perf_counter() - t1) * 1e3)
+    return RawAnswers(total=total, choice=choice, plan=plan, device=where, timings=timings)
+
+
+@contextmanager
+def _threads(parallel: bool) -> Iterator[None]:
+    """All of numba's threads when ``parallel``, else only the calling one."""
+    if parallel:
+        yield
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndarray]:
+    from gpu_engine.batch.cpu import solve_range
+
+    total = np.full(batch.n_carts, -1, dtype=np.int64)
+    choice = np.full(batch.line_qty.size, -1, dtype=np.int64)
+    for lo, hi in plan.chunks(CPU_SCRATCH):
+        ws = np.empty(int(plan.ws_ptr[hi] - plan.ws_ptr[lo]), dtype=np.int64)
+        pick = np.empty(int(plan.pick_ptr[hi] - plan.pick_ptr[lo]), dtype=np.uint16)
+        solve_range(
+            np.int64(lo),
+            np.int64(hi),
+            plan.method,
+            plan.complexity,
+            plan.ws_ptr,
+            plan.pick_ptr,
+            plan.skip,
+            batch.line_ptr,
+            batch.line_qty,
+            batch.offer_ptr,
+            batch.offer_merchant,
+            batch.offer_amount,
+            batch.merch_ptr,
+            batch.merch_row,
+            batch.params,
+            ws,
+            pick,
+            total,
+            choice,
+        )
+    return total, choice
+
+
+def solve_batch(problems: Sequence[CartProblem], *, device: str = "auto") -> BatchResult:
+    """Exact cheapest assignment of every cart of ``problems`` in one batch (CSR packing, one
+    block per cart on the GPU, one ``prange`` iteration per cart on the CPU twin); carts too
+    large for the batch's exact methods come back as None."""
+    return solve_problems(problems, device=device)
+
+
+def solve_problems(
+    problems: Sequence[CartProblem], *, device: str = "auto", prefer: int | None = None
+) -> BatchResult:
+    """:func:`solve_batch` with the plan's ``prefer`` (tests run each method on every cart)."""
+    t0 = time.perf_counter()
+    batch = pack_problems(problems)
+    answers = solve_packed(batch, device=device, prefer=prefer)
+    solutions = build_solutions(
+        problems,
+        batch,
+        answers.plan.method,
+        answers.total,
+        answers.choice,
+        device=answers.device,
+        batch_ms=(time.perf_counter() - t0) * 1e3,
+    )
+    return BatchResult(
+        solutions=solutions, device=answers.device, elapsed_ms=(time.perf_counter() - t0) * 1e3
+    )

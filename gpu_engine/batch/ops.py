@@ -1,0 +1,292 @@
+"""The batch solver's per-cart steps, written once for both devices.
+
+Plain Python compiled twice: ``numba.njit`` in :mod:`gpu_engine.batch.cpu` (one cart per
+``prange`` iteration, each step called with ``start, step = 0, 1``) and
+``cuda.jit(device=True)`` in :mod:`gpu_engine.batch.cuda` (one block per cart, thread ``t`` of
+``T`` calls the strided steps with ``t, T`` and so owns assignments, cost-table entries or line
+sets ``t, t + T, ...``). Like :mod:`gpu_engine.solvers.ga.ops`, they call only the scalar pricing
+routine (:func:`gpu_engine.pricing.merchant_cost`), never each other.
+
+A cart is a slice of the packed CSR arrays (:mod:`gpu_engine.batch.pack`): its lines are
+``l0 .. l0 + n - 1``; line ``l``'s eligible offers are ``offer_ptr[l] .. offer_ptr[l + 1] - 1``
+(``offer_merchant``: the cart-local merchant, ``offer_amount``: quantity * unit price);
+merchant ``m``'s pricing parameters are ``base[g] .. dbp[g]`` with ``g = merch_row[m0 + m]``.
+The cart's *free* lines are those with two or more offers, numbered 0, 1, ... in line order:
+bit ``j`` of a line set is free line ``j``.
+"""
+
+from __future__ import annotations
+
+from gpu_engine.pricing import merchant_cost
+
+INF = 2**62
+
+
+def full_search(
+    start,
+    step,
+    l0,
+    n,
+    complexity,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    line_qty,
+    m0,
+    merch_row,
+    base,
+    extra,
+    free_over,
+    dmin,
+    dbp,
+    choice,
+):
+    """Cheapest (total, index) over assignment indexes ``start, start + step, ...`` below
+    ``complexity``; lowest index on ties. Index ``i`` numbers the assignments in mixed radix,
+    the last line fastest (digit = offer rank within the line). ``choice`` is scratch of n
+    offer indexes. Each assignment is priced from scratch: a merchant's subtotal and units are
+    summed over the lines that chose it, once, at its first line."""
+    best = INF
+    best_index = -1
+    for index in range(start, complexity, step):
+        rest = index
+        for i in range(n - 1, -1, -1):
+            line = l0 + i
+            radix = offer_ptr[line + 1] - offer_ptr[line]
+            choice[i] = offer_ptr[line] + rest % radix
+            rest //= radix
+        total = 0
+        for i in range(n):
+            m = offer_merchant[choice[i]]
+            first = True
+            for j in range(i):
+                if offer_merchant[choice[j]] == m:
+                    first = False
+                    break
+            if not first:
+                continue
+            sub = 0
+            units = 0
+            for j in range(i, n):
+                o = choice[j]
+                if offer_merchant[o] == m:
+                    sub += offer_amount[o]
+                    units += line_qty[l0 + j]
+            g = merch_row[m0 + m]
+            total += merchant_cost(sub, units, base[g], extra[g], free_over[g], dmin[g], dbp[g])
+        if total < best:
+            best = total
+            best_index = index
+    return best, best_index
+
+
+def decode_full(index, l0, n, offer_ptr, offer_merchant, out_choice):
+    """Write the cart-local merchant of every line of assignment ``index`` to ``out_choice``."""
+    rest = index
+    for i in range(n - 1, -1, -1):
+        line = l0 + i
+        radix = offer_ptr[line + 1] - offer_ptr[line]
+        out_choice[line] = offer_merchant[offer_ptr[line] + rest % radix]
+        rest //= radix
+
+
+def merchant_lines(
+    m, l0, n, offer_ptr, offer_merchant, offer_amount, line_qty, bits, amounts, units
+):
+    """Merchant ``m``'s part of the cart: its free lines (``bits[b]``: the free-line number of
+    its ``b``-th one, with ``amounts[b]`` and ``units[b]``) and the forced lines (one offer)
+    that only it sells, folded into a starting subtotal and unit count.
+    Returns (a, line-set mask of its free lines, start subtotal, start units)."""
+    a = 0
+    mask = 0
+    sub0 = 0
+    units0 = 0
+    free = 0
+    for i in range(n):
+        line = l0 + i
+        lo = offer_ptr[line]
+        hi = offer_ptr[line + 1]
+        for o in range(lo, hi):
+            if offer_merchant[o] == m:
+                if hi - lo == 1:
+                    sub0 += offer_amount[o]
+                    units0 += line_qty[line]
+                else:
+                    bits[a] = free
+                    amounts[a] = offer_amount[o]
+                    units[a] = line_qty[line]
+                    mask |= 1 << free
+                    a += 1
+                break
+        if hi - lo > 1:
+            free += 1
+    return a, mask, sub0, units0
+
+
+def cost_table(
+    start, step, a, sub0, units0, amounts, units, g, base, extra, free_over, dmin, dbp, cost
+):
+    """``cost[tc]`` for the range's compressed subsets ``tc`` of the merchant's ``a`` free lines
+    (bit ``b`` = its ``b``-th line), its forced lines included."""
+    for tc in range(start, 1 << a, step):
+        sub = sub0
+        unit = units0
+        for b in range(a):
+            if (tc >> b) & 1:
+                sub += amounts[b]
+                unit += units[b]
+        cost[tc] = merchant_cost(sub, unit, base[g], extra[g], free_over[g], dmin[g], dbp[g])
+
+
+def compress(x, a, bits):
+    """The compressed twin of line set ``x`` for a merchant with free lines ``bits[:a]``."""
+    c = 0
+    for b in range(a):
+        if (x >> bits[b]) & 1:
+            c |= 1 << b
+    return c
+
+
+def fill_layer(start, step, size, h):
+    """The DP's layer before any merchant: only the empty line set is reachable (cost 0)."""
+    for s in range(start, size, step):
+        h[s] = 0 if s == 0 else INF
+
+
+def assign_merchant(m, tc, l0, n, offer_ptr, offer_merchant, out_choice):
+    """Backtrack step: give merchant ``m`` its free lines in compressed subset ``tc`` and its
+    forced lines; returns the line set of the free lines given (to remove from the state)."""
+    taken = 0
+    free = 0
+    b = 0
+    for i in range(n):
+        line = l0 + i
+        lo = offer_ptr[line]
+        hi = offer_ptr[line + 1]
+        for o in range(lo, hi):
+            if offer_merchant[o] == m:
+                if hi - lo == 1:
+                    out_choice[line] = m
+                else:
+                    if (tc >> b) & 1:
+                        out_choice[line] = m
+                        taken |= 1 << free
+                    b += 1
+                break
+        if hi - lo > 1:
+            free += 1
+    return taken
+
+
+# --- the plan (one cart per call: a prange iteration on the CPU, a thread on the GPU) --------
+
+FULL = 0
+DP = 1
+TOO_LARGE = 2
+# Assignment digits live in a per-thread array of this size (full search).
+MAX_FULL_LINES = 32
+# Compressed subsets are stored as uint16 for the backtrack; line sets index 2^k tables.
+MAX_DP_LINES = 16
+
+
+def plan_cart(
+    c,
+    line_ptr,
+    line_qty,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    merch_ptr,
+    merch_row,
+    base,
+    extra,
+    free_over,
+    dmin,
+    dbp,
+    max_work,
+    prefer,
+    served,
+    forced,
+    method,
+    complexity,
+    work,
+    ws,
+    pick,
+    skip,
+):
+    """Cart ``c``'s exact method (FULL or DP by estimated steps, TOO_LARGE when neither fits
+    ``max_work``; ``prefer`` >= 0 takes that method wherever it fits), its steps and scratch
+    sizes (``ws``: int64 entries, ``pick``: uint16 entries), and ``skip`` for its merchants
+    that sell only one (free) line when another such merchant ships that line alone for no
+    more (ties: the lower index stays): moving the line to it never raises the total and
+    touches no other merchant, so some optimum never uses them. ``served``/``forced`` are
+    scratch per packed merchant (the cart's own entries are reset here)."""
+    l0 = line_ptr[c]
+    n = line_ptr[c + 1] - l0
+    m0 = merch_ptr[c]
+    n_merch = merch_ptr[c + 1] - m0
+    for j in range(m0, m0 + n_merch):
+        served[j] = 0
+        forced[j] = 0
+        skip[j] = 0
+    k = 0
+    assignments = 1
+    for line in range(l0, l0 + n):
+        lo = offer_ptr[line]
+        r = offer_ptr[line + 1] - lo
+        if r > 1:
+            k += 1
+            for o in range(lo, lo + r):
+                served[m0 + offer_merchant[o]] += 1
+        else:
+            forced[m0 + offer_merchant[lo]] += 1
+        if assignments <= max_work:
+            assignments *= r
+    for line in range(l0, l0 + n):
+        best = -1
+        best_cost = 0
+        lo = offer_ptr[line]
+        hi = offer_ptr[line + 1]
+        for o in range(lo, hi):
+            m = offer_merchant[o]
+            if hi - lo < 2 or served[m0 + m] != 1 or forced[m0 + m] != 0:
+                continue
+            g = merch_row[m0 + m]
+            cost = merchant_cost(
+                offer_amount[o], line_qty[line], base[g], extra[g], free_over[g], dmin[g], dbp[g]
+            )
+            if best < 0 or cost < best_cost or (cost == best_cost and m < best):
+                if best >= 0:
+                    skip[m0 + best] = 1
+                best = m
+                best_cost = cost
+            else:
+                skip[m0 + m] = 1
+    chosen = TOO_LARGE
+    best_work = max_work + 1
+    full_work = assignments * max(n, 1)
+    if n <= MAX_FULL_LINES and assignments <= max_work and full_work <= max_work:
+        chosen = FULL
+        best_work = full_work
+    ws[c] = 0
+    pick[c] = 0
+    complexity[c] = 0
+    if k <= MAX_DP_LINES:
+        size = 1 << k
+        dp_work = 0
+        for m in range(n_merch):
+            if skip[m0 + m] == 0:
+                a = served[m0 + m]
+                dp_work += size + (1 << a) + (size >> a) * 3**a
+        fits = dp_work <= max_work
+        if fits and (
+            prefer == DP or (dp_work < best_work and prefer != FULL) or chosen == TOO_LARGE
+        ):
+            chosen = DP
+            best_work = dp_work
+            ws[c] = 3 * size
+            pick[c] = n_merch * size
+    if chosen == FULL:
+        complexity[c] = assignments
+    method[c] = chosen
+    work[c] = best_work if chosen != TOO_LARGE else 0

@@ -1,0 +1,297 @@
+"""Packing many carts into flat CSR arrays, and the per-cart plan (which exact method, how much
+scratch memory), shared by the CPU twin and the CUDA kernel.
+
+Layout (C carts, L lines, O eligible offers, M cart-local merchants in all):
+
+* ``line_ptr`` int64[C + 1]: cart ``c``'s lines are ``line_ptr[c] .. line_ptr[c + 1] - 1``, in
+  the problem's line order; ``line_qty`` int64[L].
+* ``offer_ptr`` int64[L + 1]: line ``l``'s eligible offers (from a problem: its
+  ``cand_merchant`` order); ``offer_merchant`` int32[O] the cart-local merchant index,
+  ``offer_amount`` int64[O] = quantity * unit price.
+* ``merch_ptr`` int64[C + 1]: cart ``c``'s merchants are ``merch_ptr[c] + m`` for local index
+  ``m``; only merchants with an eligible offer in the cart are packed. ``merch_row`` int32[M]:
+  each one's row of the pricing parameters ``base``, ``extra``, ``free_over``, ``dmin``, ``dbp``
+  int64[R] (as in :class:`gpu_engine.problem.CartProblem`). Carts that share merchants can share
+  rows (the synthetic batches do: R is the merchant pool, and the copy to the GPU shrinks by the
+  five columns of every cart-local merchant); :func:`pack_problems` gives each its own.
+  ``merchant_index`` int64[M]: the merchant's index in its problem (to unpack answers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from gpu_engine.batch import ops
+from gpu_engine.batch.ops import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, TOO_LARGE
+from gpu_engine.problem import CartProblem
+
+__all__ = [
+    "DP",
+    "FULL",
+    "MAX_DP_LINES",
+    "MAX_FULL_LINES",
+    "METHOD_NAMES",
+    "TOO_LARGE",
+    "BatchPlan",
+    "PackedBatch",
+    "pack_problems",
+    "plan_batch",
+]
+
+METHOD_NAMES = ("batch-full", "batch-dp", "too-large")
+# Steps (assignments priced, or DP states visited) above which a cart goes to the planner.
+MAX_WORK = 1 << 26
+
+
+@dataclass(frozen=True, eq=False)
+class PackedBatch:
+    """Carts in CSR form (see the module docstring)."""
+
+    line_ptr: np.ndarray
+    line_qty: np.ndarray
+    offer_ptr: np.ndarray
+    offer_merchant: np.ndarray
+    offer_amount: np.ndarray
+    merch_ptr: np.ndarray
+    merch_row: np.ndarray
+    base: np.ndarray
+    extra: np.ndarray
+    free_over: np.ndarray
+    dmin: np.ndarray
+    dbp: np.ndarray
+    merchant_index: np.ndarray
+
+    @property
+    def n_carts(self) -> int:
+        return int(self.line_ptr.size - 1)
+
+    @property
+    def params(self) -> tuple[np.ndarray, ...]:
+        return (self.base, self.extra, self.free_over, self.dmin, self.dbp)
+
+    def nbytes(self) -> int:
+        return sum(int(getattr(self, f).nbytes) for f in self.__dataclass_fields__)
+
+
+@dataclass(frozen=True, eq=False)
+class BatchPlan:
+    """Per cart: ``method`` (FULL, DP or TOO_LARGE), ``complexity`` (assignments, for FULL),
+    ``work`` (estimated steps), and scratch offsets: ``ws_ptr`` int64[C + 1] into the int64
+    DP tables (two layers and a cost table, 2^k each) and ``pick_ptr`` into the uint16
+    backtrack table (one row of 2^k per merchant). Per packed merchant, ``skip`` int8[M] is 1
+    for a merchant the DP may leave out: it sells only one line of the cart (a free one) and
+    another such merchant of that line ships it alone for less (or as much, with a lower
+    index). Moving the line to the other never raises the total and touches no other merchant,
+    so some optimum never uses it."""
+
+    method: np.ndarray
+    complexity: np.ndarray
+    work: np.ndarray
+    ws_ptr: np.ndarray
+    pick_ptr: np.ndarray
+    skip: np.ndarray
+
+    def scratch_bytes(self, lo: int, hi: int) -> int:
+        ws = int(self.ws_ptr[hi] - self.ws_ptr[lo])
+        return ws * 8 + int(self.pick_ptr[hi] - self.pick_ptr[lo]) * 2
+
+    def chunks(self, limit_bytes: int) -> list[tuple[int, int]]:
+        """Consecutive cart ranges whose scratch fits ``limit_bytes`` (a range holds at least
+        one cart, however large its scratch)."""
+        used = self.ws_ptr * 8 + self.pick_ptr * 2
+        n = self.method.size
+        out: list[tuple[int, int]] = []
+        lo = 0
+        while lo < n:
+            hi = int(np.searchsorted(used, used[lo] + limit_bytes, side="right")) - 1
+            hi = min(max(hi, lo + 1), n)
+            out.append((lo, hi))
+            lo = hi
+        return out
+
+
+def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
+    """CSR arrays of ``problems`` (in order). The Python loop only gathers each problem's
+    arrays; compaction and amounts are one njit pass over their concatenation."""
+    n = len(problems)
+    shapes = np.zeros((n, 3), dtype=np.int64)  # lines, candidate width, merchants
+    qty, counts, cand, price = [], [], [], []
+    params: list[np.ndarray] = []
+    for c, p in enumerate(problems):
+        shapes[c] = (p.n_items, p.cand_merchant.shape[1], p.n_merchants)
+        qty.append(p.quantity)
+        counts.append(p.cand_count)
+        cand.append(p.cand_merchant.ravel())
+        price.append(p.price.ravel())
+        params.extend(p.merchant_params)
+    line_ptr = csr_offsets(shapes[:, 0])
+    line_counts = _cat(counts, np.int64)
+    offer_ptr = csr_offsets(line_counts)
+    grids = np.column_stack([shapes[:, 0] * shapes[:, 1], shapes[:, 0] * shapes[:, 2]])
+    merch, amount, merch_ptr, index = _compact(
+        line_ptr,
+        offer_ptr,
+        _cat(qty, np.int64),
+        shapes,
+        csr_offsets(grids[:, 0]),
+        _cat(cand, np.int32),
+        csr_offsets(grids[:, 1]),
+        _cat(price, np.int64),
+    )
+    # Each problem's five parameter arrays, merchant by merchant, then the used ones.
+    all_params = _cat(params, np.int64)
+    first = np.repeat(csr_offsets(5 * shapes[:, 2])[:-1], merch_ptr[1:] - merch_ptr[:-1])
+    stride = np.repeat(shapes[:, 2], merch_ptr[1:] - merch_ptr[:-1])
+    columns = {
+        name: np.ascontiguousarray(all_params[first + k * stride + index])
+        for k, name in enumerate(("base", "extra", "free_over", "dmin", "dbp"))
+    }
+    return PackedBatch(
+        line_ptr=line_ptr,
+        line_qty=_cat(qty, np.int64),
+        offer_ptr=offer_ptr,
+        offer_merchant=merch,
+        offer_amount=amount,
+        merch_ptr=merch_ptr,
+        merch_row=np.arange(index.size, dtype=np.int32),
+        merchant_index=index,
+        **columns,
+    )
+
+
+@numba.njit(cache=True)
+def _compact(line_ptr, offer_ptr, qty, shapes, cand_ptr, cand, price_ptr, price):
+    """Offers in each line's candidate order with cart-local merchants (used merchants only,
+    numbered in the problem's merchant order) and amounts; returns (merchant, amount,
+    merch_ptr, problem index of each local merchant)."""
+    n_carts = line_ptr.size - 1
+    n_offers = offer_ptr[-1]
+    merch = np.empty(n_offers, dtype=np.int32)
+    amount = np.empty(n_offers, dtype=np.int64)
+    merch_ptr = np.zeros(n_carts + 1, dtype=np.int64)
+    index = np.empty(n_offers, dtype=np.int64)
+    n_index = 0
+    for c in range(n_carts):
+        width = shapes[c, 1]
+        n_merch = shapes[c, 2]
+        local = np.full(n_merch, -1, dtype=np.int64)
+        for i in range(shapes[c, 0]):
+            line = line_ptr[c] + i
+            for k in range(offer_ptr[line + 1] - offer_ptr[line]):
+                local[cand[cand_ptr[c] + i * width + k]] = 0
+        for m in range(n_merch):
+            if local[m] == 0:
+                local[m] = n_index - merch_ptr[c]
+                index[n_index] = m
+                n_index += 1
+        merch_ptr[c + 1] = n_index
+        for i in range(shapes[c, 0]):
+            line = line_ptr[c] + i
+            for k in range(offer_ptr[line + 1] - offer_ptr[line]):
+                m = cand[cand_ptr[c] + i * width + k]
+                o = offer_ptr[line] + k
+                merch[o] = local[m]
+                amount[o] = qty[line] * price[price_ptr[c] + i * n_merch + m]
+    return merch, amount, merch_ptr, index[:n_index].copy()
+
+
+def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return np.ascontiguousarray(np.concatenate(parts), dtype=dtype)
+
+
+def csr_offsets(counts: np.ndarray) -> np.ndarray:
+    """The CSR offsets (length n + 1, from 0) of n counts."""
+    ptr = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr
+
+
+def plan_batch(
+    batch: PackedBatch, *, max_work: int = MAX_WORK, prefer: int | None = None
+) -> BatchPlan:
+    """The cheaper exact method of each cart by its estimated steps, TOO_LARGE when neither
+    fits ``max_work`` (or the method's array limits). ``prefer`` (FULL or DP) takes that method
+    wherever it fits, so that tests can hold each method against the other."""
+    method, complexity, work, ws, pick, skip = _plan(
+        batch.line_ptr,
+        batch.line_qty,
+        batch.offer_ptr,
+        batch.offer_merchant,
+        batch.offer_amount,
+        batch.merch_ptr,
+        batch.merch_row,
+        batch.params,
+        max_work,
+        -1 if prefer is None else prefer,
+    )
+    return BatchPlan(
+        method=method,
+        complexity=complexity,
+        work=work,
+        ws_ptr=csr_offsets(ws),
+        pick_ptr=csr_offsets(pick),
+        skip=skip,
+    )
+
+
+_plan_cart = numba.njit(cache=True)(ops.plan_cart)
+
+
+# Carts are planned in parallel: each writes only its own entries (and its merchants').
+@numba.njit(cache=True, parallel=True)
+def _plan(
+    line_ptr,
+    line_qty,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    merch_ptr,
+    merch_row,
+    params,
+    max_work,
+    prefer,
+):
+    base, extra, free_over, dmin, dbp = params
+    n_carts = line_ptr.size - 1
+    n_merch = merch_ptr[-1]
+    served = np.empty(n_merch, dtype=np.int32)
+    forced = np.empty(n_merch, dtype=np.int32)
+    skip = np.empty(n_merch, dtype=np.int8)
+    method = np.empty(n_carts, dtype=np.int8)
+    complexity = np.empty(n_carts, dtype=np.int64)
+    work = np.empty(n_carts, dtype=np.int64)
+    ws = np.empty(n_carts, dtype=np.int64)
+    pick = np.empty(n_carts, dtype=np.int64)
+    for c in numba.prange(n_carts):
+        _plan_cart(
+            c,
+            line_ptr,
+            line_qty,
+            offer_ptr,
+            offer_merchant,
+            offer_amount,
+            merch_ptr,
+            merch_row,
+            base,
+            extra,
+            free_over,
+            dmin,
+            dbp,
+            max_work,
+            prefer,
+            served,
+            forced,
+            method,
+            complexity,
+            work,
+            ws,
+            pick,
+            skip,
+        )
+    return method, complexity, work, ws, pick, skip

@@ -1,0 +1,1 @@
+"""Cheapest offer per product over CSR or dense offer tables, on CPU and GPU."""

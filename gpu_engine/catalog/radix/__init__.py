@@ -1,0 +1,1 @@
+"""Radix tree of uint64 keys (exact and longest-prefix match) on CPU and GPU."""

@@ -1,0 +1,174 @@
+"""CPU (numba) kernels of the exact subset dynamic programs.
+
+Line sets are bit masks over the cart's lines (bit i = line i). Two programs:
+
+* **Relaxed partition DP**: ``g(T)`` = cheapest single merchant for the line set ``T``;
+  ``f(S) = min over T in S (T holding S's lowest line) of g(T) + f(S - T)``, O(3^k). It may give
+  one merchant two disjoint groups priced as two shipments, so its value is a *lower bound*; it
+  is the optimum whenever its partition (merchants merged) prices at that bound.
+* **Merchant-by-merchant DP** (always exact): ``h_m(S)`` = cheapest way for merchants 0..m to
+  ship exactly the free lines ``S``; ``h_m(S) = min over T in S & A_m of h_{m-1}(S - T) +
+  c_m(T)``, where ``A_m`` are the lines merchant m can serve and ``c_m`` includes the lines
+  that only m sells (folded in). Only submasks of ``A_m`` are enumerated:
+  sum_m 3^{a_m} 2^{k - a_m} steps, cheap for sparse carts.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from gpu_engine.pricing import merchant_cost
+from gpu_engine.solvers.dp import ops as dp_ops
+
+INF = np.int64(dp_ops.INF)
+
+
+@numba.njit(cache=True)
+def dp_inputs(quantity, price, line_ids):
+    """Per-merchant line lists over the lines ``line_ids`` (bit j = line line_ids[j]).
+
+    Returns ``mask`` int64[M], ``n_lines`` int32[M], ``lines`` int32[M, W] (bit positions),
+    ``amount`` int64[M, W] (quantity * price) and ``units`` int64[M, W]."""
+    n_merchants = price.shape[1]
+    n_lines = np.zeros(n_merchants, dtype=np.int32)
+    for j in range(line_ids.shape[0]):
+        for m in range(n_merchants):
+            if price[line_ids[j], m] >= 0:
+                n_lines[m] += 1
+    width = max(1, n_lines.max()) if n_merchants > 0 else 1
+    mask = np.zeros(n_merchants, dtype=np.int64)
+    lines = np.zeros((n_merchants, width), dtype=np.int32)
+    amount = np.zeros((n_merchants, width), dtype=np.int64)
+    units = np.zeros((n_merchants, width), dtype=np.int64)
+    fill = np.zeros(n_merchants, dtype=np.int32)
+    for j in range(line_ids.shape[0]):
+        i = line_ids[j]
+        for m in range(n_merchants):
+            if price[i, m] >= 0:
+                k = fill[m]
+                lines[m, k] = j
+                amount[m, k] = quantity[i] * price[i, m]
+                units[m, k] = quantity[i]
+                mask[m] |= np.int64(1) << j
+                fill[m] = k + 1
+    return mask, n_lines, lines, amount, units
+
+
+@numba.njit(cache=True)
+def subset_costs(m, n_lines, amount, units, sub0, units0, params, out_cost, out_mask, lines):
+    """``out_cost[t]`` = merchant m's cost for the compressed subset t of its lines (bit b =
+    its b-th line), the folded lines ``sub0``/``units0`` included; ``out_mask[t]`` = the line
+    mask of t. Each subset extends the one without its lowest bit, so the whole table costs
+    one addition and one pricing per subset."""
+    base, extra, free_over, dmin, dbp = params
+    a = n_lines[m]
+    size = 1 << a
+    sub = np.empty(size, dtype=np.int64)
+    unit = np.empty(size, dtype=np.int64)
+    sub[0] = sub0
+    unit[0] = units0
+    out_mask[0] = 0
+    out_cost[0] = merchant_cost(sub0, units0, base[m], extra[m], free_over[m], dmin[m], dbp[m])
+    for t in range(1, size):
+        low = t & -t
+        b = 0
+        while (np.int64(1) << b) != low:
+            b += 1
+        prev = t ^ low
+        sub[t] = sub[prev] + amount[m, b]
+        unit[t] = unit[prev] + units[m, b]
+        out_mask[t] = out_mask[prev] | (np.int64(1) << lines[m, b])
+        out_cost[t] = merchant_cost(
+            sub[t], unit[t], base[m], extra[m], free_over[m], dmin[m], dbp[m]
+        )
+
+
+@numba.njit(cache=True)
+def relaxed_partition_dp(k, mask, n_lines, lines, amount, units, params):
+    """Lower bound ``f(all)`` and its partition: returns (bound, group merchant per line).
+
+    Memory: 24 bytes per subset of the k lines."""
+    n_merchants = mask.shape[0]
+    size = np.int64(1) << k
+    g = np.full(size, INF, dtype=np.int64)
+    g_merchant = np.full(size, -1, dtype=np.int32)
+    max_a = n_lines.max()
+    cost = np.empty(np.int64(1) << max_a, dtype=np.int64)
+    tmask = np.empty(np.int64(1) << max_a, dtype=np.int64)
+    for m in range(n_merchants):
+        if n_lines[m] == 0:
+            continue
+        subset_costs(m, n_lines, amount, units, 0, 0, params, cost, tmask, lines)
+        for t in range(1, np.int64(1) << n_lines[m]):
+            if cost[t] < g[tmask[t]]:
+                g[tmask[t]] = cost[t]
+                g_merchant[tmask[t]] = m
+    f = np.empty(size, dtype=np.int64)
+    pick = np.zeros(size, dtype=np.int64)
+    f[0] = 0
+    for s in range(1, size):
+        low = s & -s
+        rest = s ^ low
+        best = INF
+        best_t = 0
+        u = rest
+        while True:
+            t = u | low
+            gt = g[t]
+            if gt < INF:
+                v = gt + f[s ^ t]
+                if v < best:
+                    best = v
+                    best_t = t
+            if u == 0:
+                break
+            u = (u - 1) & rest
+        f[s] = best
+        pick[s] = best_t
+    choice = np.full(k, -1, dtype=np.int64)
+    s = size - 1
+    while s != 0 and f[size - 1] < INF:
+        t = pick[s]
+        for j in range(k):
+            if (t >> j) & 1:
+                choice[j] = g_merchant[t]
+        s ^= t
+    return f[size - 1], choice
+
+
+_compress = numba.njit(cache=True)(dp_ops.compress)
+_best_split = numba.njit(cache=True)(dp_ops.best_split)
+
+
+@numba.njit(cache=True)
+def merchant_dp(k, mask, n_lines, lines, amount, units, sub0, units0, params, pick):
+    """Exact optimum over the k free lines: returns (total, merchant per free line).
+
+    ``pick`` int[M, 2^k] receives each layer's chosen compressed subset (for the backtrack).
+    States are updated in place in decreasing order: ``S - T < S`` for nonempty T, so every
+    read sees the previous layer."""
+    n_merchants = mask.shape[0]
+    size = np.int64(1) << k
+    h = np.full(size, INF, dtype=np.int64)
+    h[0] = 0
+    max_a = n_lines.max()
+    cost = np.empty(np.int64(1) << max_a, dtype=np.int64)
+    tmask = np.empty(np.int64(1) << max_a, dtype=np.int64)
+    for m in range(n_merchants):
+        subset_costs(m, n_lines, amount, units, sub0[m], units0[m], params, cost, tmask, lines)
+        am = mask[m]
+        for s in range(size - 1, -1, -1):
+            x = s & am
+            best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h, cost)
+            h[s] = best
+            pick[m, s] = best_t
+    choice = np.full(k, -1, dtype=np.int64)
+    s = size - 1
+    for m in range(n_merchants - 1, -1, -1):
+        tc = np.int64(pick[m, s])
+        for b in range(n_lines[m]):
+            if (tc >> b) & 1:
+                choice[lines[m, b]] = m
+                s ^= np.int64(1) << lines[m, b]
+    return h[size - 1], choice

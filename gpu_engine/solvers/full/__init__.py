@@ -1,0 +1,1 @@
+"""Exhaustive search over every assignment: the CPU twin (cpu) and the CUDA kernel (cuda)."""

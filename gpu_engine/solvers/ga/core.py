@@ -1,0 +1,337 @@
+"""What the genetic algorithm's CPU twin and CUDA kernels share.
+
+* :class:`GaConfig` (the knobs) and :class:`GaArrays` (the cart compacted for the GA).
+* Scalar ``numba.njit`` helpers called by both the CPU twin and, as device functions, the CUDA
+  kernels, so both draw the same decisions from the same random numbers and price with the same
+  routine (:func:`gpu_engine.pricing.merchant_cost`). They take scalars only: inside the CUDA
+  simulator kernel arguments are Python wrappers that an njit function cannot accept.
+* :func:`seed_population`, the host-side seeded individuals.
+
+Chromosome: one compact merchant index per line (int32), always one of the line's eligible
+merchants. Fitness: the spec's exact total in cents (int64).
+
+Random numbers: every child slot owns one xoroshiro128+ state (``numba.cuda.random`` layout)
+and draws exactly ``N_DRAWS`` numbers per generation, so a run is a pure function of the seed and
+the number of generations, on either device.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+import numba
+import numpy as np
+
+from gpu_engine.pricing import merchant_cost
+from gpu_engine.problem import CartProblem
+
+# Random numbers drawn per child and generation, always all of them (reproducibility): where
+# each decision takes its draw from.
+MAX_TOURNAMENT = 4
+D_TOUR_A = 0
+D_TOUR_B = D_TOUR_A + MAX_TOURNAMENT
+D_CROSS = D_TOUR_B + MAX_TOURNAMENT
+D_MASK = D_CROSS + 1
+D_MUT = D_MASK + 1
+D_KIND = D_MUT + 1
+D_LINE = D_KIND + 1
+D_PICK = D_LINE + 1
+N_DRAWS = D_PICK + 1
+# Probabilities are compared as integers against the top 24 bits of a draw: no float rounding
+# can differ between CPU and GPU.
+PROB_BITS = 24
+PROB_ONE = 1 << PROB_BITS
+
+# Mutation kinds (the line and merchant they act on come from D_LINE / D_PICK).
+MUT_MOVE_TO_USED = 0  # a line moves to another merchant the child already uses
+MUT_EMPTY_MERCHANT = 1  # every line of a merchant in use goes elsewhere
+MUT_ELITE_GROUP = 2  # the best individual's group for one merchant is copied in
+MUT_GROW_MERCHANT = 3  # a merchant takes the best prefix of the lines it could serve
+MUT_RANDOM_LINE = 4  # a line takes a random eligible merchant
+N_MUTATIONS = 5
+
+NO_MOVE = -1
+# Fitness of an elite-pass candidate that does not apply (closing a merchant not in use).
+NO_CANDIDATE = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class GaConfig:
+    """Knobs of a GA run.
+
+    ``population``: individuals (thousands on a GPU, about a hundred on a CPU core).
+    ``tournament``: contestants per parent (1..4). ``p_crossover``/``p_mutation``: per child.
+    ``child_ls_steps``: best single-line moves tried on every child (0 = none).
+    ``elite_ls_steps``: descent steps after each move of the elite pass.
+    ``stall_generations``: stop after this many generations without a better best.
+    ``max_generations``: hard cap (None: the budget or the stall decides).
+    """
+
+    population: int = 128
+    tournament: int = 2
+    p_crossover: float = 0.9
+    p_mutation: float = 0.7
+    child_ls_steps: int = 4
+    elite_ls_steps: int = 8
+    stall_generations: int = 60
+    max_generations: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.population < 2:
+            raise ValueError("population must be at least 2")
+        if not 1 <= self.tournament <= MAX_TOURNAMENT:
+            raise ValueError(f"tournament must be in 1..{MAX_TOURNAMENT}")
+        for name in ("p_crossover", "p_mutation"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be a probability")
+        if min(self.child_ls_steps, self.elite_ls_steps) < 0 or self.stall_generations < 1:
+            raise ValueError("descent steps must be >= 0 and stall_generations >= 1")
+        if self.max_generations is not None and self.max_generations < 0:
+            raise ValueError("max_generations must be >= 0")
+
+    def with_(self, **changes) -> GaConfig:
+        return replace(self, **changes)
+
+    def knobs(self) -> tuple[int, int, int, int]:
+        """(tournament, p_crossover, p_mutation, child_ls_steps), probabilities as integers out
+        of ``PROB_ONE``: what the generation step takes."""
+        return (
+            self.tournament,
+            round(self.p_crossover * PROB_ONE),
+            round(self.p_mutation * PROB_ONE),
+            self.child_ls_steps,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class GaArrays:
+    """The cart as the GA sees it: merchants no line can use are dropped (compact indexes).
+
+    ``qty`` int64[n]; ``price`` int64[n, mc] unit price or -1; ``cand`` int32[n, w] eligible
+    compact merchants by ascending price, padded -1; ``cnt`` int32[n]; ``params`` int64[5, mc],
+    the merchant arrays in pricing order (base fee, per extra unit, free over, discount min
+    units, discount bp); ``merchants`` int64[mc], the original index of each.
+    """
+
+    problem: CartProblem
+    qty: np.ndarray
+    price: np.ndarray
+    cand: np.ndarray
+    cnt: np.ndarray
+    params: np.ndarray
+    merchants: np.ndarray
+
+    @property
+    def n_lines(self) -> int:
+        return int(self.qty.size)
+
+    @property
+    def n_merchants(self) -> int:
+        return int(self.merchants.size)
+
+    @property
+    def width(self) -> int:
+        return int(self.cand.shape[1])
+
+    def to_original(self, genes: np.ndarray) -> np.ndarray:
+        """Original merchant index per line for a chromosome of compact indexes."""
+        return self.merchants[np.asarray(genes, dtype=np.int64)]
+
+
+def ga_arrays(problem: CartProblem) -> GaArrays:
+    used = np.unique(problem.cand_merchant[problem.cand_merchant >= 0]).astype(np.int64)
+    compact = np.full(problem.n_merchants, -1, dtype=np.int32)
+    compact[used] = np.arange(used.size, dtype=np.int32)
+    cand = np.where(problem.cand_merchant >= 0, compact[problem.cand_merchant], -1)
+    return GaArrays(
+        problem=problem,
+        qty=np.ascontiguousarray(problem.quantity, dtype=np.int64),
+        price=np.ascontiguousarray(problem.price[:, used], dtype=np.int64),
+        cand=np.ascontiguousarray(cand, dtype=np.int32),
+        cnt=np.ascontiguousarray(problem.cand_count, dtype=np.int32),
+        params=np.ascontiguousarray(
+            np.stack([p[used] for p in problem.merchant_params]), dtype=np.int64
+        ),
+        merchants=used,
+    )
+
+
+# --- scalar helpers shared by the CPU twin and the kernels ------------------------------------
+
+
+@numba.njit(cache=True)
+def rng_next(states, index):
+    """xoroshiro128+ step on a uint64[n, 2] state array, bit-identical to
+    ``numba.cuda.random.xoroshiro128p_next`` (which the kernels call). The CPU twin needs its
+    own: numba's is compiled in object mode whenever the CUDA simulator is on."""
+    s0 = states[index, 0]
+    s1 = states[index, 1]
+    result = s0 + s1
+    s1 ^= s0
+    states[index, 0] = ((s0 << np.uint64(55)) | (s0 >> np.uint64(9))) ^ s1 ^ (s1 << np.uint64(14))
+    states[index, 1] = (s1 << np.uint64(36)) | (s1 >> np.uint64(28))
+    return result
+
+
+_JUMP = (np.uint64(0xBEAC0467EBA5FACB), np.uint64(0xD86B048B86AA9922))
+
+
+@numba.njit(cache=True)
+def init_states(states, seed):
+    """Seed uint64[n, 2] xoroshiro128+ states exactly as ``numba.cuda.random``'s
+    ``init_xoroshiro128p_states`` does (splitmix64 of the seed, then each state the previous one
+    jumped 2**64 steps), so that streams never overlap. Compiled and cached here: numba's own
+    host initialiser is compiled afresh in every process (seconds), which a worker must not pay
+    on its first shopper."""
+    z = np.uint64(seed) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    if states.shape[0] == 0:
+        return
+    states[0, 0] = z
+    states[0, 1] = z
+    for k in range(1, states.shape[0]):
+        states[k, 0] = states[k - 1, 0]
+        states[k, 1] = states[k - 1, 1]
+        s0 = np.uint64(0)
+        s1 = np.uint64(0)
+        for word in range(2):
+            for bit in range(64):
+                if (_JUMP[word] >> np.uint64(bit)) & np.uint64(1):
+                    s0 ^= states[k, 0]
+                    s1 ^= states[k, 1]
+                rng_next(states, k)
+        states[k, 0] = s0
+        states[k, 1] = s1
+
+
+@numba.njit(cache=True)
+def rand_below(draw, k):
+    """A number in [0, k) from a uint64 draw (31 high bits; bias < k / 2**31)."""
+    return np.int64(draw >> np.uint64(33)) % np.int64(k)
+
+
+@numba.njit(cache=True)
+def rand_chance(draw, p_int):
+    """True with probability ``p_int / PROB_ONE``."""
+    return np.int64(draw >> np.uint64(64 - PROB_BITS)) < p_int
+
+
+@numba.njit(cache=True)
+def group_bit(mask_seed, merchant):
+    """A pseudo-random bit per merchant from one draw (splitmix64 finaliser), so that crossover
+    imports whole merchant groups: every line of a group sees the same bit."""
+    z = mask_seed ^ (np.uint64(merchant + 1) * np.uint64(0x9E3779B97F4A7C15))
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(63)) == np.uint64(1)
+
+
+@numba.njit(cache=True)
+def cost_with(sub, units, add_sub, add_units, base, per, free_over, dmin, dbp):
+    """A merchant's cost after adding (or, with negative amounts, removing) a line."""
+    return merchant_cost(sub + add_sub, units + add_units, base, per, free_over, dmin, dbp)
+
+
+# --- seeded individuals -------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def _fill_threshold(out, cheapest, qty, price, m, params):
+    """Cheapest per line, then lines moved to ``m`` by ascending extra cost until ``m``'s goods
+    (after its discount) reach its free-shipping threshold. False when they cannot."""
+    n = qty.size
+    out[:] = cheapest
+    extra = np.empty(n, dtype=np.int64)
+    sub = 0
+    units = 0
+    for i in range(n):
+        extra[i] = -1
+        if price[i, m] < 0:
+            continue
+        if cheapest[i] == m:
+            sub += qty[i] * price[i, m]
+            units += qty[i]
+        else:
+            extra[i] = qty[i] * (price[i, m] - price[i, cheapest[i]])
+    for i in np.argsort(extra, kind="mergesort"):
+        goods = merchant_cost(sub, units, 0, 0, -1, params[3, m], params[4, m])
+        if units > 0 and goods >= params[2, m]:
+            return True
+        if extra[i] < 0:
+            continue
+        out[i] = m
+        sub += qty[i] * price[i, m]
+        units += qty[i]
+    goods = merchant_cost(sub, units, 0, 0, -1, params[3, m], params[4, m])
+    return units > 0 and goods >= params[2, m]
+
+
+@numba.njit(cache=True)
+def seed_population(seeded, qty, price, cand, params):
+    """Write seeded individuals into the rows of ``seeded``; returns how many were written.
+
+    Row 0: cheapest offer per line. Then, per merchant with a reachable free-shipping threshold,
+    the greedy fill of that threshold; then, per merchant serving two or more lines,
+    consolidation (every line it can serve moved to it).
+    """
+    n = qty.size
+    n_merchants = price.shape[1]
+    limit = seeded.shape[0]
+    cheapest = cand[:, 0].copy()
+    seeded[0, :] = cheapest
+    rows = 1
+    row = np.empty(n, dtype=np.int32)
+    for m in range(n_merchants):
+        if rows >= limit:
+            return rows
+        if params[2, m] > 0 and _fill_threshold(row, cheapest, qty, price, m, params):
+            seeded[rows, :] = row
+            rows += 1
+    for m in range(n_merchants):
+        if rows >= limit:
+            return rows
+        served = 0
+        for i in range(n):
+            if price[i, m] >= 0:
+                served += 1
+        if served < 2:
+            continue
+        for i in range(n):
+            seeded[rows, i] = m if price[i, m] >= 0 else cheapest[i]
+        rows += 1
+    return rows
+
+
+def seeded_individuals(arrays: GaArrays, population: int) -> np.ndarray:
+    """The seeded rows for a population: at most half of it, so at least half starts random."""
+    limit = max(1, min(population // 2, 1 + 2 * arrays.n_merchants))
+    seeded = np.empty((limit, arrays.n_lines), dtype=np.int32)
+    count = seed_population(seeded, arrays.qty, arrays.price, arrays.cand, arrays.params)
+    return seeded[:count]
+
+
+_states_lock = threading.Lock()
+_states_cache: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+_STATES_CACHE_SIZE = 8
+
+
+def rng_states(population: int, seed: int) -> np.ndarray:
+    """uint64[population, 2] xoroshiro128+ states in ``numba.cuda.random``'s layout and seeding
+    (:func:`gpu_engine.solvers.ga.core.init_states`), computed once per (size, seed) and copied."""
+    key = (population, seed)
+    with _states_lock:
+        if key in _states_cache:
+            _states_cache.move_to_end(key)
+            return _states_cache[key].copy()
+    states = np.empty((population, 2), dtype=np.uint64)
+    init_states(states, np.uint64(seed))
+    with _states_lock:
+        _states_cache[key] = states
+        while len(_states_cache) > _STATES_CACHE_SIZE:
+            _states_cache.popitem(last=False)
+    return states.copy()

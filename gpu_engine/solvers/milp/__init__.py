@@ -1,0 +1,1 @@
+"""The cart as a MILP solved by HiGHS (CPU only)."""

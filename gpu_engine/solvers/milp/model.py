@@ -1,0 +1,300 @@
+"""Exact merchant selection as a mixed-integer program, solved by HiGHS (``highspy``).
+
+The model prices an assignment exactly as ``shared/spec/cart-pricing.md`` does, so a proven
+HiGHS optimum is a proven optimum of the cart. For every eligible (line, merchant) pair a binary
+``x`` says the line is bought there. Per merchant, with ``S`` = sum(q * p * x) the subtotal and
+``U`` = sum(q * x) the units:
+
+* ``y`` (binary) = the merchant ships something: ``x <= y`` per pair and ``y <= sum x``. The
+  second half matters: ``base_fee - per_extra_unit`` may be negative.
+* Never-free shipping is linear: ``(base - per) * y + per * U``.
+* A free-shipping threshold ``F`` adds a binary ``f`` (free) and a continuous shipping cost
+  ``s >= (base - per) * (y - f) + per * sum(q * (x - w))`` with ``w = x AND f`` per pair
+  (``w <= x``, ``w <= f``), and ``S - D >= F * f``. Minimising pushes ``f`` to 1 whenever the
+  goods reach ``F``, so "free at the threshold" holds at every optimum. The ``w`` form is exact on
+  integral points and far tighter in the relaxation than one big-M on ``f``.
+* A discount (``min_units``, ``bp``) adds a binary ``d`` (active) and an integer ``D`` (cents
+  off): ``D <= bp/10000 * sum(q * p * z)`` with ``z = x AND d``, and ``U >= min_units * d``.
+  ``D`` integral and below ``bp * S / 10000`` is at most the spec's floor; minimising raises it to
+  the floor. Where a threshold exists the solver could prefer a smaller discount to keep shipping
+  free, so those merchants also get ``U <= min_units - 1 + big * d`` (the discount is taken
+  whenever earned) and ``D >= (bp * S - 9999) / 10000 - big * (1 - d)`` (the floor, not less).
+
+HiGHS works in floating point: the returned total is always re-priced in integer cents by the
+engine's pricing routine, and optimality is claimed only when that exact total is within integer
+rounding of HiGHS's dual bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpu_engine.pricing import price_assignment
+from gpu_engine.problem import CartProblem
+
+BP_SCALE = 10_000
+
+
+@dataclass
+class _MerchantCols:
+    """Column indexes of one merchant's variables (-1: the merchant has no such variable)."""
+
+    x: np.ndarray  # its pairs' x columns
+    y: int = -1
+    f: int = -1
+    s: int = -1
+    w: np.ndarray | None = None  # aligned with x
+    d: int = -1
+    big_d: int = -1
+    z: np.ndarray | None = None  # aligned with x
+
+
+@dataclass
+class _Model:
+    """Columns and rows of the program, collected then passed to HiGHS in one call."""
+
+    cost: list[float] = field(default_factory=list)
+    lower: list[float] = field(default_factory=list)
+    upper: list[float] = field(default_factory=list)
+    integer: list[bool] = field(default_factory=list)
+    starts: list[int] = field(default_factory=lambda: [0])
+    index: list[np.ndarray] = field(default_factory=list)
+    value: list[np.ndarray] = field(default_factory=list)
+    row_lower: list[float] = field(default_factory=list)
+    row_upper: list[float] = field(default_factory=list)
+    # ``left <= right`` rows, collected per merchant and emitted in one block at the end.
+    le_left: list[np.ndarray] = field(default_factory=list)
+    le_right: list[np.ndarray] = field(default_factory=list)
+
+    def cols(self, count: int, *, cost: float, upper: float, integer: bool) -> np.ndarray:
+        first = len(self.cost)
+        self.cost.extend([cost] * count)
+        self.lower.extend([0.0] * count)
+        self.upper.extend([upper] * count)
+        self.integer.extend([integer] * count)
+        return np.arange(first, first + count, dtype=np.int64)
+
+    def col(self, *, cost: float, upper: float, integer: bool) -> int:
+        return int(self.cols(1, cost=cost, upper=upper, integer=integer)[0])
+
+    def row(self, cols, vals, lower: float, upper: float) -> None:
+        cols = np.asarray(cols, dtype=np.int32)
+        self.index.append(cols)
+        self.value.append(np.asarray(vals, dtype=np.float64))
+        self.starts.append(self.starts[-1] + cols.size)
+        self.row_lower.append(lower)
+        self.row_upper.append(upper)
+
+    def rows_le(self, left: np.ndarray, right) -> None:
+        """One row ``left[k] <= right[k]`` per k (``right`` a column array or one column)."""
+        self.le_left.append(left)
+        self.le_right.append(np.broadcast_to(np.asarray(right, dtype=np.int64), left.shape))
+
+    def _flush_le(self) -> None:
+        if not self.le_left:
+            return
+        left, right = np.concatenate(self.le_left), np.concatenate(self.le_right)
+        self.le_left, self.le_right = [], []
+        self.index.append(np.stack([left, right], axis=1).astype(np.int32).ravel())
+        self.value.append(np.tile([1.0, -1.0], left.size))
+        self.starts.extend((self.starts[-1] + 2 * np.arange(1, left.size + 1)).tolist())
+        self.row_lower.extend([-math.inf] * left.size)
+        self.row_upper.extend([0.0] * left.size)
+
+    def to_highs_lp(self):
+        import highspy
+
+        self._flush_le()
+
+        def finite(values: list[float]) -> np.ndarray:
+            array = np.asarray(values, dtype=np.float64)
+            return np.clip(array, -highspy.kHighsInf, highspy.kHighsInf)
+
+        lp = highspy.HighsLp()
+        lp.num_col_ = len(self.cost)
+        lp.num_row_ = len(self.row_lower)
+        lp.col_cost_ = np.asarray(self.cost, dtype=np.float64)
+        lp.col_lower_ = np.asarray(self.lower, dtype=np.float64)
+        lp.col_upper_ = finite(self.upper)
+        lp.row_lower_ = finite(self.row_lower)
+        lp.row_upper_ = finite(self.row_upper)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.asarray(self.starts, dtype=np.int32)
+        lp.a_matrix_.index_ = np.concatenate(self.index).astype(np.int32)
+        lp.a_matrix_.value_ = np.concatenate(self.value)
+        kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+        lp.integrality_ = [kinds[is_int] for is_int in self.integer]
+        return lp
+
+
+@dataclass(frozen=True)
+class MilpModel:
+    """The program of one cart and where each variable sits in it."""
+
+    problem: CartProblem
+    model: _Model
+    x_line: np.ndarray  # int64[n_x]: line of each x column (x columns come first)
+    x_merchant: np.ndarray  # int64[n_x]
+    merchants: dict[int, _MerchantCols]
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.model.cost)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.model.row_lower) + sum(a.size for a in self.model.le_left)
+
+
+class BuildCancelled(Exception):
+    """``milp_build`` stopped because its ``cancelled`` callable said so."""
+
+
+def milp_build(problem: CartProblem, *, cancelled: Callable[[], bool] | None = None) -> MilpModel:
+    """The exact program of ``problem`` (see the module docstring). ``cancelled``: a callable
+    polled between merchants; when it returns True the build stops with
+    :class:`BuildCancelled` (a run cut at its deadline stops competing for the GIL at once)."""
+    quantity = problem.quantity.astype(np.int64)
+    counts = problem.cand_count.astype(np.int64)
+    width = problem.cand_merchant.shape[1]
+    x_line = np.repeat(np.arange(problem.n_items, dtype=np.int64), counts)
+    x_merchant = problem.cand_merchant[np.arange(width)[None, :] < counts[:, None]].astype(np.int64)
+    units = quantity[x_line]
+    goods = units * problem.price[x_line, x_merchant]
+
+    model = _Model()
+    x = model.cols(x_line.size, cost=0.0, upper=1.0, integer=True)
+    model.cost[: x.size] = goods.astype(np.float64).tolist()
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    for i in range(problem.n_items):
+        span = x[offsets[i] : offsets[i + 1]]
+        model.row(span, np.ones(span.size), 1.0, 1.0)
+
+    order = np.argsort(x_merchant, kind="stable")
+    bounds = np.searchsorted(x_merchant[order], np.arange(problem.n_merchants + 1))
+    merchants: dict[int, _MerchantCols] = {}
+    for m in range(problem.n_merchants):
+        if cancelled is not None and cancelled():
+            raise BuildCancelled
+        pairs = order[bounds[m] : bounds[m + 1]]
+        if pairs.size:
+            cols = _MerchantCols(x=x[pairs])
+            _add_merchant(problem, model, m, cols, units[pairs], goods[pairs])
+            merchants[m] = cols
+    return MilpModel(problem, model, x_line, x_merchant, merchants)
+
+
+def _add_merchant(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:
+    cols.y = model.col(cost=0.0, upper=1.0, integer=True)
+    model.rows_le(cols.x, cols.y)
+    model.row(np.append(cols.x, cols.y), np.append(-np.ones(cols.x.size), 1.0), -math.inf, 0.0)
+    _add_discount(problem, model, m, cols, units, goods)
+    _add_shipping(problem, model, m, cols, units, goods)
+
+
+def _has_threshold(problem: CartProblem, m: int) -> bool:
+    """Free shipping depends on the goods value: a real switch in the model."""
+    charges = problem.base_fee[m] > 0 or problem.per_extra_unit[m] > 0
+    return int(problem.free_over[m]) > 0 and bool(charges)
+
+
+def _add_discount(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:
+    min_units, bp = int(problem.disc_min_units[m]), int(problem.disc_bp[m])
+    u_max, s_max = int(units.sum()), int(goods.sum())
+    d_max = s_max * bp // BP_SCALE
+    if min_units < 1 or bp == 0 or u_max < min_units or d_max == 0:
+        return
+    rate = bp / BP_SCALE
+    cols.d = model.col(cost=0.0, upper=1.0, integer=True)
+    cols.big_d = model.col(cost=-1.0, upper=float(d_max), integer=True)
+    cols.z = model.cols(cols.x.size, cost=0.0, upper=1.0, integer=False)
+    model.row(np.append(cols.z, cols.big_d), np.append(-rate * goods, 1.0), -math.inf, 0.0)
+    model.rows_le(cols.z, cols.x)
+    model.rows_le(cols.z, cols.d)
+    model.row(np.append(cols.x, cols.d), np.append(units, -float(min_units)), 0.0, math.inf)
+    if _has_threshold(problem, m):
+        model.row(
+            np.append(cols.x, cols.d),
+            np.append(units, -float(u_max - min_units + 1)),
+            -math.inf,
+            float(min_units - 1),
+        )
+        big = rate * s_max
+        model.row(
+            np.concatenate((cols.x, [cols.big_d, cols.d])),
+            np.concatenate((-rate * goods, [1.0, -big])),
+            -(BP_SCALE - 1) / BP_SCALE - big,
+            math.inf,
+        )
+
+
+def _add_shipping(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:
+    base, per = int(problem.base_fee[m]), int(problem.per_extra_unit[m])
+    free_over = int(problem.free_over[m])
+    if free_over == 0 or (base == 0 and per == 0):
+        return
+    units = units.astype(np.float64)
+    if free_over < 0:
+        model.cost[cols.y] += base - per
+        for c, u in zip(cols.x.tolist(), units.tolist(), strict=True):
+            model.cost[c] += per * u
+        return
+    cols.f = model.col(cost=0.0, upper=1.0, integer=True)
+    cols.s = model.col(cost=1.0, upper=math.inf, integer=False)
+    cols.w = model.cols(cols.x.size, cost=0.0, upper=1.0, integer=False)
+    model.row(
+        np.concatenate((cols.x, cols.w, [cols.s, cols.y, cols.f])),
+        np.concatenate((-per * units, per * units, [1.0, -(base - per), base - per])),
+        0.0,
+        math.inf,
+    )
+    model.rows_le(cols.w, cols.x)
+    model.rows_le(cols.w, cols.f)
+    goods_cols = np.append(cols.x, cols.f)
+    goods_vals = np.append(goods.astype(np.float64), -float(free_over))
+    if cols.big_d >= 0:
+        goods_cols = np.append(goods_cols, cols.big_d)
+        goods_vals = np.append(goods_vals, -1.0)
+    model.row(goods_cols, goods_vals, 0.0, math.inf)
+    model.row([cols.f, cols.y], [1.0, -1.0], -math.inf, 0.0)
+
+
+def milp_point(milp: MilpModel, choice: np.ndarray) -> np.ndarray:
+    """The value of every column for an assignment: a feasible point (HiGHS's warm start).
+    Money comes from the pricing routine's breakdown, so the point prices as the spec does."""
+    problem = milp.problem
+    choice = np.asarray(choice, dtype=np.int64)
+    values = np.zeros(milp.n_cols)
+    values[: milp.x_line.size] = choice[milp.x_line] == milp.x_merchant
+    merchant_index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
+    for shipment in price_assignment(problem, choice):
+        m = merchant_index[shipment.merchant]
+        cols = milp.merchants.get(m)
+        if cols is None:
+            continue
+        values[cols.y] = 1.0
+        if cols.d >= 0 and shipment.units >= problem.disc_min_units[m]:
+            values[cols.d] = 1.0
+            values[cols.big_d] = shipment.discount
+            values[cols.z] = values[cols.x]
+        if cols.f >= 0:
+            if shipment.subtotal - shipment.discount >= problem.free_over[m]:
+                values[cols.f] = 1.0
+                values[cols.w] = values[cols.x]
+            else:
+                values[cols.s] = shipment.shipping
+    return values
+
+
+def choice_from_x(problem: CartProblem, milp: MilpModel, x: np.ndarray) -> np.ndarray:
+    """The merchant with the largest ``x`` per line (one is ~1 at any feasible point)."""
+    offsets = np.concatenate(([0], np.cumsum(problem.cand_count, dtype=np.int64)))
+    choice = np.empty(problem.n_items, dtype=np.int64)
+    for i in range(problem.n_items):
+        lo, hi = offsets[i], offsets[i + 1]
+        choice[i] = milp.x_merchant[lo + int(np.argmax(x[lo:hi]))]
+    return choice

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.http import http_date, parse_etags, parse_http_date_safe, quote_etag
+from rest_framework import generics
 from rest_framework.renderers import JSONRenderer
 
 from storefront.cache_versions import CATALOG
@@ -36,8 +37,8 @@ def _not_modified(request, entry: CachedBody) -> bool:
     return since is not None and entry.last_modified <= since
 
 
-class CachedListMixin:
-    """For ``ListAPIView``s whose answer depends only on the URL and the catalog."""
+class CachedListMixin(generics.ListAPIView):
+    """For list views whose answer depends only on the URL and the catalog."""
 
     cache_versions: tuple[str, ...] = (CATALOG,)
 
@@ -62,6 +63,7 @@ class CachedListMixin:
         )
         entry = cached_value(spec, render, kind="pa")
         headers = {"ETag": entry.etag, "Last-Modified": http_date(entry.last_modified)}
+        response: HttpResponse
         if _not_modified(request, entry):
             response = HttpResponseNotModified()
         else:

@@ -224,3 +224,15 @@ def test_a_signed_in_shopper_never_gets_the_anonymous_page(client, market, shopp
     html = page(client, reverse("catalog"))
     assert "alice" in html
     assert "Sign in" not in html
+
+
+@override_settings(PAGE_CACHE=False)
+def test_uncached_renders_run_few_queries(market, django_assert_max_num_queries):
+    """Rendering without the cache stays bounded too (products with their best offer and the
+    page count; the product, its offers; the zone index once per process)."""
+    client = Client()
+    page(client, product_url(market.products[0]))  # builds this process's zone index
+    with django_assert_max_num_queries(3):
+        page(client, reverse("catalog"))
+    with django_assert_max_num_queries(2):
+        page(client, product_url(market.products[0]))

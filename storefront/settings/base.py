@@ -130,7 +130,8 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's RedisCache, reusing one redis-py client per pool (see the module).
+            "BACKEND": "storefront.cache_backend.SharedClientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "smartcart",
         }

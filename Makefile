@@ -23,10 +23,13 @@ demo: venv
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py seed_demo --if-empty
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py recompute_cheapest --all
+	@# Compile every kernel a request can reach into Numba's on-disk cache before serving.
+	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py warmup
 	@echo ""
 	@echo "  Smart Cart demo shop: http://$(HOST):$(PORT)/"
 	@echo "  Demo logins (demo only, never in production):"
 	@echo "    shopper: demo / demo-shopper-pass      admin: admin / demo-admin-pass  (http://$(HOST):$(PORT)/admin/)"
+	@echo "    merchant staff: merchant / demo-merchant-pass  (its orders in http://$(HOST):$(PORT)/admin/)"
 	@echo ""
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 

@@ -18,3 +18,17 @@ class Throttled(DomainError):
     ) -> None:
         super().__init__(message, code=code, field=field)
         self.retry_after = retry_after
+
+
+class ServiceUnavailable(DomainError):
+    """A dependency is down (the broker): the request can be retried later as it is (503);
+    ``retry_after`` is in seconds. Raised before anything is written."""
+
+    http_status = 503
+    default_code = "service_unavailable"
+
+    def __init__(
+        self, message: str, *, retry_after: int, code: str | None = None, field: str | None = None
+    ) -> None:
+        super().__init__(message, code=code, field=field)
+        self.retry_after = retry_after

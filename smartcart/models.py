@@ -83,6 +83,12 @@ class OptimizationRun(models.Model):
 
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="While running: its worker renews this from a heartbeat; once it lapses the "
+        "worker is taken for dead (smartcart.lease).",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
     applied_at = models.DateTimeField(null=True, blank=True)
     applied_by = models.ForeignKey(
@@ -103,6 +109,12 @@ class OptimizationRun(models.Model):
                 fields=["status", "started_at"],
                 name="optrun_unfinished_idx",
                 condition=Q(status__in=["queued", "running"]),
+            ),
+            # The lease check (reaper, polls, clicks) reads only running runs' leases.
+            models.Index(
+                fields=["lease_expires_at"],
+                name="optrun_lease_idx",
+                condition=Q(status="running"),
             ),
         ]
         constraints = [
@@ -126,6 +138,9 @@ class OptimizationRun(models.Model):
                 violation_error_message="This cart version is being improved already.",
             ),
         ]
+
+    # Not a column: set in the creating process when the broker refused the run's job.
+    enqueue_failed: bool = False
 
     def __str__(self) -> str:
         return f"Optimization {self.pk} of cart {self.cart_id} v{self.cart_version} ({self.status})"

@@ -35,7 +35,12 @@ def improve_rate_check(*, ident: str) -> None:
         return
     allowed, window_s = rate
     retry_after = window_retry_after(
-        key=f"smartcart:improve:{ident}", allowed=allowed, window_s=window_s
+        key=f"smartcart:improve:{ident}",
+        allowed=allowed,
+        window_s=window_s,
+        # Redis down: counted per process. The broker is that Redis, so only carts small
+        # enough to solve in the request can be improved meanwhile: bounded work.
+        on_outage="local",
     )
     if retry_after is not None:
         raise Throttled(

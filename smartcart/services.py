@@ -23,7 +23,9 @@ from django.utils import timezone
 
 from gpu_engine import ProblemError, Solution, solve
 from gpu_engine.solution import MerchantCost, json_safe
+from smartcart.lease import lapsed_runs_recover, lease_heartbeat, lease_lapsed, lease_renew
 from smartcart.models import OptimizationRun
+from smartcart.outage import broker_available, outage_error, outage_route_choose
 from smartcart.ratelimit import improve_rate_check
 from smartcart.routing import RouteChoice, rate_profile, route_choose, route_in_request
 from smartcart.selectors import (
@@ -227,11 +229,18 @@ def optimization_run_create(
     build = cart_problem_build(cart=cart, lines=lines)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
+    if choice.route != OptimizationRun.Route.INLINE and not broker_available():
+        # Before any write: a 503 the client retries must leave nothing behind.
+        choice = outage_route_choose(problem=build.problem, budget_ms=budget_ms)
     if choice.route == OptimizationRun.Route.INLINE:
         return _create_inline(
             cart=cart, user=user, build=build, build_ms=build_ms, choice=choice, t0=t0
         )
     run = _create_queued(cart=cart, user=user, build=build, choice=choice)
+    if run.enqueue_failed:
+        # The broker went down between the check and the publish: the run is failed with
+        # its reason (a record, nothing a retry doubles) and the client is told to retry.
+        raise outage_error()
     if _tasks_run_in_process() and not transaction.get_connection().in_atomic_block:
         # With no broker the job ran inside on_commit just now; show its outcome.
         run.refresh_from_db()
@@ -288,6 +297,11 @@ def _create_queued(
         "plan": {"routing": json_safe(choice.plan)},
     }
     run = _insert_or_in_flight(fields=fields)
+    if run is not None and lease_lapsed(run=run):
+        # Its worker died: the click recovers it (queued once more, or failed).
+        lapsed_runs_recover(runs=OptimizationRun.objects.filter(pk=run.pk))
+        run.refresh_from_db()
+        run = None if run.is_finished else run
     if run is None:
         with _run_write():
             _reap(OptimizationRun.objects.filter(cart_id=cart.pk), now=timezone.now())
@@ -381,6 +395,7 @@ def optimization_run_enqueue(*, run: OptimizationRun) -> None:
         # its retries): fail the run now rather than leave it queued with no message, which
         # would block the button until the reaper came by.
         logger.exception("Could not start optimization run %s", run.pk)
+        run.enqueue_failed = True
         optimization_run_fail(
             run_id=run.pk, reason="The optimizer could not be started. Please try again."
         )
@@ -422,6 +437,7 @@ def _run_start(*, run_id: int) -> tuple[OptimizationRun, bool]:
         ) from None
     if claimed:
         assert run.started_at is not None  # the claiming UPDATE set it
+        lease_renew(run=run)
         if run.attempts == 1:
             run.queue_wait_ms = (run.started_at - run.created_at).total_seconds() * 1000.0
         return run, True
@@ -471,7 +487,7 @@ def _finish_failed(*, run: OptimizationRun, message: str) -> OptimizationRun:
     return run
 
 
-def optimization_run_execute(*, run_id: int) -> OptimizationRun:
+def optimization_run_execute(*, run_id: int, heartbeat: bool = False) -> OptimizationRun:
     """Solves a queued run and stores the answer; safe to call any number of times.
 
     The cart is read again here, so the answer is for the cart as it is when the job runs
@@ -479,6 +495,8 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
     unbuyable meanwhile fails the run with the reason; so does a solver error. A database
     error (``OperationalError``, ``InterfaceError``) is raised instead: the run stays
     ``running`` and the task's autoretry runs it again (``SMARTCART_MAX_ATTEMPTS`` caps it).
+    ``heartbeat``: renew the run's lease from a thread while solving (on a worker,
+    ``smartcart.lease``).
     """
     run, started = _run_start(run_id=run_id)
     if not started:
@@ -488,9 +506,12 @@ def optimization_run_execute(*, run_id: int) -> OptimizationRun:
         # Only the id is needed: no query for the cart row itself.
         build = cart_problem_build(cart=Cart(pk=run.cart_id))
         build_ms = _ms_since(t0)
-        solution, solve_ms = _solve(
-            build=build, budget_ms=run.budget_ms, allow_gpu=run.route == OptimizationRun.Route.GPU
-        )
+        with lease_heartbeat(run=run, enabled=heartbeat):
+            solution, solve_ms = _solve(
+                build=build,
+                budget_ms=run.budget_ms,
+                allow_gpu=run.route == OptimizationRun.Route.GPU,
+            )
         routing = (run.plan or {}).get("routing")
         fields = _answer(build=build, solution=solution, routing=routing).fields
     except (OperationalError, InterfaceError):
@@ -539,6 +560,7 @@ def _check_offers(*, lines: list[dict]) -> None:
         for offer in Offer.objects.select_for_update(of=("self",))
         .select_related("merchant")
         .filter(pk__in=offer_ids)
+        .order_by("pk")  # the order checkout locks offers in: no deadlock between them
     }
     for line in lines:
         offer = offers.get(line["new_offer_id"])
@@ -652,7 +674,9 @@ def optimization_runs_reap(*, now: datetime | None = None) -> int:
     Celery beat runs this every minute; ``optimization_run_create`` also reaps the cart it
     is asked about, so Improve cart never depends on beat running.
     """
-    reaped = _reap(OptimizationRun.objects.all(), now=now or timezone.now())
+    now = now or timezone.now()
+    lapsed_runs_recover(runs=OptimizationRun.objects.all(), now=now)
+    reaped = _reap(OptimizationRun.objects.all(), now=now)
     if reaped:
         logger.warning("Reaped %s stuck optimization runs", reaped)
     return reaped

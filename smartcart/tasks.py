@@ -38,7 +38,7 @@ def optimization_run_execute_task(self, run_id: int) -> None:
         # Never in-process: that would close the caller's connection mid-transaction.
         close_old_connections()
     # A soft time limit inside the solver is the service's to record (a failed run).
-    services.optimization_run_execute(run_id=run_id)
+    services.optimization_run_execute(run_id=run_id, heartbeat=not self.request.is_eager)
 
 
 @shared_task(name="smartcart.optimization_runs_reap", ignore_result=True, acks_late=True)

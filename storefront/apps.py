@@ -9,4 +9,6 @@ class StorefrontConfig(AppConfig):
         # Merges the anonymous cart into the user's at every login, also logins that never
         # went through the site's URLconf (tests, admin).
         from storefront import receivers  # noqa: F401  (stored cheapest offers stay fresh)
+        from storefront.orders import receivers as order_receivers  # noqa: F401
+        from storefront.orders import tasks as order_tasks  # noqa: F401
         from storefront.web import signals  # noqa: F401

@@ -15,7 +15,17 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
-from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
+from storefront.demo_images import product_svg
+from storefront.models import (
+    Cart,
+    CartLine,
+    Category,
+    Merchant,
+    Offer,
+    Order,
+    Product,
+    ShippingZone,
+)
 from storefront.validators import gtin_check_digit
 from storefront.zone_index import zone_index_invalidate
 
@@ -24,157 +34,226 @@ DEMO_ADMIN = ("admin", "demo-admin-pass")
 DEMO_DESTINATION = "10115"
 MIN_OFFERS, MAX_OFFERS = 5, 30
 
-# category -> (brands, [(noun, low base price, high base price in cents)], variants)
-CATALOG: dict[str, tuple[list[str], list[tuple[str, int, int]], list[str]]] = {
-    "Electronics": (
-        ["Voltra", "Nexon", "Ampere", "Lumio", "Kestrel"],
-        [
-            ("USB-C Cable", 599, 1999),
-            ("Wireless Charger", 1499, 4999),
-            ("Bluetooth Speaker", 2499, 12999),
-            ("Power Bank", 1999, 5999),
-            ("Noise-Cancelling Headphones", 5999, 34999),
-            ("Wireless Mouse", 999, 5999),
-            ("Mechanical Keyboard", 4999, 17999),
-            ("HDMI Cable", 499, 2499),
-            ("Smart Plug", 999, 2999),
-            ("Webcam", 2999, 12999),
-        ],
-        ["1 m", "2 m", "Black", "White", "Graphite", "Pro", "Mini", "10000 mAh", "20000 mAh"],
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of product a shopper would search for, and how the demo draws it."""
+
+    noun: str
+    low: int  # base price range, cents
+    high: int
+    shape: str  # a key of storefront.demo_images.SHAPES
+    blurb: str  # the description's first sentence
+
+
+@dataclass(frozen=True)
+class Department:
+    brands: tuple[str, ...]
+    kinds: tuple[Kind, ...]
+    variants: tuple[str, ...]
+    # Books are named by title; everything else "Brand Kind, Variant".
+    name_format: str = "{brand} {noun}, {variant}"
+    # Model lines that tell apart products of the same brand, kind and variant.
+    series: tuple[str, ...] = ("Plus", "Pro", "Max", "Lite", "II", "S", "X", "Neo", "Air", "One")
+
+
+K = Kind
+CATALOG: dict[str, Department] = {
+    "Kitchen": Department(
+        ("Culina", "Ferro", "Brava", "Olivia"),
+        (
+            K("Electric Kettle", 2499, 8999, "kettle", "Boils 1.7 litres in under four minutes "
+              "and switches itself off."),
+            K("Gooseneck Kettle", 3999, 11999, "kettle", "A slow, precise pour for filter "
+              "coffee and green tea, with a thermometer in the lid."),
+            K("Stovetop Kettle", 1999, 5999, "kettle", "Whistles when the water boils; works "
+              "on gas, electric and induction hobs."),
+            K("Toaster", 2499, 7999, "box", "Two wide slots, seven browning levels and a "
+              "crumb tray that slides out."),
+            K("Cast Iron Skillet", 2499, 7999, "pan", "Pre-seasoned, oven safe and good for "
+              "a lifetime of searing."),
+            K("Non-Stick Frying Pan", 1999, 6999, "pan", "A ceramic coating that lets eggs "
+              "slide off without oil."),
+            K("Stand Mixer", 14999, 49999, "box", "A 5 litre bowl, dough hook, whisk and "
+              "beater for bread and cakes."),
+            K("Kitchen Scale", 1299, 3999, "device", "Weighs up to 5 kg in 1 g steps, with a "
+              "tare button."),
+        ),
+        ("Black", "White", "Silver", "Red", "Cream", "Copper", "24 cm", "28 cm"),
     ),
-    "Kitchen": (
-        ["Culina", "Ferro", "Olivia", "Brava"],
-        [
-            ("Chef's Knife", 1999, 12999),
-            ("Cast Iron Skillet", 2499, 7999),
-            ("French Press", 1499, 4999),
-            ("Cutting Board", 999, 3999),
-            ("Stand Mixer", 14999, 49999),
-            ("Espresso Cups, set of 4", 1299, 3999),
-            ("Kitchen Scale", 1299, 3999),
-            ("Non-Stick Pan", 1999, 6999),
-        ],
-        ["20 cm", "24 cm", "28 cm", "Walnut", "Bamboo", "Stainless", "Red", "Cream"],
+    "Coffee & Tea": Department(
+        ("Roastery No. 5", "Bergkaffee", "Dolce Crema", "Lumen Tea"),
+        (
+            K("Coffee Beans, 1 kg", 1499, 3499, "bag", "Whole beans roasted in small batches, "
+              "notes of chocolate and hazelnut."),
+            K("Ground Coffee, 500 g", 699, 1799, "bag", "Medium ground for filter machines and "
+              "the French press."),
+            K("Espresso Machine", 14999, 59999, "box", "A 15 bar pump and a steam wand for "
+              "cappuccino at home."),
+            K("Burr Coffee Grinder", 3999, 14999, "bottle", "Forty grind settings from "
+              "espresso to cold brew."),
+            K("French Press", 1499, 4999, "cup", "Brews four cups of coffee in four minutes; "
+              "the glass is heat resistant."),
+            K("Green Tea, 100 g", 599, 1999, "bag", "Loose leaf sencha from first harvest "
+              "leaves."),
+            K("Earl Grey Tea, 50 bags", 399, 1299, "bag", "Black tea with bergamot in "
+              "compostable bags."),
+            K("Travel Mug", 1299, 3499, "cup", "Keeps drinks hot for six hours and fits car "
+              "cup holders."),
+        ),
+        ("Classic", "Organic", "Decaf", "Black", "Silver", "Green", "Gift Box"),
     ),
-    "Books": (
-        ["Harbor Press", "Quill & Co", "Northlight Books"],
-        [
-            ("Cookbook: Weeknight Dinners", 1499, 3499),
-            ("Field Guide to Birds", 1999, 3999),
-            ("Python Programming", 2999, 5999),
-            ("World Atlas", 2499, 6999),
-            ("Crime Novel", 899, 2299),
-            ("Children's Picture Book", 799, 1999),
-        ],
-        ["Hardcover", "Paperback", "2nd Edition", "Illustrated", "Large Print"],
+    "Audio": Department(
+        ("Voltra", "Nexon", "Sonique", "Kestrel"),
+        (
+            K("Wireless Headphones", 3999, 19999, "headphones", "Over-ear, Bluetooth 5.3 and "
+              "40 hours of battery."),
+            K("Noise-Cancelling Headphones", 9999, 39999, "headphones", "Active noise "
+              "cancelling for trains and open offices."),
+            K("Wireless Earbuds", 2999, 17999, "headphones", "In-ear, splash proof, with a "
+              "charging case."),
+            K("Bluetooth Speaker", 2499, 12999, "speaker", "Room-filling sound, waterproof, "
+              "12 hours of play."),
+            K("Soundbar", 9999, 39999, "speaker", "Clearer dialogue for the TV over HDMI "
+              "ARC."),
+            K("Turntable", 12999, 39999, "box", "Belt drive, built-in preamp and a "
+              "Bluetooth output."),
+        ),
+        ("Black", "White", "Navy", "Graphite", "Silver", "Pro", "Mini"),
     ),
-    "Toys & Games": (
-        ["Playwell", "Brickton", "Nimbus Toys"],
-        [
-            ("Building Blocks Set", 1999, 9999),
-            ("Board Game", 1999, 5999),
-            ("Jigsaw Puzzle, 1000 pieces", 999, 2999),
-            ("Remote Control Car", 2999, 8999),
-            ("Plush Bear", 999, 3499),
-            ("Card Game", 699, 1999),
-        ],
-        ["Classic", "Deluxe", "Travel Edition", "Junior", "Family"],
+    "Electronics": Department(
+        ("Voltra", "Ampere", "Lumio", "Nexon"),
+        (
+            K("USB-C Charger, 65 W", 1999, 5999, "box", "Charges a laptop and a phone at once."),
+            K("Power Bank, 20000 mAh", 1999, 5999, "device", "Two full phone charges in your "
+              "pocket."),
+            K("Wireless Mouse", 999, 5999, "ball", "Silent clicks and a battery that lasts "
+              "a year."),
+            K("Mechanical Keyboard", 4999, 17999, "device", "Hot-swappable switches and a "
+              "detachable cable."),
+            K("Webcam, 1080p", 2999, 12999, "device", "Sharp video calls with two "
+              "microphones."),
+            K("Smart Plug", 999, 2999, "box", "Switch lamps on a schedule from your phone."),
+            K("27-inch Monitor", 14999, 44999, "device", "A 1440p IPS panel with USB-C "
+              "power delivery."),
+        ),
+        ("Black", "White", "Graphite", "Silver", "Pro", "Compact"),
     ),
-    "Garden": (
-        ["Greenfield", "Terra", "Bloomwell"],
-        [
-            ("Garden Hose, 25 m", 1999, 5999),
-            ("Pruning Shears", 1299, 4499),
-            ("Raised Bed Kit", 4999, 14999),
-            ("Solar Path Lights, 6 pack", 1999, 4999),
-            ("Watering Can", 999, 2999),
-            ("Seed Starter Tray", 799, 2499),
-        ],
-        ["Green", "Grey", "Large", "Compact", "Heavy Duty"],
+    "Books": Department(
+        ("Harbor Press", "Quill & Co", "Northlight Books"),
+        (
+            K("Weeknight Dinners: A Cookbook", 1499, 3499, "book", "Sixty recipes that take "
+              "thirty minutes or less."),
+            K("Field Guide to Birds", 1999, 3999, "book", "Every European species, with maps "
+              "and songs described."),
+            K("Learning Python", 2999, 5999, "book", "Programming from the first line to "
+              "working projects."),
+            K("World Atlas", 2499, 6999, "book", "Up-to-date maps of every country and "
+              "ocean."),
+            K("The Lighthouse Mystery", 899, 2299, "book", "A crime novel set on a stormy "
+              "island."),
+            K("Bedtime Stories Picture Book", 799, 1999, "book", "Ten gentle stories for "
+              "ages three to six."),
+        ),
+        ("Hardcover", "Paperback", "2nd Edition", "Illustrated", "Large Print"),
+        name_format="{noun} ({variant})",
+        series=("Vol. 2", "Revised", "Pocket Edition", "Anniversary Edition", "Vol. 3"),
     ),
-    "Sports & Outdoors": (
-        ["Summit", "Ridgeway", "Pacer", "Aqualine"],
-        [
-            ("Yoga Mat", 1499, 5999),
-            ("Trekking Poles", 2999, 8999),
-            ("Insulated Bottle, 750 ml", 1499, 3999),
-            ("Running Belt", 999, 2999),
-            ("Camping Lantern", 1499, 4999),
-            ("Resistance Bands", 999, 2999),
-            ("Dry Bag, 20 l", 1299, 3499),
-        ],
-        ["Blue", "Black", "Orange", "Lightweight", "XL"],
+    "Home & Living": Department(
+        ("Casa Nova", "Hygge Home", "Linnea"),
+        (
+            K("Table Lamp", 2499, 8999, "lamp", "Warm light with a linen shade and a dimmer."),
+            K("Scented Candle", 799, 2999, "bottle", "Soy wax, cotton wick, 40 hours of "
+              "burning."),
+            K("Throw Blanket", 1999, 6999, "box", "Soft cotton knit for the sofa."),
+            K("Bath Towel", 999, 3499, "box", "Heavy cotton towel that dries quickly."),
+            K("Wall Clock", 1499, 4999, "ball", "A silent movement, no ticking at night."),
+        ),
+        ("Sage", "Charcoal", "Cream", "Grey", "Walnut", "Navy"),
     ),
-    "Beauty": (
-        ["Lumea", "Pure Grove", "Solis"],
-        [
-            ("Face Cream, 50 ml", 999, 4999),
-            ("Shampoo, 300 ml", 499, 1999),
-            ("Electric Toothbrush", 2999, 12999),
-            ("Sunscreen SPF 50", 799, 2499),
-            ("Hair Dryer", 2499, 9999),
-        ],
-        ["Sensitive", "Fragrance Free", "Travel Size", "Family Pack"],
+    "Office": Department(
+        ("Scriba", "Deskline", "Papyra"),
+        (
+            K("Desk Lamp", 1999, 7999, "lamp", "An adjustable arm and a warm to cool LED."),
+            K("Notebook, A5 Dotted", 499, 2499, "book", "Thick paper that fountain pens do "
+              "not bleed through."),
+            K("Gel Pens, 10 Pack", 499, 1499, "tool", "Smooth, quick-drying ink in ten "
+              "colours."),
+            K("Monitor Stand", 2499, 6999, "box", "Raises the screen to eye level, with a "
+              "drawer."),
+            K("Office Chair", 9999, 34999, "box", "Lumbar support and adjustable armrests."),
+        ),
+        ("Black", "Blue", "Grey", "Walnut", "Recycled"),
     ),
-    "Office": (
-        ["Scriba", "Deskline", "Papyra"],
-        [
-            ("Notebook, A5 dotted", 499, 2499),
-            ("Gel Pens, 10 pack", 499, 1499),
-            ("Desk Lamp", 1999, 7999),
-            ("Monitor Stand", 2499, 6999),
-            ("Paper Shredder", 3999, 12999),
-            ("Label Printer", 2999, 8999),
-        ],
-        ["Black", "Blue", "Recycled", "Premium", "Compact"],
+    "Sports & Outdoors": Department(
+        ("Summit", "Ridgeway", "Pacer", "Aqualine"),
+        (
+            K("Yoga Mat", 1499, 5999, "box", "Non-slip, 6 mm thick, with a carry strap."),
+            K("Insulated Water Bottle, 750 ml", 1499, 3999, "bottle", "Cold for 24 hours, "
+              "hot for 12."),
+            K("Camping Lantern", 1499, 4999, "lamp", "Rechargeable, three brightness "
+              "levels."),
+            K("Football", 999, 3999, "ball", "Size 5, machine stitched for grass and "
+              "turf."),
+            K("Trekking Poles", 2999, 8999, "tool", "Aluminium, adjustable, with cork "
+              "grips."),
+        ),
+        ("Blue", "Black", "Orange", "Green", "Lightweight"),
     ),
-    "Pet Supplies": (
-        ["Pawsome", "Whisker & Tail", "Canis"],
-        [
-            ("Dog Leash", 999, 2999),
-            ("Cat Scratching Post", 1999, 7999),
-            ("Pet Bed", 2499, 8999),
-            ("Automatic Feeder", 3999, 11999),
-            ("Chew Toy Set", 699, 1999),
-        ],
-        ["Small", "Medium", "Large", "Grey", "Beige"],
+    "Garden": Department(
+        ("Greenfield", "Terra", "Bloomwell"),
+        (
+            K("Garden Hose, 25 m", 1999, 5999, "tool", "Kink-free with a seven-pattern "
+              "spray gun."),
+            K("Pruning Shears", 1299, 4499, "tool", "Bypass blades for clean cuts up to "
+              "2 cm."),
+            K("Watering Can, 10 l", 999, 2999, "kettle", "A long spout and a fine rose for "
+              "seedlings."),
+            K("Herb Planter", 1499, 4999, "plant", "Three pots on a windowsill tray."),
+            K("Solar Path Lights, 6 Pack", 1999, 4999, "lamp", "Charge by day, glow all "
+              "evening."),
+        ),
+        ("Green", "Grey", "Large", "Compact", "Terracotta"),
     ),
-    "Home & Living": (
-        ["Casa Nova", "Hygge Home", "Linnea"],
-        [
-            ("Cotton Bath Towel", 999, 3499),
-            ("Scented Candle", 799, 2999),
-            ("Throw Blanket", 1999, 6999),
-            ("Wall Clock", 1499, 4999),
-            ("Storage Baskets, set of 3", 1999, 4999),
-            ("Bed Linen Set", 3999, 11999),
-        ],
-        ["Sand", "Sage", "Charcoal", "Ivory", "Terracotta", "Queen", "King"],
+    "Toys & Games": Department(
+        ("Playwell", "Brickton", "Nimbus Toys"),
+        (
+            K("Building Blocks Set", 1999, 9999, "box", "500 pieces that fit every major "
+              "brand."),
+            K("Board Game", 1999, 5999, "box", "Two to six players, about an hour a game."),
+            K("Jigsaw Puzzle, 1000 Pieces", 999, 2999, "box", "A landscape that takes a "
+              "weekend."),
+            K("Teddy Bear", 999, 3499, "bear", "Soft plush, safe from birth, machine "
+              "washable."),
+            K("Remote Control Car", 2999, 8999, "box", "Four-wheel drive, 20 km/h, with a "
+              "spare battery."),
+        ),
+        ("Classic", "Deluxe", "Travel Edition", "Junior", "Family"),
     ),
-    "Tools & DIY": (
-        ["Forgeline", "Boltmaster", "Tecto"],
-        [
-            ("Cordless Drill", 4999, 19999),
-            ("Screwdriver Set", 1499, 4999),
-            ("Tape Measure, 5 m", 599, 1999),
-            ("Spirit Level", 999, 3999),
-            ("Work Gloves", 599, 1999),
-            ("Stud Finder", 1999, 4999),
-        ],
-        ["18 V", "12 V", "Pro", "32 piece", "Compact"],
+    "Beauty": Department(
+        ("Lumea", "Pure Grove", "Solis"),
+        (
+            K("Electric Toothbrush", 2999, 12999, "bottle", "Two-minute timer and a travel "
+              "case."),
+            K("Hair Dryer", 2499, 9999, "tool", "2000 W with a cool shot and a diffuser."),
+            K("Face Cream, 50 ml", 999, 4999, "bottle", "Light daily moisturiser for every "
+              "skin type."),
+            K("Shampoo, 300 ml", 499, 1999, "bottle", "Gentle formula for daily washing."),
+        ),
+        ("Sensitive", "Fragrance Free", "Travel Size", "White", "Mint"),
     ),
-    "Baby": (
-        ["Little Oak", "Nestling", "Mimi"],
-        [
-            ("Baby Monitor", 3999, 14999),
-            ("Muslin Cloths, 5 pack", 999, 2499),
-            ("Bottle Warmer", 1999, 5999),
-            ("Play Mat", 2499, 7999),
-            ("Baby Carrier", 4999, 13999),
-        ],
-        ["Natural", "Grey", "Mint", "Newborn", "Organic"],
+    "Tools & DIY": Department(
+        ("Forgeline", "Boltmaster", "Tecto"),
+        (
+            K("Cordless Drill", 4999, 19999, "tool", "18 V, two batteries and a charger."),
+            K("Screwdriver Set", 1499, 4999, "tool", "Magnetic tips in a roll-up case."),
+            K("Tape Measure, 5 m", 599, 1999, "box", "A locking blade with a belt clip."),
+            K("Spirit Level", 999, 3999, "tool", "Three vials, accurate to 0.5 mm per "
+              "metre."),
+        ),
+        ("18 V", "12 V", "Pro", "Compact", "Orange"),
     ),
-}
+}  # fmt: skip
 
 MERCHANT_WORDS = (
     ["Blue", "Nordic", "Urban", "Swift", "Bright", "Harbor", "Maple", "Cedar", "Silver",
@@ -220,7 +299,9 @@ def catalog_counts() -> dict[str, int]:
 
 
 def catalog_reset() -> None:
-    """Deletes carts and the whole catalog, children first (cart lines protect offers)."""
+    """Deletes orders, carts and the whole catalog, children first (packages protect
+    merchants, cart lines protect offers)."""
+    Order.objects.all().delete()
     CartLine.objects.all().delete()
     Cart.objects.all().delete()
     for model in (Offer, ShippingZone, Product, Category, Merchant):
@@ -297,32 +378,48 @@ def _zones(rng: random.Random, merchants: list[Merchant]) -> list[ShippingZone]:
     return zones
 
 
+def _unique_name(
+    department: Department, kind: Kind, brand: str, variant: str, used: set[str]
+) -> str:
+    """ "Brand Kind, Variant", or with a model line ("Brand Kind Pro, Variant") when taken."""
+    nouns = [kind.noun, *(f"{kind.noun.split(',')[0]} {s}" for s in department.series)]
+    for number, noun in enumerate(nouns * 100):
+        if number >= len(nouns):
+            noun = f"{noun} {number // len(nouns) + 1}"
+        name = department.name_format.format(brand=brand, noun=noun, variant=variant)
+        if name not in used:
+            used.add(name)
+            return name
+    raise ValueError("More products than model names; add series to the department.")
+
+
 def _products(
     rng: random.Random, count: int, categories: dict[str, Category]
 ) -> Iterator[tuple[Product, int]]:
     """Yields each product with its base price (cents) from which offers spread."""
     used_gtins: set[str] = set()
+    used_names: set[str] = set()
     category_names = list(CATALOG)
     for _ in range(count):
         category_name = rng.choice(category_names)
-        brands, nouns, variants = CATALOG[category_name]
-        noun, low, high = rng.choice(nouns)
-        brand = rng.choice(brands)
-        variant = rng.choice(variants)
-        name = f"{brand} {noun}, {variant}"
+        department = CATALOG[category_name]
+        kind = rng.choice(department.kinds)
+        brand = rng.choice(department.brands)
+        variant = rng.choice(department.variants)
+        name = _unique_name(department, kind, brand, variant, used_names)
         gtin = _gtin13(rng, used_gtins)
-        base_price = rng.randint(low, high)
-        description = (
-            f"{noun} by {brand} ({variant.lower()}). "
-            f"{rng.choice(['Popular choice', 'Well reviewed', 'New this season', 'A classic'])}"
-            f" in {category_name.lower()}; sold by several merchants, compare their offers."
-        )
+        base_price = rng.randint(kind.low, kind.high)
+        description = f"{kind.blurb} {variant} {kind.noun.split(',')[0].lower()} by {brand}."
         product = Product(
             gtin=gtin,
             name=name,
             slug=f"{slugify(name)}-{gtin}",
+            brand=brand,
             category=categories[category_name],
             description=description,
+            image_svg=product_svg(
+                shape=kind.shape, category=category_name, variant=variant, label=name
+            ),
         )
         yield product, base_price
 
@@ -457,7 +554,7 @@ def catalog_checksum() -> str:
     )
     feed(
         Product.objects.order_by("gtin").values_list(
-            "gtin", "name", "slug", "category__slug", "description"
+            "gtin", "name", "slug", "brand", "category__slug", "description", "image_svg"
         )
     )
     feed(

@@ -4,26 +4,62 @@ the password-reset form (``storefront.web.views.accounts``).
 
 The counter of the current window is incremented atomically (``incr`` is atomic on Redis and
 in the local-memory cache), so concurrent requests never both slip in.
+
+When the shared cache is down (``storefront.cache.CacheUnavailable``) each limit fails in the
+direction its caller chose, ``on_outage``:
+
+- ``"local"``: counted in this process's memory instead, so the limit holds per process (at
+  most the limit times the number of web processes). Improve cart and the API token
+  endpoint: shoppers keep working, and abuse stays bounded (Improve cart can only solve tiny
+  carts inline without the broker, which is the same Redis; failed logins are also locked
+  out in the database).
+- ``"closed"``: refused for one window. The password-reset mail: it cannot be queued without
+  the broker anyway, and an unlimited form would let anyone flood a mailbox.
+- ``"open"``: not counted (for limits that only smooth load).
 """
 
 import math
 import time
+from typing import Literal
 
 from django.core.cache import cache
+from django.core.cache.backends.base import BaseCache
+from django.core.cache.backends.locmem import LocMemCache
+
+from storefront.cache import CacheUnavailable
+
+Outage = Literal["local", "closed", "open"]
+
+# Per process: the counters a limit falls back to while the shared cache is down.
+_local_cache = LocMemCache("storefront-ratelimit-outage", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
 
 
-def window_retry_after(*, key: str, allowed: int, window_s: int) -> int | None:
+def local_fallback_cache() -> BaseCache:
+    return _local_cache
+
+
+def window_retry_after(
+    *, key: str, allowed: int, window_s: int, on_outage: Outage = "local"
+) -> int | None:
     """Counts one request under ``key`` in the current ``window_s`` window; once more than
-    ``allowed`` were made in it, the seconds until the window ends, else None."""
+    ``allowed`` were made in it, the seconds until the window ends, else None. ``on_outage``:
+    what the limit does while the shared cache is down (see the module's docstring)."""
     now = time.time()
     window = int(now // window_s)
-    count = _incr(f"{key}:{window}", timeout_s=window_s)
+    try:
+        count = _incr(cache, f"{key}:{window}", timeout_s=window_s)
+    except CacheUnavailable:
+        if on_outage == "open":
+            return None
+        if on_outage == "closed":
+            return max(1, math.ceil((window + 1) * window_s - now))
+        count = _incr(_local_cache, f"{key}:{window}", timeout_s=window_s)
     if count <= allowed:
         return None
     return max(1, math.ceil((window + 1) * window_s - now))
 
 
-def _incr(key: str, *, timeout_s: int) -> int:
+def _incr(cache: BaseCache, key: str, *, timeout_s: int) -> int:
     """The window's count after this request. Adding the key first: a client's first request
     in a window (the usual case) costs one cache round trip (Redis: SET NX), a later one three
     (SET NX, then EXISTS and INCRBY)."""

@@ -89,3 +89,10 @@ def password_reset_mail_send_task(
         use_https=use_https,
         extra_context={"link_valid_for": link_valid_for},
     )
+
+
+@shared_task(name="storefront.idempotency_keys_purge", ignore_result=True, acks_late=True)
+def idempotency_keys_purge_task() -> int:
+    from storefront.idempotency import idempotency_keys_purge
+
+    return idempotency_keys_purge()

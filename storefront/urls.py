@@ -20,5 +20,7 @@ api_urlpatterns: list[URLPattern | URLResolver] = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_urlpatterns, "api"))),
+    # django-payments: the providers' return and webhook URLs.
+    path("payments/", include("payments.urls")),
     *(path("", include(module)) for module in WEB_URLCONFS),
 ]

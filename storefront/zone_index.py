@@ -35,6 +35,7 @@ letters and digits, which every form and service stores) cannot match a normalis
 made of such characters; they are left out of the tree.
 """
 
+import logging
 import threading
 import uuid
 from collections.abc import Sequence
@@ -184,11 +185,16 @@ def _shards(n_merchants: int, dense: np.ndarray, prefixes: list[str], device: st
 
 _lock = threading.Lock()
 _current: ZoneIndex | None = None
+_stamp_pending = False
 
 
 def zone_index_version() -> str:
     """The shared stamp; a missing one (evicted, first start) is created, which forces a
     rebuild everywhere: never wrong, only a little work."""
+    global _stamp_pending
+    if _stamp_pending:  # a change committed while the cache was down
+        cache.set(VERSION_CACHE_KEY, uuid.uuid4().hex, timeout=None)
+        _stamp_pending = False
     version = cache.get(VERSION_CACHE_KEY)
     if version is None:
         cache.add(VERSION_CACHE_KEY, uuid.uuid4().hex, timeout=None)
@@ -214,8 +220,20 @@ def zone_index_current() -> ZoneIndex:
 
 
 def zone_index_invalidate() -> None:
-    """Replace the stamp now (call ``on_commit`` of the writes it covers)."""
-    cache.set(VERSION_CACHE_KEY, uuid.uuid4().hex, timeout=None)
+    """Replace the stamp now (call ``on_commit`` of the writes it covers).
+
+    With the cache down the write has committed already: every process resolves zones in SQL
+    until the cache answers again (the selectors), and this process replaces the stamp on its
+    first lookup after that, so no process keeps an index from before the write."""
+    global _current, _stamp_pending
+    from storefront.cache import CacheUnavailable
+
+    try:
+        cache.set(VERSION_CACHE_KEY, uuid.uuid4().hex, timeout=None)
+    except CacheUnavailable:
+        logging.getLogger(__name__).warning("Zone index stamp not replaced: the cache is down")
+        with _lock:
+            _current, _stamp_pending = None, True
 
 
 def _invalidate_on_commit(**kwargs) -> None:
@@ -233,3 +251,23 @@ def zone_changed(sender, **kwargs) -> None:
 @receiver(post_delete, sender="storefront.Merchant", dispatch_uid="zone_index.merchant_deleted")
 def merchant_changed(sender, **kwargs) -> None:
     _invalidate_on_commit(**kwargs)
+
+
+def zone_index_warmup(*, device: str | None = None) -> None:
+    """Compiles (or loads from Numba's on-disk cache) every kernel a request's zone lookup
+    reaches, with the argument types real indexes use: an index of a few made-up merchants and
+    zones built and matched in memory (no query: it runs before the server accepts requests,
+    ``smartcart.warmup``)."""
+    device = device or settings.STOREFRONT_ZONE_INDEX_DEVICE
+    prefixes = ["", "1", "10", "75", "SW1"]
+    dense = np.array([0, 0, 1, 2, 2], np.int64)
+    shard_size, shards = _shards(3, dense, prefixes, device)
+    rule = ShippingRule(base_fee=0, per_extra_unit=0, free_over=None)
+    index = ZoneIndex(
+        version="warmup",
+        merchant_ids=np.array([1, 2, 3], np.int64),
+        rules=(rule,) * (3 + len(prefixes)),
+        shard_size=shard_size,
+        shards=shards,
+    )
+    index.resolve(pairs=[(1, "10115"), (2, "75001"), (3, "SW1A 1AA"), (4, None)])

@@ -74,6 +74,13 @@ class ImprovePanel:
         return self.state == "pending"
 
     @property
+    def deadline_ms(self) -> int:
+        """Epoch ms after which the page stops polling and offers "Try again"."""
+        from smartcart.lease import optimization_run_deadline
+
+        return int(optimization_run_deadline(run=self.run).timestamp() * 1000)
+
+    @property
     def changed_count(self) -> int:
         return sum(1 for line in self.lines if line.changed)
 

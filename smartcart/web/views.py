@@ -4,11 +4,14 @@ Anonymous shoppers have session carts, so these views find the run through the r
 cart; another cart's run is a 404. The REST API offers the same flow to mobile clients.
 """
 
+from contextlib import suppress
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from smartcart.lease import optimization_run_lease_check
 from smartcart.models import OptimizationRun
 from smartcart.selectors import optimization_run_get
 from smartcart.services import (
@@ -44,6 +47,7 @@ def improve_start(request: HttpRequest) -> HttpResponse:
             request, status=400, panel_state={"improve_error": "Your cart is empty."}
         )
     try:
+        _replace_overdue_run(request, cart=cart)
         optimization_run_create(cart=cart, requested_by=request.user)
     except DomainError as error:
         return render_cart(
@@ -52,11 +56,20 @@ def improve_start(request: HttpRequest) -> HttpResponse:
     return redirect(cart_url(PANEL_ANCHOR))
 
 
+def _replace_overdue_run(request: HttpRequest, *, cart) -> None:
+    """ "Try again" on a run the page gave up on: that run is dismissed, so a new one can start
+    for the same cart version (a late answer of the old one is never shown)."""
+    replace = request.POST.get("replace", "")
+    if replace.isdigit():
+        with suppress(NotFound):
+            optimization_run_dismiss(run=optimization_run_get(run_id=int(replace), cart=cart))
+
+
 @require_GET
 def improve_status(request: HttpRequest, run_id: int) -> HttpResponse:
     """The panel as an HTML fragment, for the page's polling script. A person who opens
     the URL itself gets the cart page instead."""
-    run = _run_or_404(request, run_id)
+    run = optimization_run_lease_check(run=_run_or_404(request, run_id))
     if request.headers.get("X-Requested-With") != "fetch":
         return redirect(cart_url(PANEL_ANCHOR))
     response = render(request, "smartcart/_improve_panel.html", {"improve": improve_panel(run)})

@@ -7,6 +7,7 @@ from django.contrib.admin.views.main import ChangeList
 from django.db.models import Count
 from django.utils.html import format_html
 
+from storefront.admin.common import money_column
 from storefront.models import Cart, CartLine
 from storefront.money import format_money
 from storefront.selectors import CartPricingSummary, cart_pricing_summaries
@@ -35,7 +36,14 @@ class ReadOnlyAdminMixin:
 class CartLineInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = CartLine
     extra = 0
-    fields = readonly_fields = ("product", "offer", "quantity", "unit_price_snapshot", "updated_at")
+    fields = readonly_fields = (
+        "product",
+        "offer",
+        "quantity",
+        "unit_price_snapshot_display",
+        "updated_at",
+    )
+    unit_price_snapshot_display = money_column("unit_price_snapshot", "unit price when added")
     can_delete = False
 
     def get_queryset(self, request):
@@ -114,9 +122,10 @@ class CartLineAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "product",
         "offer",
         "quantity",
-        "unit_price_snapshot",
+        "unit_price_snapshot_display",
         "updated_at",
     ]
     list_select_related = ["cart", "product", "offer__product", "offer__merchant"]
+    unit_price_snapshot_display = money_column("unit_price_snapshot", "unit price when added")
     search_fields = ["product__name", "=product__gtin", "offer__merchant_sku"]
     list_filter = [("offer__merchant", admin.RelatedOnlyFieldListFilter)]

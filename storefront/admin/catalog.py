@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.db.models import Count, Min, Q
 
 from storefront.admin.common import make_active, make_inactive, money_column
+from storefront.admin_money import MoneyAdminMixin
 from storefront.models import Category, Offer, Product
 from storefront.money import format_money
 from storefront.services import products_cheapest_refresh
@@ -62,7 +63,7 @@ class CategoryAdmin(admin.ModelAdmin):
         return obj._product_count
 
 
-class ProductOfferInline(admin.TabularInline):
+class ProductOfferInline(MoneyAdminMixin, admin.TabularInline):
     model = Offer
     extra = 0
     fields = ["merchant", "merchant_sku", "unit_price", "stock", "active", "updated_at"]
@@ -79,7 +80,7 @@ class ProductAdmin(admin.ModelAdmin):
     list_display = ["name", "gtin", "category", "active_offer_count", "cheapest", "updated_at"]
     list_select_related = ["category"]
     list_filter = ["category"]
-    search_fields = ["name", "=gtin", "slug"]
+    search_fields = ["name", "brand", "=gtin", "slug"]
     autocomplete_fields = ["category"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [ProductOfferInline]
@@ -112,7 +113,7 @@ class ProductAdmin(admin.ModelAdmin):
 
 
 @admin.register(Offer)
-class OfferAdmin(admin.ModelAdmin):
+class OfferAdmin(MoneyAdminMixin, admin.ModelAdmin):
     list_display = [
         "product",
         "merchant",

@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.db.models import Count, Q, Subquery
 
 from storefront.admin.common import make_active, make_inactive, money_column
+from storefront.admin_money import MoneyAdminMixin
 from storefront.models import Merchant, Offer, ShippingZone
 from storefront.money import format_basis_points
 
@@ -19,13 +20,13 @@ if TYPE_CHECKING:
     MerchantRow = WithAnnotations[Merchant, _MerchantCounts]
 
 
-class ShippingZoneInline(admin.TabularInline):
+class ShippingZoneInline(MoneyAdminMixin, admin.TabularInline):
     model = ShippingZone
     extra = 0
     fields = ["postal_prefix", "name", "base_fee", "per_extra_unit", "free_over"]
 
 
-class MerchantOfferInline(admin.TabularInline):
+class MerchantOfferInline(MoneyAdminMixin, admin.TabularInline):
     """The merchant's most recently changed offers, editable in place.
 
     A merchant sells thousands of products; rendering them all would make the page
@@ -60,7 +61,7 @@ class MerchantOfferInline(admin.TabularInline):
 
 
 @admin.register(Merchant)
-class MerchantAdmin(admin.ModelAdmin):
+class MerchantAdmin(MoneyAdminMixin, admin.ModelAdmin):
     list_display = [
         "name",
         "slug",
@@ -117,7 +118,7 @@ class MerchantAdmin(admin.ModelAdmin):
 
 
 @admin.register(ShippingZone)
-class ShippingZoneAdmin(admin.ModelAdmin):
+class ShippingZoneAdmin(MoneyAdminMixin, admin.ModelAdmin):
     list_display = [
         "merchant",
         "postal_prefix",

@@ -1,0 +1,1 @@
+"""The storefront's REST API modules (mounted under ``/api/v1/``)."""

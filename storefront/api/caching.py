@@ -42,13 +42,14 @@ class CachedListMixin(generics.ListAPIView):
 
     cache_versions: tuple[str, ...] = (CATALOG,)
 
-    def list(self, request, *args, **kwargs):
+    # get(), not list(): a view may write its own list() (the products add their facets).
+    def get(self, request, *args, **kwargs):
         renderer = getattr(request, "accepted_renderer", None)
         if not isinstance(renderer, JSONRenderer):
-            return super().list(request, *args, **kwargs)
+            return super().get(request, *args, **kwargs)
 
         def render() -> CachedBody:
-            response = super(CachedListMixin, self).list(request, *args, **kwargs)
+            response = super(CachedListMixin, self).get(request, *args, **kwargs)
             body = renderer.render(response.data, renderer_context=self.get_renderer_context())
             digest = hashlib.sha1(body, usedforsecurity=False).hexdigest()
             return CachedBody(

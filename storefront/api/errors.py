@@ -70,6 +70,9 @@ def _api_exception_body(exc: exceptions.APIException) -> dict[str, Any]:
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, DomainError):
         body = error_body(exc.code, exc.message, exc.field)
+        details = getattr(exc, "details", None)
+        if details is not None:  # e.g. what changed since a review (CheckoutChanged)
+            body["error"]["details"] = details
         retry_after = getattr(exc, "retry_after", None)
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
         return Response(body, status=exc.http_status, headers=headers)
@@ -114,8 +117,12 @@ _ERROR_DESCRIPTIONS = {
     403: "Forbidden (for session auth: a missing or wrong CSRF token).",
     404: "No such object, or not yours.",
     409: "The current state refuses the request (stale cart, stock, price).",
+    412: "`If-Match` names an older version of the cart: nothing was written; the body's "
+    "`cart` is the cart as it is now, its `ETag` the header's.",
     415: "Unsupported media type: send JSON.",
+    422: "`Idempotency-Key` reused for a different request.",
     429: "Too many requests: retry after `Retry-After` seconds.",
+    503: "A dependency is down for a moment: retry after `Retry-After` seconds.",
 }
 
 

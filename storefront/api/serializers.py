@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from storefront.models import MAX_LINE_QUANTITY
+from storefront.search.prices import PRICE_RANGE_KEYS
 from storefront.selectors import PRODUCT_ORDERINGS, CartPricingSummary, LinePricing
 
 # --- catalog ------------------------------------------------------------------------------
@@ -34,6 +35,7 @@ class ProductSerializer(serializers.Serializer):
     gtin = serializers.CharField()
     name = serializers.CharField()
     slug = serializers.SlugField()
+    brand = serializers.CharField()
     description = serializers.CharField()
     category = CategorySerializer()
     cheapest_offer = serializers.SerializerMethodField(
@@ -64,7 +66,11 @@ class ProductFilterSerializer(serializers.Serializer):
     """Query parameters of the product list."""
 
     search = serializers.CharField(
-        required=False, allow_blank=True, max_length=200, help_text="Name words or a GTIN."
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="Words (name, brand, description, category; misspellings tolerated), "
+        "a GTIN or a merchant SKU.",
     )
     category = serializers.CharField(
         required=False, max_length=120, help_text="Category id or slug."
@@ -75,9 +81,52 @@ class ProductFilterSerializer(serializers.Serializer):
     available = serializers.BooleanField(
         required=False, default=False, help_text="Only products that can be bought now."
     )
-    ordering = serializers.ChoiceField(
-        choices=list(PRODUCT_ORDERINGS), required=False, default="name"
+    price_range = serializers.ChoiceField(
+        choices=list(PRICE_RANGE_KEYS),
+        required=False,
+        default="",
+        help_text="Cheapest buyable price in this range of currency units ('10-25'; '250-': "
+        "and more).",
     )
+    ships_free_to = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=10,
+        help_text="Only products one unit of which ships free to this postal code; also adds "
+        "its count to the facets.",
+    )
+    ordering = serializers.ChoiceField(
+        choices=list(PRODUCT_ORDERINGS),
+        required=False,
+        default="relevance",
+        help_text="relevance: best match first with a search, else by name.",
+    )
+
+
+class FacetValueSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="The value to pass as the filter parameter.")
+    name = serializers.CharField(source="label", help_text="What to show, e.g. '€10.00 to €25.00'.")
+    count = serializers.IntegerField(help_text="Products listed with this value chosen.")
+    selected = serializers.BooleanField()
+
+
+class FacetsSerializer(serializers.Serializer):
+    category = FacetValueSerializer(many=True, source="categories")
+    merchant = FacetValueSerializer(many=True, source="merchants")
+    price_range = FacetValueSerializer(many=True, source="price_ranges")
+    available = FacetValueSerializer(source="in_stock")
+    ships_free = FacetValueSerializer(allow_null=True)
+
+
+class ProductPageSerializer(serializers.Serializer):
+    """The product list's page: DRF's pagination plus the facets of the whole result."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ProductSerializer(many=True)
+    facets = FacetsSerializer()
 
 
 class MerchantBriefSerializer(serializers.Serializer):

@@ -5,8 +5,11 @@ API and the web page alike."""
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
 
+from storefront.throttling import LocalOnOutageThrottleMixin
 
-class TokenObtainRateThrottle(SimpleRateThrottle):
+
+class TokenObtainRateThrottle(LocalOnOutageThrottleMixin, SimpleRateThrottle):
+    # Redis down: counted per process, so logins keep working (storefront.ratelimit).
     scope = "token"
 
     def get_rate(self) -> str:

@@ -8,6 +8,7 @@ after all of them. So no ``app_name`` here: every module shares the one ``api`` 
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from storefront.api import orders
 from storefront.api.views import auth, carts, catalog
 from storefront.api.views.fallback import NotFoundView
 
@@ -29,6 +30,7 @@ urlpatterns = [
     path("cart/lines/", carts.CartLineListView.as_view(), name="cart-lines"),
     path("cart/lines/<int:line_id>/", carts.CartLineDetailView.as_view(), name="cart-line"),
     path("cart/destination/", carts.CartDestinationView.as_view(), name="cart-destination"),
+    *orders.urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
 ]

@@ -114,8 +114,18 @@ def import_job_create(
 def import_job_enqueue(*, job_id: int) -> None:
     from storefront.tasks import import_job_run_task
 
-    # Celery takes any sequence of args (its stubs say tuple); a list is what the tests pin.
-    import_job_run_task.apply_async(args=[job_id], queue=settings.OFFER_IMPORT_QUEUE)  # type: ignore[arg-type]
+    try:
+        # Celery takes any sequence of args (its stubs say tuple); a list is what the tests pin.
+        import_job_run_task.apply_async(args=[job_id], queue=settings.OFFER_IMPORT_QUEUE)  # type: ignore[arg-type]
+    except Exception:
+        # Runs on commit: a broker outage must not turn the saved upload into a 500 that the
+        # admin retries (a second job). The job fails with the reason and can be resumed.
+        logger.exception("Could not queue import %s", job_id)
+        import_job_fail(
+            job_id=job_id,
+            reason="The import could not be queued (the job queue is down). Resume it once "
+            "the queue is back.",
+        )
 
 
 def _stale_before():

@@ -7,8 +7,17 @@ from storefront.models.catalog import (
     ProductCheapest,
 )
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
+from storefront.models.idempotency import IdempotencyKey
 from storefront.models.imports import ImportJob, ImportJobBatch
 from storefront.models.merchants import MAX_BASIS_POINTS, Merchant, ShippingZone
+from storefront.models.orders import (
+    MerchantOrder,
+    MerchantStaff,
+    Order,
+    OrderEvent,
+    OrderLine,
+    Payment,
+)
 
 __all__ = [
     "MAX_BASIS_POINTS",
@@ -19,11 +28,18 @@ __all__ = [
     "CartLine",
     "Category",
     "CheapestOfferRefresh",
+    "IdempotencyKey",
     "ImportJob",
     "ImportJobBatch",
     "Merchant",
+    "MerchantOrder",
+    "MerchantStaff",
     "MoneyField",
     "Offer",
+    "Order",
+    "OrderEvent",
+    "OrderLine",
+    "Payment",
     "Product",
     "ProductCheapest",
     "ShippingZone",

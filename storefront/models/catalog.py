@@ -1,3 +1,4 @@
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -35,8 +36,17 @@ class Product(models.Model):
     )
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=220, unique=True)
+    brand = models.CharField(max_length=80, blank=True)
     category = models.ForeignKey(Category, on_delete=models.PROTECT, related_name="products")
     description = models.TextField(blank=True)
+    # A small self-contained SVG picture (the demo seed draws one); shown as a data URI in an
+    # <img>, where an SVG cannot run scripts.
+    image_svg = models.TextField("image (SVG)", blank=True)
+    # PostgreSQL's full-text document of name, brand and description, written by a trigger
+    # (storefront.search.postgres) on every insert and update, however the row is written;
+    # stored so that ranking reads it instead of parsing every match's text again. Unused
+    # (NULL) on SQLite.
+    search_document = SearchVectorField(null=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -59,7 +69,7 @@ class Offer(models.Model):
     product = models.ForeignKey(Product, on_delete=models.CASCADE, related_name="offers")
     merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="offers")
     merchant_sku = models.CharField("merchant SKU", max_length=64)
-    unit_price = MoneyField(help_text="Price of one unit, in cents.")
+    unit_price = MoneyField(help_text="Price of one unit.")
     stock = models.PositiveIntegerField(
         null=True, blank=True, help_text="Units available. Empty: unlimited."
     )
@@ -99,6 +109,8 @@ class Offer(models.Model):
             models.Index(
                 fields=["product", "active", "unit_price"], name="offer_product_price_idx"
             ),
+            # Search puts a product whose SKU is the query first, whatever the merchant.
+            models.Index(fields=["merchant_sku"], name="offer_sku_idx"),
         ]
 
     def __str__(self) -> str:

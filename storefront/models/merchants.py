@@ -32,13 +32,12 @@ def _free_over_non_negative(prefix: str) -> models.CheckConstraint:
 class ShippingFields(models.Model):
     """The three shipping numbers of the pricing contract, shared by merchants and zones."""
 
-    base_fee = MoneyField(default=0, help_text="Shipping for the first unit, in cents.")
-    per_extra_unit = MoneyField(default=0, help_text="Shipping for each further unit, in cents.")
+    base_fee = MoneyField(default=0, help_text="Shipping for the first unit.")
+    per_extra_unit = MoneyField(default=0, help_text="Shipping for each further unit.")
     free_over = MoneyField(
         null=True,
         blank=True,
-        help_text="Shipping is free when goods (after discount) reach this, in cents. "
-        "Empty: never free.",
+        help_text="Shipping is free when goods (after discount) reach this. Empty: never free.",
     )
 
     class Meta:

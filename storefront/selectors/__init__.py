@@ -20,6 +20,7 @@ from storefront.selectors.catalog import (
     product_get,
     product_list,
     product_offer_list,
+    product_ships_free_q,
 )
 from storefront.selectors.pricing import (
     CartPricingSummary,
@@ -68,6 +69,7 @@ __all__ = [
     "product_get",
     "product_list",
     "product_offer_list",
+    "product_ships_free_q",
     "shipping_rule_for_destination",
     "shipping_rules_for_destination",
     "shipping_rules_for_destinations",

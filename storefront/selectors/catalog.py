@@ -21,7 +21,10 @@ from django.db.models.functions import NullIf
 
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Category, CheapestOfferRefresh, Merchant, MoneyField, Offer, Product
-from storefront.validators import gtin_normalize
+from storefront.search import SEARCH_ORDERING, PreparedSearch, product_search
+from storefront.search.free_shipping import ships_free_offer_q
+from storefront.search.prices import PRICE_RANGE_KEYS
+from storefront.selectors.shipping import merchant_terms_for_destination
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 
 # Products nobody sells go last in both price orders.
 PRODUCT_ORDERINGS = {
+    "relevance": SEARCH_ORDERING,
     "name": ("name", "id"),
     "price": (F("best_price").asc(nulls_last=True), "name", "id"),
     "-price": (F("best_price").desc(nulls_last=True), "name", "id"),
@@ -103,39 +107,54 @@ def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOf
     )
 
 
-def _search_q(query: str) -> Q:
-    """Every word must appear in the name; a word of digits may also be the start of a GTIN."""
-    condition = Q()
-    for term in query.split():
-        term_q = Q(name__icontains=term)
-        digits = gtin_normalize(term)
-        if digits.isdigit():
-            term_q |= Q(gtin__startswith=digits)
-        condition &= term_q
-    return condition
+def product_ships_free_q(*, postal_code: str) -> Q:
+    """Products with a buyable offer that ships free on its own to ``postal_code``."""
+    merchant_ids = Merchant.objects.filter(active=True).values_list("pk", flat=True)
+    terms = merchant_terms_for_destination(merchant_ids=merchant_ids, postal_code=postal_code)
+    offers = ships_free_offer_q(
+        {merchant_id: (term.shipping, term.discount) for merchant_id, term in terms.items()}
+    )
+    return Q(Exists(Offer.objects.filter(offer_buyable_q(), offers, product=OuterRef("pk"))))
 
 
 def product_list(
     *,
-    query: str = "",
+    query: "str | PreparedSearch" = "",
     category: str | int | None = None,
     merchant_id: int | None = None,
     available_only: bool = False,
-    ordering: str = "name",
+    price_range: str = "",
+    ships_free_to: str = "",
+    ordering: str = "relevance",
+    ships_free_q: Q | None = None,
 ) -> QuerySet[Product]:
-    """Products matching a search (name words or GTIN), optionally in a category (slug or id)
-    or sold by a merchant, each annotated with ``best_price``, ``best_offer_id``,
-    ``best_merchant_id``, ``best_merchant_name`` (None when nothing is buyable) and
-    ``offer_count``. ``ordering``: ``name``, ``price``, ``-price`` or ``newest``."""
+    """Products matching a search (see ``storefront.search``; a ``PreparedSearch`` reuses
+    its preparation), optionally in a category (slug
+    or id), sold by a merchant, buyable now, in a price range (a key of ``PRICE_RANGE_KEYS``)
+    or shipping free on their own to a postal code, each annotated with ``best_price``,
+    ``best_offer_id``, ``best_merchant_id``, ``best_merchant_name`` (None when nothing is
+    buyable) and ``offer_count``. ``ordering``: ``relevance`` (name without a query),
+    ``name``, ``price``, ``-price`` or ``newest``. A search costs one query up front (are
+    there matches as typed?; on PostgreSQL one more for exact hits and categories),
+    ``ships_free_to`` two (the merchants' terms there; pass ``ships_free_q``, from
+    ``product_ships_free_q``, to reuse them); the list is one query."""
     if ordering not in PRODUCT_ORDERINGS:
         raise ValidationFailed(
             f"Unknown ordering {ordering!r}; use one of {', '.join(PRODUCT_ORDERINGS)}.",
             field="ordering",
         )
+    if price_range and price_range not in PRICE_RANGE_KEYS:
+        raise ValidationFailed(
+            f"Unknown price range {price_range!r}; use one of {', '.join(PRICE_RANGE_KEYS)}.",
+            field="price_range",
+        )
     products = Product.objects.select_related("category")
-    query = (query or "").strip()
+    if isinstance(query, str):
+        query = query.strip()
     if query:
-        products = products.filter(_search_q(query))
+        products = product_search(products, query=query)
+    elif ordering == "relevance":
+        ordering = "name"
     if category not in (None, ""):
         if isinstance(category, int) or str(category).isdigit():
             products = products.filter(category_id=int(category))
@@ -144,9 +163,15 @@ def product_list(
     if merchant_id is not None:
         sold_by = Offer.objects.filter(product=OuterRef("pk"), merchant_id=merchant_id, active=True)
         products = products.filter(Exists(sold_by))
+    if ships_free_to:
+        if ships_free_q is None:
+            ships_free_q = product_ships_free_q(postal_code=ships_free_to)
+        products = products.filter(ships_free_q)
     annotated = _with_best_offer(products)
     if available_only:
         annotated = annotated.filter(best_price__isnull=False)
+    if price_range:
+        annotated = annotated.filter(PRICE_RANGE_KEYS[price_range].q("best_price"))
     return annotated.order_by(*PRODUCT_ORDERINGS[ordering])
 
 

@@ -82,9 +82,15 @@ def shipping_rules_for_destinations(
     One batched longest-prefix match over the per-process zone index
     (``storefront.zone_index``); no query while the index is fresh, two when it is rebuilt.
     """
+    from storefront.cache import CacheUnavailable
     from storefront.zone_index import zone_index_current
 
-    return zone_index_current().resolve(pairs=pairs)
+    try:
+        return zone_index_current().resolve(pairs=pairs)
+    except CacheUnavailable:
+        # The index's freshness stamp lives in the shared cache: without it an index may be
+        # stale, so every pair is left to the exact SQL resolution (a query, never a 500).
+        return [None] * len(pairs)
 
 
 MerchantDestination = tuple[int, str | None]

@@ -5,6 +5,7 @@ tasks run in-process: the embedded default that ``make demo`` uses. No secret ha
 default outside DEBUG.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -45,9 +46,12 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    # Search on PostgreSQL: the full-text and trigram lookups (inert on SQLite).
+    "django.contrib.postgres",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "payments",
     "storefront",
     "smartcart",
 ]
@@ -89,6 +93,15 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# PostgreSQL's JIT compiles a query's expressions once its estimated cost is high. The
+# catalog's queries (correlated subqueries, estimated per row) cross that line and spent 1-4 s
+# compiling to save milliseconds: bench_search's facets on 100,000 products took 1.1-4.0 s
+# with JIT, 0.3-0.4 s without. Off unless POSTGRES_JIT=1.
+if DATABASES["default"].get("ENGINE") == "django.db.backends.postgresql" and not env_bool(
+    "POSTGRES_JIT"
+):
+    _pg_options = DATABASES["default"].setdefault("OPTIONS", {})
+    _pg_options["options"] = f"{_pg_options.get('options', '')} -c jit=off".strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -124,14 +137,41 @@ MEDIA_URL = "media/"
 # One currency per deployment; every amount in the database is integer minor units (cents).
 SHOP_CURRENCY = os.environ.get("SHOP_CURRENCY", "EUR")
 
+# --- Checkout and payment ---------------------------------------------------------------
+# django-payments: the dummy provider (a form on this site that says "paid" or "rejected")
+# unless PAYMENT_PROVIDER names a real one, e.g. "payments.stripe.StripeProviderV3" with
+# PAYMENT_PROVIDER_OPTIONS='{"api_key": "...", "endpoint_secret": "..."}' (see README).
+PAYMENT_MODEL = "storefront.Payment"
+PAYMENT_HOST = os.environ.get("PAYMENT_HOST", "localhost:8000")
+PAYMENT_USES_SSL = env_bool("PAYMENT_USES_SSL", not DEBUG)
+PAYMENT_VARIANTS = {
+    "default": (
+        os.environ.get("PAYMENT_PROVIDER", "payments.dummy.DummyProvider"),
+        json.loads(os.environ.get("PAYMENT_PROVIDER_OPTIONS", "{}")),
+    )
+}
+# An order not paid this long after it was placed fails and gives its stock back.
+ORDER_PAYMENT_TIMEOUT_S = int(os.environ.get("ORDER_PAYMENT_TIMEOUT_S", "1800"))
+# Before the review, the cart is checked once more for a cheaper assignment on this budget
+# (through STOREFRONT_CART_OPTIMIZER below).
+CHECKOUT_OPTIMIZE_BUDGET_MS = int(os.environ.get("CHECKOUT_OPTIMIZE_BUDGET_MS", "300"))
+
+# --- Search -------------------------------------------------------------------------------
+# PostgreSQL's text search configuration (stemming, stop words) for product search. The full
+# text index is built with the value migrations ran with: after changing it, rebuild the
+# index with `python manage.py search_index_rebuild`.
+SEARCH_CONFIG = os.environ.get("SEARCH_CONFIG", "english")
+
 # --- Cache --------------------------------------------------------------------------------
 # Throttles and rate limits must be shared by every web process: Redis when there is one.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            # Django's RedisCache, reusing one redis-py client per pool (see the module).
-            "BACKEND": "storefront.cache_backend.SharedClientRedisCache",
+            # Short timeouts and a circuit breaker: an outage is CacheUnavailable, never a hang
+            # (storefront.cache); each rate limit picks its direction (storefront.ratelimit).
+            # One redis-py client per pool, not per operation (storefront.cache_backend).
+            "BACKEND": "storefront.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "smartcart",
         }
@@ -166,8 +206,8 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A message whose worker died hard is redelivered after this long. It must stay above the
 # longest task time limit (a feed import, OFFER_IMPORT_TIME_LIMIT_S), or Redis would hand a
-# running task to a second worker. A lost optimisation run does not wait for it: the next
-# Improve-cart click on that cart replaces a stale run.
+# running task to a second worker. A lost optimisation run does not wait for it: its lease
+# lapses within seconds (smartcart.lease; README, "Failures and retries").
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3900")),
 }
@@ -177,6 +217,16 @@ CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
 CELERY_BEAT_SCHEDULE = {
     "smartcart-reap-stuck-optimization-runs": {
         "task": "smartcart.optimization_runs_reap",
+        # Cheap (indexed, running and queued runs only) and frequent: a lapsed lease is
+        # recovered within seconds even when nobody polls the run.
+        "schedule": float(os.environ.get("SMARTCART_REAP_EVERY_S", "5")),
+    },
+    "storefront-purge-idempotency-keys": {
+        "task": "storefront.idempotency_keys_purge",
+        "schedule": 3600.0,
+    },
+    "storefront-expire-unpaid-orders": {
+        "task": "storefront.orders_unpaid_expire",
         "schedule": 60.0,
     },
 }
@@ -203,6 +253,16 @@ SMARTCART_CPU_FALLBACK_BUDGET_MS = int(os.environ.get("SMARTCART_CPU_FALLBACK_BU
 SMARTCART_MAX_ATTEMPTS = int(os.environ.get("SMARTCART_MAX_ATTEMPTS", "3"))
 SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
 SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
+# Broker (Redis) down: carts predicted within this many ms are solved in the request, larger
+# ones answer 503 with Retry-After (smartcart.outage).
+SMARTCART_OUTAGE_INLINE_MAX_MS = float(os.environ.get("SMARTCART_OUTAGE_INLINE_MAX_MS", "200"))
+SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
+# A running run's lease (smartcart.lease): renewed every HEARTBEAT_S; lapsed LEASE_S after the
+# last renewal (never before the run's budget is spent) -> queued once more, or failed.
+SMARTCART_LEASE_S = int(os.environ.get("SMARTCART_LEASE_S", "10"))
+SMARTCART_HEARTBEAT_S = float(os.environ.get("SMARTCART_HEARTBEAT_S", "2"))
+# The cart page stops polling a queued run this long after its budget and offers "Try again".
+SMARTCART_RUN_DEADLINE_GRACE_S = int(os.environ.get("SMARTCART_RUN_DEADLINE_GRACE_S", "30"))
 # Compile the solvers when a web or worker process starts (never inside a request).
 SMARTCART_WARMUP = env_bool("SMARTCART_WARMUP", True)
 
@@ -231,6 +291,8 @@ STOREFRONT_CHEAPEST_DRAIN_S = float(os.environ.get("STOREFRONT_CHEAPEST_DRAIN_S"
 STOREFRONT_ZONE_INDEX_DEVICE = os.environ.get("STOREFRONT_ZONE_INDEX_DEVICE", "cpu")
 
 # --- REST API -----------------------------------------------------------------------------
+# Stored answers of POSTs sent with an Idempotency-Key live this long (storefront.idempotency).
+IDEMPOTENCY_KEY_TTL_S = int(os.environ.get("IDEMPOTENCY_KEY_TTL_S", str(24 * 3600)))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",

@@ -1,5 +1,7 @@
 """Tags and filters of the shopper pages: ``{% load web_tags %}``."""
 
+from urllib.parse import quote
+
 from django import template
 from django.db.models import Sum
 
@@ -94,3 +96,12 @@ def big_count(value: int | str | None) -> str:
         return f"{value:,}"
     digits = str(value)
     return f"about {digits[0]}.{digits[1]} × 10^{len(digits) - 1}"  # noqa: RUF001
+
+
+@register.filter
+def svg_data_uri(svg: str) -> str:
+    """A product's SVG picture as a ``data:`` URI for an ``<img>`` (where SVG runs no
+    scripts); empty when there is none."""
+    if not svg:
+        return ""
+    return "data:image/svg+xml;charset=utf-8," + quote(svg)

@@ -7,9 +7,11 @@ from django.contrib.auth.forms import UserCreationForm
 
 from storefront.errors import DomainError
 from storefront.models import MAX_LINE_QUANTITY
+from storefront.search.prices import PRICE_RANGES
 from storefront.selectors import PRODUCT_ORDERINGS
 
 SORT_LABELS = {
+    "relevance": "Best match",
     "name": "Name",
     "price": "Price: low to high",
     "-price": "Price: high to low",
@@ -33,11 +35,22 @@ class CatalogFilterForm(forms.Form):
         required=False,
         max_length=100,
         widget=forms.TextInput(
-            attrs={"type": "search", "placeholder": "Name or GTIN", "autocomplete": "off"}
+            attrs={
+                "type": "search",
+                "placeholder": "Kettle, headphones, coffee, a GTIN...",
+                "autocomplete": "off",
+            }
         ),
     )
     category = forms.ChoiceField(label="Category", required=False)
     sort = forms.ChoiceField(label="Sort by", required=False, choices=SORT_CHOICES)
+    # The facets (links and checkboxes in the catalog's side panel).
+    merchant = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    price = forms.ChoiceField(
+        required=False, choices=[("", "Any price")] + [(r.key, r.label) for r in PRICE_RANGES]
+    )
+    in_stock = forms.BooleanField(label="In stock", required=False)
+    free = forms.BooleanField(label="Ships free", required=False)
 
     def __init__(self, *args, categories=(), **kwargs):
         super().__init__(*args, **kwargs)

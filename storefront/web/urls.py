@@ -3,7 +3,7 @@ from django.urls import path
 
 # Imported for its side effect: the receiver that merges an anonymous cart at login.
 from storefront.web import signals  # noqa: F401
-from storefront.web.views import accounts, cart, catalog
+from storefront.web.views import accounts, cart, catalog, checkout, orders
 
 urlpatterns = [
     path("", catalog.catalog, name="catalog"),
@@ -13,6 +13,13 @@ urlpatterns = [
     path("cart/lines/<int:line_id>/", cart.cart_line_update, name="cart_line_update"),
     path("cart/lines/<int:line_id>/remove/", cart.cart_line_delete, name="cart_line_remove"),
     path("cart/destination/", cart.cart_destination, name="cart_destination"),
+    path("checkout/", checkout.checkout_address, name="checkout"),
+    path("checkout/review/", checkout.checkout_review, name="checkout_review"),
+    path("checkout/place/", checkout.checkout_place, name="checkout_place"),
+    path("orders/", orders.order_history, name="order_list"),
+    path("orders/find/", orders.order_lookup, name="order_lookup"),
+    path("orders/<str:number>/", orders.order_detail, name="order_detail"),
+    path("orders/<str:number>/pay/", orders.order_pay, name="order_pay"),
     path("accounts/login/", accounts.ShopLoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.ShopLogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.signup, name="signup"),

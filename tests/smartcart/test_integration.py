@@ -18,6 +18,7 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+import kombu.pools
 import pytest
 import redis
 from django.db import connection
@@ -78,10 +79,11 @@ def _publishing_to(url: str, *, keyprefix: str):
 def _drop_broker_pools() -> None:
     # Not app.close(): that also unregisters the app, and tasks imported later would then
     # never be added to it.
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    app._pool = None
     app.amqp._producer_pool = None
+    # kombu keeps one pool per broker URL for the whole process, and hands the same one back
+    # for the same URL: a pool closed only here would be the next test's closed memory:// pool.
+    kombu.pools.reset()
 
 
 @pytest.fixture

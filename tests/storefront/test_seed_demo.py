@@ -109,3 +109,24 @@ def test_fewer_merchants_than_minimum_offers():
     seed("--merchants", "3", "--products", "10")
     counts = Counter(Offer.objects.values_list("product_id", flat=True))
     assert set(counts.values()) == {3}
+
+
+def test_demo_merchant_staff_and_past_orders():
+    from storefront.models import MerchantStaff, Order
+    from storefront.orders.demo import DEMO_MERCHANT_STAFF
+
+    output = seed(*SMALL)
+    staff = authenticate(username=DEMO_MERCHANT_STAFF[0], password=DEMO_MERCHANT_STAFF[1])
+    assert staff is not None and staff.is_staff and not staff.is_superuser
+    merchant = MerchantStaff.objects.get(user=staff).merchant
+    assert "merchant / demo-merchant-pass" in output
+    orders = Order.objects.filter(owner__username=DEMO_SHOPPER[0])
+    assert orders.count() == 2
+    assert set(orders.values_list("status", flat=True)) == {"paid"}
+    for order in orders:
+        assert order.merchant_orders.filter(merchant=merchant).exists()
+        assert sum(order.merchant_orders.values_list("cost", flat=True)) == order.total
+    assert orders.filter(merchant_orders__status="shipped").count() == 1
+    assert not Cart.objects.get(owner__username=DEMO_SHOPPER[0]).lines.exists()
+    seed("--reset", *SMALL)  # orders go with the catalog they point at
+    assert Order.objects.filter(owner__username=DEMO_SHOPPER[0]).count() == 2

@@ -5,6 +5,7 @@ from storefront import selectors, services
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Offer
 from storefront.pricing import PricedLine, Shipment, shipments_problem
+from storefront.search import search_prepare
 from storefront.zone_index import zone_index_invalidate
 from tests.factories import (
     CartFactory,
@@ -21,13 +22,15 @@ pytestmark = pytest.mark.django_db
 
 
 class TestProductList:
-    def test_search_by_name_words_and_by_gtin(self):
+    def test_search_by_name_words_by_gtin_and_by_sku(self):
         pen = ProductFactory(name="Blue Gel Pen")
         ProductFactory(name="Red Pencil")
+        OfferFactory(product=pen, merchant_sku="ACME-PEN-7")
         assert list(selectors.product_list(query="gel blue")) == [pen]
         assert list(selectors.product_list(query=pen.gtin)) == [pen]
-        assert list(selectors.product_list(query=pen.gtin[:12] + " pen")) == [pen]
-        assert selectors.product_list(query=pen.gtin[:6]).count() == 2
+        spaced = f"{pen.gtin[:1]} {pen.gtin[1:7]}-{pen.gtin[7:]}"
+        assert list(selectors.product_list(query=spaced)) == [pen]
+        assert list(selectors.product_list(query="acme-pen-7")) == [pen]
         assert not selectors.product_list(query="gel red").exists()
 
     def test_filter_by_category_slug_or_id_and_by_merchant(self):
@@ -80,7 +83,14 @@ class TestProductList:
         for _ in range(30):
             OfferFactory.create_batch(3, product=ProductFactory())
         with django_assert_num_queries(1):
-            page = list(selectors.product_list(query="product")[:24])
+            page = list(selectors.product_list()[:24])
+            assert all(product.category.name for product in page)
+        # A search is prepared first: exact GTIN/SKU hits (and on PostgreSQL the categories
+        # named), then whether the words match as typed (else: typo tolerance).
+        with django_assert_num_queries(2):
+            prepared = search_prepare("product")
+        with django_assert_num_queries(1):
+            page = list(selectors.product_list(query=prepared)[:24])
             assert all(product.category.name for product in page)
             assert all(product.best_price == 1999 for product in page)
 

@@ -9,6 +9,7 @@ from smartcart.api.optimization_serializers import (
     OptimizationCreateSerializer,
     OptimizationRunSerializer,
 )
+from smartcart.lease import optimization_run_lease_check
 from smartcart.models import OptimizationRun
 from smartcart.selectors import cart_lines_find, optimization_run_get, optimization_run_list
 from smartcart.services import (
@@ -19,6 +20,7 @@ from smartcart.services import (
 from storefront.api.errors import error_responses
 from storefront.api.serializers import CartSerializer
 from storefront.api.views.carts import CartBaseView, cart_response, no_cart, own_cart, validated
+from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
 
 def run_response(request, run: OptimizationRun, *, status_code: int = 200) -> Response:
@@ -55,6 +57,7 @@ class OptimizationListView(CartBaseView):
         "larger ones are queued (202, `queued`): poll the `Location` URL until `status` is "
         "`done` or `failed`. A run already queued for the same cart version is returned "
         "again rather than started twice.",
+        parameters=[IDEMPOTENCY_KEY_PARAMETER],
         request=OptimizationCreateSerializer,
         responses={
             201: OpenApiResponse(OptimizationRunSerializer, description="Solved at once."),
@@ -66,12 +69,15 @@ class OptimizationListView(CartBaseView):
                 404,
                 409,
                 415,
+                422,
                 429,
+                503,
                 e400="Bad input, or `cart_empty`.",
                 e409="`line_unavailable`: a line cannot be bought as it is; fix it first.",
             ),
         },
     )
+    @idempotent
     def post(self, request):
         data = validated(OptimizationCreateSerializer, request.data)
         # The caller's cart and its lines in one query (the service would read them again).
@@ -94,7 +100,7 @@ class OptimizationDetailView(CartBaseView):
     )
     def get(self, request, run_id: int):
         run = optimization_run_get(run_id=run_id, cart=own_cart(request))
-        return run_response(request, run)
+        return run_response(request, optimization_run_lease_check(run=run))
 
 
 class OptimizationApplyView(CartBaseView):

@@ -1,7 +1,8 @@
 """The caller's own cart: create/get, lines, destination. Signed-in callers only; any id
 that is not in the caller's cart is a 404, never a hint that it exists elsewhere."""
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -14,7 +15,9 @@ from storefront.api.serializers import (
     CartLineQuantitySerializer,
     CartSerializer,
 )
+from storefront.cart_etag import cart_preconditions
 from storefront.errors import NotFound, ValidationFailed
+from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 from storefront.models import Cart
 from storefront.selectors import cart_find, cart_pricing_summary, offer_get
 from storefront.services import (
@@ -46,6 +49,30 @@ def cart_response(cart: Cart, *, status_code: int = status.HTTP_200_OK) -> Respo
     return Response(CartSerializer(cart_pricing_summary(cart=cart)).data, status=status_code)
 
 
+def cart_data(cart: Cart) -> dict:
+    return CartSerializer(cart_pricing_summary(cart=cart)).data
+
+
+# ETag on every cart answer, If-Match on writes (412), If-None-Match on reads (304).
+etag_checked = cart_preconditions(current=cart_data)
+IF_MATCH = OpenApiParameter(
+    name="If-Match",
+    type=OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description="The cart's `ETag` as you last saw it: when the cart changed since, nothing "
+    "is written and the answer is 412 with the cart as it is now.",
+)
+IF_NONE_MATCH = OpenApiParameter(
+    name="If-None-Match",
+    type=OpenApiTypes.STR,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description="The cart's `ETag`: 304 with no body when the cart is unchanged.",
+)
+STALE = error_responses(412)
+
+
 def validated(serializer_class, data) -> dict:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
@@ -60,8 +87,14 @@ class CartView(CartBaseView):
     @extend_schema(
         tags=["cart"],
         summary="Your cart, priced now",
-        responses={200: CartSerializer, **error_responses(401, 403, 404, 429)},
+        parameters=[IF_NONE_MATCH],
+        responses={
+            200: CartSerializer,
+            304: OpenApiResponse(description="Unchanged since the `ETag` you sent."),
+            **error_responses(401, 403, 404, 429),
+        },
     )
+    @etag_checked
     def get(self, request):
         return cart_response(own_cart(request))
 
@@ -69,12 +102,15 @@ class CartView(CartBaseView):
         tags=["cart"],
         summary="Create your cart (or get the one you have)",
         request=None,
+        parameters=[IF_MATCH],
         responses={
             201: OpenApiResponse(CartSerializer, description="Created."),
             200: OpenApiResponse(CartSerializer, description="You already had one."),
+            **STALE,
             **error_responses(401, 403, 429),
         },
     )
+    @etag_checked
     def post(self, request):
         existing = cart_find(user=request.user)
         cart = existing or cart_get_or_create(user=request.user)
@@ -88,21 +124,26 @@ class CartLineListView(CartBaseView):
         summary="Add an offer to your cart",
         description="Creates your cart when you have none. A product already in the cart "
         "grows by `quantity` and moves to this offer.",
+        parameters=[IDEMPOTENCY_KEY_PARAMETER, IF_MATCH],
         request=CartLineAddSerializer,
         responses={
             201: OpenApiResponse(CartSerializer, description="The cart with the line."),
+            **STALE,
             **error_responses(
                 400,
                 401,
                 403,
                 409,
                 415,
+                422,
                 429,
                 e400="Bad input, or `offer_not_found` (field `offer_id`) for an unknown offer.",
                 e409="`offer_inactive`, `insufficient_stock` or `cart_full`.",
             ),
         },
     )
+    @idempotent
+    @etag_checked
     def post(self, request):
         data = validated(CartLineAddSerializer, request.data)
         try:
@@ -120,14 +161,17 @@ class CartLineDetailView(CartBaseView):
     @extend_schema(
         tags=["cart"],
         summary="Change a line's quantity",
+        parameters=[IF_MATCH],
         request=CartLineQuantitySerializer,
         responses={
             200: CartSerializer,
+            **STALE,
             **error_responses(
                 400, 401, 403, 404, 409, 415, 429, e409="`offer_inactive` or `insufficient_stock`."
             ),
         },
     )
+    @etag_checked
     def patch(self, request, line_id: int):
         data = validated(CartLineQuantitySerializer, request.data)
         cart = own_cart(request)
@@ -138,8 +182,10 @@ class CartLineDetailView(CartBaseView):
         tags=["cart"],
         summary="Remove a line",
         request=None,
-        responses={204: None, **error_responses(401, 403, 404, 429)},
+        parameters=[IF_MATCH],
+        responses={204: None, **STALE, **error_responses(401, 403, 404, 429)},
     )
+    @etag_checked
     def delete(self, request, line_id: int):
         cart_line_remove(cart=own_cart(request), line_id=line_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -151,9 +197,15 @@ class CartDestinationView(CartBaseView):
         summary="Set where your cart ships",
         description="Selects each merchant's shipping zone (the longest matching postal "
         "prefix). Creates your cart when you have none.",
+        parameters=[IF_MATCH],
         request=CartDestinationSerializer,
-        responses={200: CartSerializer, **error_responses(400, 401, 403, 415, 429)},
+        responses={
+            200: CartSerializer,
+            **STALE,
+            **error_responses(400, 401, 403, 415, 429),
+        },
     )
+    @etag_checked
     def put(self, request):
         data = validated(CartDestinationSerializer, request.data)
         cart = cart_get_or_create(user=request.user)

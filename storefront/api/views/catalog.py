@@ -2,6 +2,7 @@
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -10,15 +11,19 @@ from storefront.api.caching import CachedListMixin
 from storefront.api.errors import error_responses
 from storefront.api.serializers import (
     CategoryListSerializer,
+    FacetsSerializer,
     MerchantDetailSerializer,
     MerchantSerializer,
     OfferSerializer,
     ProductFilterSerializer,
+    ProductPageSerializer,
     ProductSerializer,
 )
 from storefront.cache_versions import CATALOG, SHARED
 from storefront.errors import NotFound
 from storefront.models import Merchant
+from storefront.search import search_prepare
+from storefront.search.facets import CatalogFilters, product_facets
 from storefront.selectors import (
     category_list,
     merchant_list,
@@ -34,24 +39,40 @@ class CatalogView(APIView):
 
 @extend_schema(
     tags=["catalog"],
-    summary="Search and browse products",
+    summary="Search and browse products, with facet counts",
     parameters=[ProductFilterSerializer],
-    responses={200: ProductSerializer(many=True), **error_responses(400, 429)},
+    responses={200: ProductPageSerializer, **error_responses(400, 429)},
 )
 class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = ProductSerializer
+    pagination_class = None  # paginated in list(), next to the facets
 
-    def get_queryset(self):
+    def _filters(self) -> tuple[CatalogFilters, str]:
         params = ProductFilterSerializer(data=self.request.query_params)
         params.is_valid(raise_exception=True)
-        filters = params.validated_data
-        return product_list(
-            query=filters.get("search", ""),
-            category=filters.get("category"),
-            merchant_id=filters.get("merchant"),
-            available_only=filters["available"],
-            ordering=filters["ordering"],
+        data = params.validated_data
+        query = data.get("search", "").strip()
+        filters = CatalogFilters(
+            # Prepared once for the list and every facet.
+            query=search_prepare(query) if query else "",
+            category=data.get("category"),
+            merchant_id=data.get("merchant"),
+            available_only=data["available"],
+            price_range=data["price_range"],
+            ships_free_to=data["ships_free_to"],
         )
+        return filters, data["ordering"]
+
+    def list(self, request, *args, **kwargs):
+        filters, ordering = self._filters()
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(
+            product_list(**filters.kwargs(), ordering=ordering), request, view=self
+        )
+        facets = product_facets(filters=filters, postal_code=filters.ships_free_to)
+        response = paginator.get_paginated_response(ProductSerializer(page, many=True).data)
+        response.data["facets"] = FacetsSerializer(facets).data
+        return response
 
 
 @extend_schema(

@@ -12,6 +12,11 @@ from storefront.demo_catalog import (
     catalog_seed,
     demo_accounts_ensure,
 )
+from storefront.orders.demo import (
+    DEMO_MERCHANT_STAFF,
+    demo_merchant_staff_ensure,
+    demo_orders_seed,
+)
 
 
 def _positive(minimum: int):
@@ -66,6 +71,8 @@ class Command(BaseCommand):
             catalog_reset()
         result = catalog_seed(seed=seed, merchants=merchants, products=products)
         demo_accounts_ensure()
+        merchant = demo_merchant_staff_ensure()
+        demo_orders_seed(merchant=merchant)
         elapsed = time.perf_counter() - started
         if verbosity >= 1:
             self._report(result, seed=seed, elapsed=elapsed)
@@ -83,7 +90,9 @@ class Command(BaseCommand):
         self.stdout.write(
             "Demo accounts (DEMO ONLY, public passwords, never on a production database):\n"
             f"  shopper: {DEMO_SHOPPER[0]} / {DEMO_SHOPPER[1]}\n"
-            f"  admin:   {DEMO_ADMIN[0]} / {DEMO_ADMIN[1]}  (superuser, /admin/)"
+            f"  admin:   {DEMO_ADMIN[0]} / {DEMO_ADMIN[1]}  (superuser, /admin/)\n"
+            f"  merchant staff: {DEMO_MERCHANT_STAFF[0]} / {DEMO_MERCHANT_STAFF[1]}  "
+            "(its orders in /admin/)"
         )
         if not settings.DEBUG:
             self.stderr.write(

@@ -44,15 +44,60 @@
     }
     var started = Date.now();
     var delay = POLL_FIRST_MS;
+    var checkedPastDeadline = false;
 
     function panelUrl() {
       var panel = region.querySelector("[data-poll-url]");
       return panel ? panel.getAttribute("data-poll-url") : null;
     }
 
+    function pastDeadline() {
+      // The run's own deadline (data-poll-deadline, epoch ms): one poll after it lets the
+      // server recover a run whose worker died; if the run is still pending, give up.
+      var panel = region.querySelector("[data-poll-deadline]");
+      var deadline = panel ? Number(panel.getAttribute("data-poll-deadline")) : 0;
+      if (!deadline || Date.now() <= deadline) {
+        checkedPastDeadline = false;
+        return false;
+      }
+      if (!checkedPastDeadline) {
+        checkedPastDeadline = true;
+        return false;
+      }
+      return true;
+    }
+
+    function giveUp() {
+      var offer = region.querySelector("[data-poll-timeout]");
+      var note = region.querySelector("[data-poll-note]");
+      if (offer) {
+        offer.hidden = false;
+        if (note) {
+          note.hidden = true;
+        }
+      }
+      var panel = region.querySelector("[aria-busy]");
+      if (panel) {
+        panel.removeAttribute("aria-busy");
+      }
+      // No spinner or moving bar for a run the page no longer waits for.
+      region.querySelectorAll(".progress, .spinner").forEach(function (node) {
+        node.hidden = true;
+      });
+      var title = region.querySelector("#improve-title");
+      if (title) {
+        title.textContent = "We couldn’t improve your cart in time";
+      }
+      finished(region.contains(document.activeElement));
+    }
+
     function tick() {
       var url = panelUrl();
       if (!url) {
+        return;
+      }
+      if (pastDeadline()) {
+        giveUp();
         return;
       }
       if (Date.now() - started > POLL_GIVE_UP_MS) {
@@ -109,7 +154,18 @@
     }
   }
 
+  // The facets start open (they work without scripts); on a phone they fold away so that the
+  // results come first (the summary says how many are chosen).
+  function foldFacets() {
+    var facets = document.querySelector("[data-facets]");
+    if (!facets || !window.matchMedia("(max-width: 1000px)").matches) {
+      return;
+    }
+    facets.open = false;
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    foldFacets();
     guardDoubleSubmit(document);
     focusAutofocusTarget();
     pollImprove();

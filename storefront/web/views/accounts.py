@@ -101,7 +101,10 @@ def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
         # Hashed: client idents (X-Forwarded-For) and e-mail addresses are not safe cache keys.
         digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
         retry_after = window_retry_after(
-            key=f"storefront:password-reset:{digest}", allowed=allowed, window_s=window_s
+            key=f"storefront:password-reset:{digest}",
+            allowed=allowed,
+            window_s=window_s,
+            on_outage="closed",
         )
         if retry_after is not None:
             return retry_after

@@ -12,6 +12,8 @@ from django.utils.functional import SimpleLazyObject
 from storefront.cache_versions import CATALOG, SHARED, product_version_name
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
+from storefront.search import search_prepare
+from storefront.search.facets import CatalogFilters, product_facets
 from storefront.selectors import (
     MerchantTerms,
     category_list,
@@ -35,15 +37,21 @@ PRODUCTS_PER_PAGE = 24
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
-    # The grid varies with the whole query string: its forms send the shopper back to it.
-    spec = FragmentSpec("catalog", (CATALOG,), (request.get_full_path(),))
+    cart = request_cart_find(request)
+    postal_code = cart.postal_code if cart else ""
+    # The grid varies with the whole query string (its forms send the shopper back to it) and
+    # with the postal code (the "ships free to" facet).
+    spec = FragmentSpec("catalog", (CATALOG,), (request.get_full_path(), postal_code))
     # A visitor with nothing of their own may get the whole cached page: no context needed.
     return render_shared_page(
-        request, "web/catalog.html", lambda: _catalog_context(request, spec), spec
+        request,
+        "web/catalog.html",
+        lambda: _catalog_context(request, spec, postal_code=postal_code),
+        spec,
     )
 
 
-def _catalog_context(request: HttpRequest, spec: FragmentSpec) -> dict:
+def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: str) -> dict:
     # Shared by every shopper: the categories and the product grid (see web/fragments.py).
     categories = cached_value(
         FragmentSpec("categories", (CATALOG,)), lambda: list(category_list()), request=request
@@ -52,22 +60,34 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec) -> dict:
     # A stale link with an unknown category still lists products: invalid fields fall back
     # to their defaults and the form says what was ignored.
     form.is_valid()
-    query = form.cleaned_data.get("q") or ""
-    category = form.cleaned_data.get("category") or ""
-    sort = form.cleaned_data.get("sort") or "name"
+    data = form.cleaned_data
+    query = data.get("q") or ""
+    category = data.get("category") or ""
+    filters = CatalogFilters(
+        # Prepared once for the list and every facet.
+        query=search_prepare(query) if query else "",
+        category=category or None,
+        merchant_id=data.get("merchant"),
+        available_only=bool(data.get("in_stock")),
+        price_range=data.get("price") or "",
+        ships_free_to=postal_code if data.get("free") else "",
+    )
 
     def page():
-        products = product_list(query=query, category=category or None, ordering=sort)
+        products = product_list(**filters.kwargs(), ordering=data.get("sort") or "relevance")
         return Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
 
+    facets = SimpleLazyObject(lambda: product_facets(filters=filters, postal_code=postal_code))
     return {
         "form": form,
-        # Only a cache miss lists the products.
+        # Only a cache miss lists the products and counts the facets.
         "page": SimpleLazyObject(page),
         "query": query,
         "category": next((c for c in categories if c.slug == category), None),
         "categories": categories,
-        "filtered": bool(query or category),
+        "facets": facets,
+        "merchant_name": lambda: next((m.label for m in facets.merchants if m.selected), ""),
+        "filtered": filters != CatalogFilters(),
         "catalog_fragment": spec,
     }
 
@@ -135,10 +155,16 @@ def render_product(
         ]
 
     failed_quantity = add_form.data.get("quantity") if add_form is not None else None
+    # Only a cache miss reads the offers and their terms (the counts are callables the
+    # template calls, so a hit never reads them either).
+    offer_rows = SimpleLazyObject(rows)
     context = {
         "product": product,
-        # Only a cache miss reads the offers and their terms.
-        "rows": SimpleLazyObject(rows),
+        "rows": offer_rows,
+        # The heading counts what the buy box and the catalog card count: offers that can be
+        # bought now. Sold-out offers stay listed, counted apart.
+        "buyable_count": lambda: sum(not row.sold_out for row in offer_rows),
+        "sold_out_count": lambda: sum(row.sold_out for row in offer_rows),
         "cart_line": line,
         "postal_code": postal_code,
         "destination_form": DestinationForm(

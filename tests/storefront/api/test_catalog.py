@@ -51,8 +51,34 @@ def test_product_search_and_filters(api, catalog):
     assert names("available=true&ordering=-price") == ["World Atlas", "Claw Hammer"]
 
 
+def test_product_list_has_facets_whose_counts_match_the_filtered_lists(api, catalog):
+    def get(query):
+        return api.get(f"/api/v1/products/?{query}").json()
+
+    facets = get("")["facets"]
+    assert {v["key"]: v["count"] for v in facets["category"]} == {"books": 2, "tools": 1}
+    for base in ["", "available=true", "search=hammer"]:
+        facets = get(base)["facets"]
+        for facet, parameter in [("category", "category"), ("merchant", "merchant")]:
+            for value in facets[facet]:
+                assert get(f"{base}&{parameter}={value['key']}")["count"] == value["count"]
+        for value in facets["price_range"]:
+            assert get(f"{base}&price_range={value['key']}")["count"] == value["count"]
+        assert get(f"{base}&available=true")["count"] == facets["available"]["count"]
+        assert facets["ships_free"] is None  # no destination asked about
+    # Acme ships free from 50.00 and Bolt charges its base fee: nothing ships free alone.
+    body = get("ships_free_to=10115")
+    assert body["count"] == body["facets"]["ships_free"]["count"] == 0
+    assert [p["name"] for p in get("price_range=10-25")["results"]] == ["Claw Hammer"]
+
+
 @pytest.mark.parametrize(
-    ("query", "field"), [("merchant=abc", "merchant"), ("ordering=cheapest", "ordering")]
+    ("query", "field"),
+    [
+        ("merchant=abc", "merchant"),
+        ("ordering=cheapest", "ordering"),
+        ("price_range=1-2", "price_range"),
+    ],
 )
 def test_product_bad_filters_are_400(api, catalog, query, field):
     response = api.get(f"/api/v1/products/?{query}")

@@ -33,6 +33,10 @@ def test_schema_documents_every_endpoint_and_errors(api):
         "/api/v1/cart/optimizations/{run_id}/": {"get"},
         "/api/v1/cart/optimizations/{run_id}/apply/": {"post"},
         "/api/v1/cart/optimizations/{run_id}/dismiss/": {"post"},
+        "/api/v1/checkout/review/": {"post"},
+        "/api/v1/orders/": {"get", "post"},
+        "/api/v1/orders/{number}/": {"get"},
+        "/api/v1/orders/{number}/payment/": {"post"},
     }
     assert {path: set(ops) - {"parameters"} for path, ops in paths.items()} == expected
     for path, operations in paths.items():

@@ -1,0 +1,209 @@
+"""Orders in the admin. Catalog admins see every order; merchant staff (``MerchantStaff``)
+see only their merchant's packages, with the ship-to address and nothing else of the
+customer, and move them on with the list's actions (the box next to the actions takes the
+tracking reference or the cancel reason). Every move goes through
+``merchant_order_transition``, which records who and when."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
+
+from storefront.errors import DomainError
+from storefront.models import MerchantOrder, MerchantStaff, Order, OrderEvent, OrderLine
+from storefront.money import format_money
+from storefront.orders.selectors import merchant_order_list
+from storefront.orders.services import merchant_order_transition
+
+
+def _is_merchant_staff(request) -> bool:
+    user = request.user
+    return user.is_active and user.is_staff and hasattr(user, "merchant_staff")
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        # Shown inside a package or order the user may already see.
+        return _is_merchant_staff(request) or super().has_view_permission(request, obj)
+
+
+class OrderLineInline(ReadOnlyInline):
+    model = OrderLine
+    fields = readonly_fields = (
+        "product_name",
+        "gtin",
+        "merchant_sku",
+        "unit_price",
+        "quantity",
+        "line_total",
+    )
+
+
+class PackageEventInline(ReadOnlyInline):
+    model = OrderEvent
+    fk_name = "merchant_order"
+    fields = readonly_fields = ("at", "from_status", "to_status", "note", "by")
+
+
+class MerchantOrderActionForm(ActionForm):
+    text = forms.CharField(
+        label="Tracking reference / cancel reason", required=False, max_length=300
+    )
+
+
+def _transition(action: str, done: str):
+    def run(modeladmin, request, queryset):
+        text = request.POST.get("text", "")
+        moved = 0
+        for package in queryset.order_by("pk"):
+            try:
+                merchant_order_transition(
+                    package=package,
+                    action=action,
+                    user=request.user,
+                    tracking_reference=text,
+                    reason=text,
+                )
+            except DomainError as error:
+                modeladmin.message_user(
+                    request, f"{package}: {error.message}", level=messages.ERROR
+                )
+            else:
+                moved += 1
+        if moved:
+            modeladmin.message_user(request, f"{moved} package(s) {done}.", messages.SUCCESS)
+
+    run.__name__ = f"{action}_selected"
+    return run
+
+
+@admin.register(MerchantOrder)
+class MerchantOrderAdmin(admin.ModelAdmin):
+    list_display = (
+        "order_number",
+        "merchant_name",
+        "status",
+        "package_total",
+        "tracking_reference",
+        "placed_at",
+    )
+    list_filter = ("status",)
+    search_fields = ("order__number", "tracking_reference")
+    action_form = MerchantOrderActionForm
+    actions = [
+        admin.action(description="Accept")(_transition("accept", "accepted")),
+        admin.action(description="Mark shipped (tracking reference in the box)")(
+            _transition("ship", "shipped")
+        ),
+        admin.action(description="Mark delivered")(_transition("deliver", "delivered")),
+        admin.action(description="Cancel (reason in the box)")(_transition("cancel", "cancelled")),
+    ]
+    fields = readonly_fields = (
+        "order_number",
+        "merchant_name",
+        "status",
+        "tracking_reference",
+        "cancel_reason",
+        "ship_to",
+        "subtotal",
+        "discount",
+        "shipping",
+        "cost",
+        "placed_at",
+    )
+    inlines = [OrderLineInline, PackageEventInline]
+
+    def get_queryset(self, request):
+        return merchant_order_list(user=request.user)
+
+    def has_module_permission(self, request) -> bool:
+        return _is_merchant_staff(request) or super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return _is_merchant_staff(request) or super().has_view_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return _is_merchant_staff(request) or super().has_change_permission(request, obj)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    @admin.display(description="Order", ordering="order__number")
+    def order_number(self, package: MerchantOrder) -> str:
+        return package.order.number
+
+    @admin.display(description="Total", ordering="cost")
+    def package_total(self, package: MerchantOrder) -> str:
+        return format_money(package.cost, currency=package.order.currency)
+
+    @admin.display(description="Placed", ordering="order__placed_at")
+    def placed_at(self, package: MerchantOrder):
+        return package.order.placed_at
+
+    @admin.display(description="Ship to")
+    def ship_to(self, package: MerchantOrder) -> str:
+        order = package.order
+        return (
+            f"{order.full_name}, {order.address_line}, {order.postal_code} {order.city}, "
+            f"{order.country}"
+        )
+
+
+class OrderPackageInline(ReadOnlyInline):
+    model = MerchantOrder
+    fields = readonly_fields = (
+        "merchant_name",
+        "status",
+        "tracking_reference",
+        "subtotal",
+        "discount",
+        "shipping",
+        "cost",
+    )
+    show_change_link = True
+
+
+class OrderEventInline(ReadOnlyInline):
+    model = OrderEvent
+    fields = readonly_fields = ("at", "merchant_order", "from_status", "to_status", "note", "by")
+
+
+@admin.register(Order)
+class OrderAdmin(admin.ModelAdmin):
+    """Catalog admins only (the model permissions): the whole order, read-only."""
+
+    list_display = ("number", "status", "email", "total", "placed_at")
+    list_filter = ("status",)
+    search_fields = ("number", "email")
+    list_select_related = ("owner",)
+    readonly_fields = [field.name for field in Order._meta.fields]
+    inlines = [OrderPackageInline, OrderEventInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(MerchantStaff)
+class MerchantStaffAdmin(admin.ModelAdmin):
+    list_display = ("user", "merchant")
+    autocomplete_fields = ("merchant",)
+    raw_id_fields = ("user",)

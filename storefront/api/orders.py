@@ -1,0 +1,253 @@
+"""Checkout and orders for mobile clients: review the cart, place it (``Idempotency-Key``),
+pay (the configured provider's form fields; the dummy provider's in demos and tests), list
+and read orders. Signed-in callers only; another shopper's order is a 404."""
+
+from django.conf import settings
+from django.urls import path
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from payments import RedirectNeeded
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from storefront.api.errors import error_responses
+from storefront.api.serializers import CartSerializer
+from storefront.cart_optimizer import cart_cheaper_assignment_find
+from storefront.errors import NotFound, ValidationFailed
+from storefront.models import Order
+from storefront.orders.review import review_token_make
+from storefront.orders.selectors import order_get, order_list
+from storefront.orders.services import order_payment_for, order_place, shipping_address_validate
+from storefront.selectors import cart_find, cart_pricing_summary
+from storefront.services import cart_destination_set
+
+# --- serializers ----------------------------------------------------------------------------
+
+
+class CheapestSuggestionSerializer(serializers.Serializer):
+    run_id = serializers.IntegerField(help_text="Apply with POST /cart/optimizations/{id}/apply/.")
+    current_total = serializers.IntegerField()
+    cheaper_total = serializers.IntegerField()
+    savings = serializers.IntegerField()
+
+
+class CheckoutReviewRequestSerializer(serializers.Serializer):
+    postal_code = serializers.CharField(
+        max_length=10, required=False, help_text="Re-prices the cart for it first."
+    )
+
+
+class CheckoutReviewSerializer(serializers.Serializer):
+    cart = CartSerializer()
+    review_token = serializers.CharField(help_text="Send it back to place the order.")
+    cheaper = CheapestSuggestionSerializer(allow_null=True)
+
+
+class PlaceOrderSerializer(serializers.Serializer):
+    review_token = serializers.CharField(max_length=4000)
+    email = serializers.EmailField(max_length=254)
+    full_name = serializers.CharField(max_length=120)
+    address_line = serializers.CharField(max_length=200)
+    city = serializers.CharField(max_length=100)
+    postal_code = serializers.CharField(max_length=10)
+    country = serializers.CharField(min_length=2, max_length=2)
+
+
+class OrderLineSerializer(serializers.Serializer):
+    product_name = serializers.CharField()
+    gtin = serializers.CharField()
+    merchant_sku = serializers.CharField()
+    unit_price = serializers.IntegerField()
+    quantity = serializers.IntegerField()
+    line_total = serializers.IntegerField()
+
+
+class MerchantOrderSerializer(serializers.Serializer):
+    merchant_id = serializers.IntegerField()
+    merchant_name = serializers.CharField()
+    status = serializers.CharField()
+    tracking_reference = serializers.CharField()
+    cancel_reason = serializers.CharField()
+    subtotal = serializers.IntegerField()
+    discount = serializers.IntegerField()
+    shipping = serializers.IntegerField()
+    cost = serializers.IntegerField()
+    lines = OrderLineSerializer(many=True, source="lines.all")
+
+
+class OrderSerializer(serializers.Serializer):
+    number = serializers.CharField()
+    status = serializers.CharField()
+    email = serializers.EmailField()
+    full_name = serializers.CharField()
+    address_line = serializers.CharField()
+    city = serializers.CharField()
+    postal_code = serializers.CharField()
+    country = serializers.CharField()
+    currency = serializers.CharField()
+    subtotal = serializers.IntegerField()
+    discount = serializers.IntegerField()
+    shipping = serializers.IntegerField()
+    total = serializers.IntegerField()
+    placed_at = serializers.DateTimeField()
+    packages = MerchantOrderSerializer(many=True, source="merchant_orders.all")
+
+
+class PaymentRequestSerializer(serializers.Serializer):
+    """The provider form's fields. Dummy provider: ``status`` (``confirmed`` or
+    ``rejected``), ``fraud_status`` (``accept``), ``gateway_response`` (``3ds-disabled``)."""
+
+    status = serializers.CharField(required=False)
+    fraud_status = serializers.CharField(required=False)
+    gateway_response = serializers.CharField(required=False)
+
+
+# --- views ----------------------------------------------------------------------------------
+
+
+def _validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _own_cart(request):
+    cart = cart_find(user=request.user)
+    if cart is None:
+        raise NotFound("You have no cart yet.", code="cart_not_found", field="cart")
+    return cart
+
+
+def _own_order(request, number: str) -> Order:
+    return order_get(number=number, user=request.user)
+
+
+class CheckoutReviewView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        tags=["checkout"],
+        summary="Review your cart for checkout (and look once more for a cheaper one)",
+        request=CheckoutReviewRequestSerializer,
+        responses={200: CheckoutReviewSerializer, **error_responses(400, 401, 403, 404, 409)},
+    )
+    def post(self, request):
+        data = _validated(CheckoutReviewRequestSerializer, request.data)
+        cart = _own_cart(request)
+        if "postal_code" in data:
+            cart = cart_destination_set(cart=cart, postal_code=data["postal_code"])
+        summary = cart_pricing_summary(cart=cart)
+        cheaper = None
+        if not summary.is_empty and not summary.unavailable:
+            cheaper = cart_cheaper_assignment_find(
+                cart=cart, budget_ms=settings.CHECKOUT_OPTIMIZE_BUDGET_MS
+            )
+        body = {"cart": summary, "review_token": review_token_make(summary), "cheaper": cheaper}
+        return Response(CheckoutReviewSerializer(body).data)
+
+
+class OrderListView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Your orders, newest first",
+        responses={200: OrderSerializer(many=True), **error_responses(401, 403)},
+    )
+    def get(self, request):
+        return Response(OrderSerializer(order_list(user=request.user)[:100], many=True).data)
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Place the reviewed cart as an order (one package per merchant)",
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                location=OpenApiParameter.HEADER,
+                required=True,
+                description="8-100 letters, digits or '_.:-'. The same key again returns the "
+                "order it placed.",
+            )
+        ],
+        request=PlaceOrderSerializer,
+        responses={
+            201: OpenApiResponse(OrderSerializer, description="Placed: pay it next."),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                e409="The cart changed since the review: `details.changes` says what, "
+                "`details.total` is the new total. Nothing was ordered.",
+            ),
+        },
+    )
+    def post(self, request):
+        data = _validated(PlaceOrderSerializer, request.data)
+        key = request.headers.get("Idempotency-Key")
+        if not key:
+            raise ValidationFailed(
+                "Send an Idempotency-Key header.",
+                code="idempotency_key_missing",
+                field="Idempotency-Key",
+            )
+        token = data.pop("review_token")
+        address = shipping_address_validate(**data)
+        order = order_place(
+            cart=_own_cart(request),
+            user=request.user,
+            address=address,
+            review_token=token,
+            idempotency_key=key,
+        )
+        order = _own_order(request, order.number)
+        return Response(OrderSerializer(order).data, status=status.HTTP_201_CREATED)
+
+
+class OrderDetailView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="One of your orders, with each package's status",
+        responses={200: OrderSerializer, **error_responses(401, 403, 404)},
+    )
+    def get(self, request, number: str):
+        return Response(OrderSerializer(_own_order(request, number)).data)
+
+
+class OrderPaymentView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Pay an order through the configured provider's form",
+        request=PaymentRequestSerializer,
+        responses={200: OrderSerializer, **error_responses(400, 401, 403, 404, 409)},
+    )
+    def post(self, request, number: str):
+        order = _own_order(request, number)
+        if order.status != Order.Status.PENDING:
+            raise ValidationFailed(
+                f"This order is {order.get_status_display().lower()}: nothing to pay.",
+                code="order_not_pending",
+                field="number",
+            )
+        try:
+            form = order_payment_for(order=order).get_form(data=request.data)
+        except RedirectNeeded:
+            return Response(OrderSerializer(_own_order(request, number)).data)
+        field, errors = next(iter(form.errors.items()), (None, ["Invalid payment data."]))
+        raise ValidationFailed(
+            str(errors[0]), code="payment_invalid", field=None if field == "__all__" else field
+        )
+
+
+urlpatterns = [
+    path("checkout/review/", CheckoutReviewView.as_view(), name="checkout-review"),
+    path("orders/", OrderListView.as_view(), name="order-list"),
+    path("orders/<str:number>/", OrderDetailView.as_view(), name="order-detail"),
+    path("orders/<str:number>/payment/", OrderPaymentView.as_view(), name="order-payment"),
+]

@@ -1,0 +1,32 @@
+"""The order confirmation mail (sent by a worker: ``storefront.orders.tasks``)."""
+
+from django.core.mail import send_mail
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from storefront.models import Order
+from storefront.orders.selectors import _with_packages
+
+
+def order_confirmation_mail_send(*, order_id: int) -> bool:
+    """Mails the confirmation of a paid order once; ``False`` when there was nothing to send
+    (not paid, or sent already). The order row is locked while sending, so two deliveries of
+    the task cannot both send it."""
+    with transaction.atomic():
+        order = (
+            _with_packages(Order.objects.select_for_update(of=("self",)))
+            .filter(pk=order_id, status=Order.Status.PAID, confirmation_sent_at__isnull=True)
+            .first()
+        )
+        if order is None:
+            return False
+        context = {"order": order}
+        send_mail(
+            subject=render_to_string("web/orders/confirmation_subject.txt", context).strip(),
+            message=render_to_string("web/orders/confirmation_email.txt", context),
+            from_email=None,
+            recipient_list=[order.email],
+        )
+        Order.objects.filter(pk=order.pk).update(confirmation_sent_at=timezone.now())
+    return True

@@ -1,0 +1,199 @@
+"""The checkout review: the cart priced as the shopper saw it, sealed in a signed token.
+
+Placing an order re-prices the cart with its offers locked and compares with the token: any
+difference (price, stock, terms, cart version, destination) refuses the order with a list of
+what changed and the new total, so the shopper is never charged a total they did not see.
+The token is signed (``django.core.signing``), so a client cannot edit the expected prices.
+"""
+
+from dataclasses import dataclass
+
+from django.core import signing
+
+from storefront.errors import Conflict, ValidationFailed
+from storefront.money import format_money
+from storefront.selectors import CartPricingSummary
+
+_SALT = "storefront.checkout.review"
+REVIEW_MAX_AGE_S = 3600
+
+
+class CheckoutChanged(Conflict):
+    """The cart no longer costs what the review showed (409): ``changes`` says what moved,
+    ``total`` is the new total."""
+
+    default_code = "checkout_changed"
+
+    def __init__(self, message: str, *, changes: list[dict], total: int | None) -> None:
+        super().__init__(message, field="review_token")
+        self.changes = changes
+        self.total = total
+
+    @property
+    def details(self) -> dict:
+        return {"changes": self.changes, "total": self.total}
+
+
+@dataclass(frozen=True)
+class ReviewSnapshot:
+    cart_id: int
+    version: int
+    postal_code: str
+    total: int
+    # line id -> (offer id, quantity, unit price, product name)
+    lines: dict[int, tuple[int, int, int, str]]
+    # merchant id -> (discount, shipping, cost, merchant name)
+    merchants: dict[int, tuple[int, int, int, str]]
+
+
+def review_snapshot(summary: CartPricingSummary) -> ReviewSnapshot:
+    return ReviewSnapshot(
+        cart_id=summary.cart_id,
+        version=summary.version,
+        postal_code=summary.postal_code,
+        total=summary.total,
+        lines={
+            line.line_id: (
+                line.offer_id,
+                line.quantity,
+                line.unit_price,
+                line.line.product.name,
+            )
+            for group in summary.groups
+            for line in group.lines
+        },
+        merchants={
+            group.merchant_id: (group.discount, group.shipping, group.total, group.merchant_name)
+            for group in summary.groups
+        },
+    )
+
+
+def review_token_make(summary: CartPricingSummary) -> str:
+    snap = review_snapshot(summary)
+    payload = {
+        "c": snap.cart_id,
+        "v": snap.version,
+        "p": snap.postal_code,
+        "t": snap.total,
+        "l": [[line_id, *values[:3]] for line_id, values in snap.lines.items()],
+        "m": [[merchant_id, *values[:3]] for merchant_id, values in snap.merchants.items()],
+    }
+    return signing.dumps(payload, salt=_SALT, compress=True)
+
+
+def review_token_read(token: object, *, cart_id: int) -> ReviewSnapshot:
+    """The snapshot in ``token``. A token that is not ours or is for another cart is bad
+    input (400); an old one is a conflict (409): review again."""
+    if not isinstance(token, str) or not token:
+        raise ValidationFailed(
+            "The review token is missing: review your order first.",
+            code="review_token_missing",
+            field="review_token",
+        )
+    try:
+        payload = signing.loads(token, salt=_SALT, max_age=REVIEW_MAX_AGE_S)
+    except signing.SignatureExpired:
+        raise Conflict(
+            "Your review is more than an hour old. Review your order again.",
+            code="review_expired",
+            field="review_token",
+        ) from None
+    except signing.BadSignature:
+        raise ValidationFailed(
+            "The review token is not valid.", code="review_token_invalid", field="review_token"
+        ) from None
+    if payload.get("c") != cart_id:
+        raise ValidationFailed(
+            "The review token is for another cart.",
+            code="review_token_invalid",
+            field="review_token",
+        )
+    return ReviewSnapshot(
+        cart_id=payload["c"],
+        version=payload["v"],
+        postal_code=payload["p"],
+        total=payload["t"],
+        lines={row[0]: (row[1], row[2], row[3], "") for row in payload["l"]},
+        merchants={row[0]: (row[1], row[2], row[3], "") for row in payload["m"]},
+    )
+
+
+def _line_changes(before: ReviewSnapshot, now: ReviewSnapshot, unavailable: set[int]) -> list[dict]:
+    changes = []
+    for line_id, (offer_id, quantity, price, name) in now.lines.items():
+        old = before.lines.get(line_id)
+        if old is None or old[0] != offer_id or old[1] != quantity:
+            changes.append(
+                {"code": "line_changed", "line_id": line_id, "message": f"{name} changed."}
+            )
+        elif old[2] != price:
+            changes.append(
+                {
+                    "code": "price_changed",
+                    "line_id": line_id,
+                    "old": old[2],
+                    "new": price,
+                    "message": f"{name} now costs {format_money(price)} "
+                    f"(was {format_money(old[2])}).",
+                }
+            )
+    for line_id in before.lines.keys() - now.lines.keys() - unavailable:
+        changes.append(
+            {
+                "code": "line_unavailable",
+                "line_id": line_id,
+                "message": "A line is no longer in your cart or no longer available.",
+            }
+        )
+    return changes
+
+
+def _merchant_changes(before: ReviewSnapshot, now: ReviewSnapshot) -> list[dict]:
+    changes = []
+    for merchant_id, (discount, shipping, cost, name) in now.merchants.items():
+        old = before.merchants.get(merchant_id)
+        if old is not None and (old[0], old[1]) != (discount, shipping):
+            changes.append(
+                {
+                    "code": "terms_changed",
+                    "merchant_id": merchant_id,
+                    "old": old[2],
+                    "new": cost,
+                    "message": f"Shipping or discount at {name} changed: "
+                    f"{format_money(cost)} (was {format_money(old[2])}).",
+                }
+            )
+    return changes
+
+
+def review_changes(
+    *, before: ReviewSnapshot, summary: CartPricingSummary, postal_code: str
+) -> list[dict]:
+    """What differs between the review and the cart priced now (empty: place it)."""
+    now = review_snapshot(summary)
+    unavailable = {line.line_id for line in summary.unavailable}
+    changes = _line_changes(before, now, unavailable) + _merchant_changes(before, now)
+    for line in summary.unavailable:
+        message = f"{line.line.product.name}: not available in that quantity any more."
+        changes.append({"code": line.problem, "line_id": line.line_id, "message": message})
+    if postal_code != before.postal_code:
+        changes.append(
+            {
+                "code": "destination_changed",
+                "message": f"The cart now ships to {postal_code or 'no postal code'}.",
+            }
+        )
+    if not changes and now.version != before.version:
+        changes.append({"code": "cart_changed", "message": "Your cart changed since the review."})
+    if now.total != before.total:
+        changes.append(
+            {
+                "code": "total_changed",
+                "old": before.total,
+                "new": now.total,
+                "message": f"The total is now {format_money(now.total)} "
+                f"(was {format_money(before.total)}).",
+            }
+        )
+    return changes

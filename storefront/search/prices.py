@@ -1,0 +1,42 @@
+"""The catalog's price ranges (a facet), on a product's cheapest buyable price."""
+
+from dataclasses import dataclass
+from itertools import pairwise
+
+from django.db.models import Q
+
+from storefront.money import format_money
+
+
+@dataclass(frozen=True)
+class PriceRange:
+    key: str  # in the URL: "10-25" (currency units), "250-" (and more)
+    low: int  # cents, included
+    high: int | None  # cents, excluded; None: no upper end
+
+    @property
+    def label(self) -> str:
+        if self.low == 0 and self.high is not None:
+            return f"Under {format_money(self.high)}"
+        if self.high is None:
+            return f"{format_money(self.low)} and more"
+        return f"{format_money(self.low)} to {format_money(self.high)}"
+
+    def q(self, field: str = "best_price") -> Q:
+        condition = Q(**{f"{field}__gte": self.low})
+        if self.high is not None:
+            condition &= Q(**{f"{field}__lt": self.high})
+        return condition
+
+
+def _ranges(bounds: list[int]) -> tuple[PriceRange, ...]:
+    edges = [0, *bounds]
+    ranges = [
+        PriceRange(key=f"{low // 100}-{high // 100}", low=low, high=high)
+        for low, high in pairwise(edges)
+    ]
+    return (*ranges, PriceRange(key=f"{bounds[-1] // 100}-", low=bounds[-1], high=None))
+
+
+PRICE_RANGES = _ranges([1000, 2500, 5000, 10000, 25000])
+PRICE_RANGE_KEYS = {price_range.key: price_range for price_range in PRICE_RANGES}

@@ -1,0 +1,108 @@
+"""The whole purchase in a real browser: search, add items from several merchants, Improve
+cart, apply, checkout, pay with the dummy provider; the order page shows one package per
+merchant and the total the shopper saw before paying. Then the merchant ships its package
+in the admin and the shopper sees it."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from storefront.models import MerchantStaff, Order
+from tests.e2e.conftest import DESKTOP, PHONE
+from tests.e2e.helpers import add_offer_through_search, cents_of, pick_improvable_offers
+from tests.factories import TEST_PASSWORD, UserFactory
+
+pytestmark = pytest.mark.e2e
+
+POSTAL_CODE = "10115"
+
+
+def _checkout(page) -> int:
+    """Address, then review; returns the total the review shows."""
+    page.get_by_role("link", name="Checkout").click()
+    page.get_by_label("E-mail").fill("buyer@example.com")
+    page.get_by_label("Full name").fill("Ada Buyer")
+    page.get_by_label("Street address").fill("Invalidenstr. 1")
+    page.get_by_label("City").fill("Berlin")
+    page.get_by_label("Postal code").fill(POSTAL_CODE)
+    page.get_by_label("Country code").fill("DE")
+    page.get_by_test_id("checkout-continue").click()
+    page.wait_for_url("**/checkout/review/")
+    return cents_of(page, '[data-testid="review-total"]')
+
+
+def _merchant_ships(browser, live_server, order: Order, artifacts) -> str:
+    package = order.merchant_orders.order_by("pk").first()
+    staff = UserFactory(username="e2e-merchant", is_staff=True)
+    MerchantStaff.objects.create(user=staff, merchant=package.merchant)
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    admin = context.new_page()
+    admin.goto(reverse("admin:login"))
+    admin.get_by_label("Username").fill(staff.username)
+    admin.get_by_label("Password").fill(TEST_PASSWORD)
+    admin.get_by_role("button", name="Log in").click()
+    admin.goto(reverse("admin:storefront_merchantorder_changelist"))
+    rows = admin.locator("#result_list tbody tr")
+    assert rows.count() == 1  # this merchant's package only
+    ship = "Mark shipped (tracking reference in the box)"
+    for action, text in (("Accept", ""), (ship, "DHL-E2E-1")):
+        admin.locator("#result_list tbody input.action-select").first.check()
+        admin.locator("select[name=action]").select_option(label=action)
+        admin.locator("input[name=text]").fill(text)
+        admin.get_by_role("button", name="Go").click()
+        admin.locator(".messagelist .success").wait_for()
+    admin.screenshot(path=artifacts / "e2e-merchant-shipped.png", full_page=True)
+    context.close()
+    return package.merchant_name
+
+
+def test_buy_the_improved_cart_and_see_the_merchant_ship_it(
+    browser, live_server, page, demo_catalog, artifacts
+):
+    Order.objects.all().delete()  # the demo's past orders: this test counts its own
+    for offer in pick_improvable_offers():
+        add_offer_through_search(page, offer)
+
+    page.goto(reverse("cart"))
+    page.get_by_role("button", name="Improve cart").click()
+    page.locator('#improve[data-state="saving"]').wait_for()
+    page.get_by_role("button", name=re.compile(r"^Apply and save")).click()
+    page.get_by_text("Suggestion applied").wait_for()
+    page.get_by_label("Postal code").fill(POSTAL_CODE)
+    page.get_by_role("button", name="Save").click()
+    page.get_by_text(f"Shipping now calculated for {POSTAL_CODE}").wait_for()
+    merchants = page.locator("section.merchant-group").count()
+    cart_total = cents_of(page, '[data-testid="cart-total"]')
+
+    review_total = _checkout(page)
+    assert review_total == cart_total
+    assert page.get_by_test_id("review-package").count() == merchants
+    page.screenshot(path=artifacts / "e2e-checkout-review.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=artifacts / "e2e-checkout-review-390.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    page.get_by_test_id("place-order").click()
+    page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+    page.get_by_label("Status", exact=True).select_option("confirmed")
+    page.screenshot(path=artifacts / "e2e-checkout-pay.png", full_page=True)
+    page.get_by_test_id("pay").click()
+    page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))
+
+    assert page.get_by_test_id("order-status").inner_text() == "Paid"
+    assert page.get_by_test_id("order-package").count() == merchants
+    assert cents_of(page, '[data-testid="order-total"]') == cart_total
+    order = Order.objects.get()
+    assert (order.total, order.status) == (cart_total, "paid")
+    page.screenshot(path=artifacts / "e2e-order-paid-1280.png", full_page=True)
+
+    shipped_by = _merchant_ships(browser, live_server, order, artifacts)
+    page.reload()
+    package = page.locator(f'[data-testid="order-package"][data-merchant="{shipped_by}"]')
+    assert package.get_by_test_id("package-status").inner_text() == "Shipped"
+    assert "DHL-E2E-1" in package.get_by_test_id("package-tracking").inner_text()
+    page.screenshot(path=artifacts / "e2e-order-shipped-1280.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=artifacts / "e2e-order-shipped-390.png", full_page=True)
+    page.goto(reverse("checkout"))  # the cart is empty now: back to it
+    assert page.url.endswith(reverse("cart"))

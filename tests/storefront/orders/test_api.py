@@ -1,0 +1,161 @@
+import pytest
+from rest_framework.test import APIClient
+
+from storefront.models import Cart, Offer, Order
+from storefront.services import offer_update
+from tests.factories import MerchantFactory, OfferFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+ADDRESS = {
+    "email": "mo@example.com",
+    "full_name": "Mo Bile",
+    "address_line": "Appstr. 2",
+    "city": "Berlin",
+    "postal_code": "10115",
+    "country": "DE",
+}
+PAID = {"status": "confirmed", "fraud_status": "accept", "gateway_response": "3ds-disabled"}
+
+
+@pytest.fixture
+def api(db):
+    client = APIClient()
+    client.force_authenticate(UserFactory())
+    return client
+
+
+def _fill_cart(api) -> Offer:
+    """Through the API only: create the cart, add two merchants' offers."""
+    offers = [OfferFactory(stock=4, unit_price=1500), OfferFactory(merchant=MerchantFactory())]
+    assert api.post("/api/v1/cart/").status_code == 201
+    for offer in offers:
+        response = api.post(
+            "/api/v1/cart/lines/", {"offer_id": offer.pk, "quantity": 2}, format="json"
+        )
+        assert response.status_code == 201, response.json()
+    return offers[0]
+
+
+def _review(api) -> dict:
+    response = api.post("/api/v1/checkout/review/", {"postal_code": "10115"}, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def _place(api, token, key="mobile-key-0001", **overrides):
+    return api.post(
+        "/api/v1/orders/",
+        {**ADDRESS, "review_token": token, **overrides},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=key,
+    )
+
+
+def test_empty_cart_to_paid_order_with_the_api_only(api):
+    limited = _fill_cart(api)
+    review = _review(api)
+    assert len(review["cart"]["merchants"]) == 2
+    placed = _place(api, review["review_token"])
+    assert placed.status_code == 201, placed.json()
+    order = placed.json()
+    assert order["status"] == "pending"
+    assert order["total"] == review["cart"]["total"]
+    assert sum(package["cost"] for package in order["packages"]) == order["total"]
+    paid = api.post(f"/api/v1/orders/{order['number']}/payment/", PAID, format="json")
+    assert paid.status_code == 200, paid.json()
+    assert paid.json()["status"] == "paid"
+    assert Offer.objects.get(pk=limited.pk).stock == 2
+    listed = api.get("/api/v1/orders/").json()
+    assert [row["number"] for row in listed] == [order["number"]]
+    assert api.get(f"/api/v1/orders/{order['number']}/").json()["status"] == "paid"
+
+
+def test_a_retried_post_with_the_same_key_returns_the_same_order(api):
+    _fill_cart(api)
+    token = _review(api)["review_token"]
+    first, again = _place(api, token), _place(api, token)
+    assert first.json()["number"] == again.json()["number"]
+    assert Order.objects.count() == 1
+
+
+def test_stale_review_is_a_409_with_the_changes_and_the_new_total(api):
+    limited = _fill_cart(api)
+    token = _review(api)["review_token"]
+    offer_update(offer=limited, unit_price=1600)
+    response = _place(api, token)
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert error["code"] == "checkout_changed"
+    assert error["details"]["total"] == api.get("/api/v1/cart/").json()["total"]
+    assert "price_changed" in {change["code"] for change in error["details"]["changes"]}
+    assert Order.objects.count() == 0
+    assert Offer.objects.get(pk=limited.pk).stock == 4
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "field"),
+    [
+        ({"email": "nope"}, "mobile-key-0001", "email"),
+        ({"country": "DEU"}, "mobile-key-0001", "country"),
+        ({"postal_code": "?"}, "mobile-key-0001", "postal_code"),
+        ({"full_name": ""}, "mobile-key-0001", "full_name"),
+        ({"review_token": "forged"}, "mobile-key-0001", "review_token"),
+        ({}, "", "Idempotency-Key"),
+        ({}, "bad key!", "idempotency_key"),
+    ],
+)
+def test_bad_order_input_is_a_400_naming_the_field_and_writes_nothing(api, overrides, key, field):
+    _fill_cart(api)
+    token = _review(api)["review_token"]
+    response = _place(api, overrides.pop("review_token", token), key=key, **overrides)
+    assert response.status_code == 400, response.json()
+    assert response.json()["error"]["field"] == field
+    assert Order.objects.count() == 0
+
+
+def test_bad_payment_input_is_a_400(api):
+    _fill_cart(api)
+    number = _place(api, _review(api)["review_token"]).json()["number"]
+    response = api.post(f"/api/v1/orders/{number}/payment/", {"status": "bogus"}, format="json")
+    assert response.status_code == 400
+    assert Order.objects.get().status == "pending"
+
+
+def test_bad_review_input_is_a_400(api):
+    _fill_cart(api)
+    response = api.post("/api/v1/checkout/review/", {"postal_code": "!!"}, format="json")
+    assert response.status_code == 400
+    assert Cart.objects.get().postal_code == ""
+
+
+def test_other_shoppers_orders_are_404_and_anonymous_is_401(api):
+    _fill_cart(api)
+    number = _place(api, _review(api)["review_token"]).json()["number"]
+    other = APIClient()
+    other.force_authenticate(UserFactory())
+    assert other.get(f"/api/v1/orders/{number}/").status_code == 404
+    assert other.post(f"/api/v1/orders/{number}/payment/", PAID, format="json").status_code == 404
+    assert other.get("/api/v1/orders/").json() == []
+    anonymous = APIClient()
+    assert anonymous.get("/api/v1/orders/").status_code in (401, 403)
+    assert anonymous.post("/api/v1/checkout/review/", {}, format="json").status_code in (401, 403)
+
+
+def test_review_without_a_cart_is_404(api):
+    assert api.post("/api/v1/checkout/review/", {}, format="json").status_code == 404
+
+
+def test_the_schema_documents_checkout(api):
+    schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").content
+    for path in (b"/api/v1/checkout/review/", b"/api/v1/orders/{number}/payment/"):
+        assert path in schema
+
+
+def test_paying_a_paid_order_again_is_refused(api):
+    _fill_cart(api)
+    number = _place(api, _review(api)["review_token"]).json()["number"]
+    api.post(f"/api/v1/orders/{number}/payment/", PAID, format="json")
+    again = api.post(f"/api/v1/orders/{number}/payment/", PAID, format="json")
+    assert again.status_code == 400
+    assert again.json()["error"]["code"] == "order_not_pending"

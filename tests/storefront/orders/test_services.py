@@ -1,0 +1,333 @@
+from decimal import Decimal
+
+import pytest
+from django.core import mail
+
+from storefront.errors import Conflict, NotFound, ValidationFailed
+from storefront.models import CartLine, MerchantOrder, Offer, Order, OrderEvent, Payment
+from storefront.orders.review import CheckoutChanged
+from storefront.orders.services import merchant_order_transition, order_payment_for
+from storefront.selectors import cart_pricing_summary
+from storefront.services import cart_line_set_quantity, offer_update
+from tests.factories import CartFactory, CartLineFactory, UserFactory
+from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
+
+pytestmark = pytest.mark.django_db
+
+
+def _pay(order, status: str) -> None:
+    payment = order_payment_for(order=order)
+    payment.change_status(status)
+
+
+def test_place_splits_the_cart_into_one_package_per_merchant_priced_as_the_cart(
+    two_merchant_cart,
+):
+    summary = cart_pricing_summary(cart=two_merchant_cart)
+    order = place(two_merchant_cart)
+    packages = list(order.merchant_orders.order_by("pk"))
+    assert order.status == Order.Status.PENDING
+    assert order.total == summary.total
+    assert [(p.subtotal, p.discount, p.shipping, p.cost) for p in packages] == [
+        (g.subtotal, g.discount, g.shipping, g.total) for g in summary.groups
+    ]
+    assert sum(p.cost for p in packages) == order.total
+    assert packages[0].discount == 250  # 10% of 2 x 12.50
+    lines = [line for p in packages for line in p.lines.all()]
+    assert [(line.quantity, line.unit_price) for line in lines] == [(2, 1250), (1, 799)]
+    assert lines[0].gtin and lines[0].merchant_sku
+    assert Payment.objects.get(order=order).total == Decimal(order.total) / 100
+
+
+def test_place_takes_the_stock_and_empties_the_cart(two_merchant_cart):
+    limited = two_merchant_cart.lines.get(quantity=2).offer
+    version = two_merchant_cart.version
+    place(two_merchant_cart)
+    assert Offer.objects.get(pk=limited.pk).stock == 3
+    assert not CartLine.objects.filter(cart=two_merchant_cart).exists()
+    two_merchant_cart.refresh_from_db()
+    assert two_merchant_cart.version == version + 1
+
+
+def test_the_same_key_twice_places_one_order(two_merchant_cart):
+    token, key = review_token(two_merchant_cart), new_key()
+    first = place(two_merchant_cart, token=token, key=key)
+    again = place(two_merchant_cart, token=token, key=key)
+    assert again.pk == first.pk
+    assert Order.objects.count() == 1
+    assert Offer.objects.filter(stock=3).count() == 1
+
+
+def test_a_price_change_after_the_review_is_a_409_with_the_new_total_and_nothing_written(
+    two_merchant_cart,
+):
+    token = review_token(two_merchant_cart)
+    offer = two_merchant_cart.lines.get(quantity=2).offer
+    offer_update(offer=offer, unit_price=1300)
+    with pytest.raises(CheckoutChanged) as raised:
+        place(two_merchant_cart, token=token)
+    new_total = cart_pricing_summary(cart=two_merchant_cart).total
+    assert raised.value.http_status == 409
+    assert raised.value.total == new_total
+    codes = {change["code"] for change in raised.value.changes}
+    assert {"price_changed", "total_changed"} <= codes
+    assert Order.objects.count() == 0
+    assert Offer.objects.get(pk=offer.pk).stock == 5
+    assert two_merchant_cart.lines.count() == 2
+
+
+def test_a_quantity_change_after_the_review_is_a_409(two_merchant_cart):
+    token = review_token(two_merchant_cart)
+    line = two_merchant_cart.lines.get(quantity=2)
+    cart_line_set_quantity(cart=two_merchant_cart, line_id=line.pk, quantity=1)
+    with pytest.raises(CheckoutChanged):
+        place(two_merchant_cart, token=token)
+    assert Order.objects.count() == 0
+
+
+def test_stock_gone_after_the_review_is_a_409_naming_the_line(two_merchant_cart):
+    token = review_token(two_merchant_cart)
+    offer = two_merchant_cart.lines.get(quantity=2).offer
+    offer_update(offer=offer, stock=1)
+    with pytest.raises(CheckoutChanged) as raised:
+        place(two_merchant_cart, token=token)
+    assert "insufficient_stock" in {change["code"] for change in raised.value.changes}
+    assert Offer.objects.get(pk=offer.pk).stock == 1
+    assert Order.objects.count() == 0
+
+
+def test_an_address_in_another_postal_code_than_the_priced_cart_is_refused(two_merchant_cart):
+    with pytest.raises(CheckoutChanged):
+        place(two_merchant_cart, postal_code="80331")
+    assert Order.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("token", "key", "code"),
+    [
+        ("", None, "review_token_missing"),
+        ("forged:token", None, "review_token_invalid"),
+        (None, "short", "idempotency_key_invalid"),
+        (None, "has spaces in it", "idempotency_key_invalid"),
+    ],
+)
+def test_bad_tokens_and_keys_are_400_and_write_nothing(two_merchant_cart, token, key, code):
+    with pytest.raises(ValidationFailed) as raised:
+        place(two_merchant_cart, token=token, key=key)
+    assert raised.value.code == code
+    assert Order.objects.count() == 0
+
+
+def test_a_review_of_another_cart_is_refused(two_merchant_cart):
+    other = CartLineFactory(cart=CartFactory(postal_code=POSTAL_CODE)).cart
+    with pytest.raises(ValidationFailed):
+        place(two_merchant_cart, token=review_token(other))
+
+
+def test_an_empty_cart_cannot_be_placed(db):
+    cart = CartFactory(postal_code=POSTAL_CODE)
+    token = review_token(cart)
+    with pytest.raises(Conflict) as raised:
+        place(cart, token=token)
+    assert raised.value.code == "cart_empty"
+
+
+def test_paid_order_is_confirmed_by_mail_once(
+    two_merchant_cart, django_capture_on_commit_callbacks
+):
+    order = place(two_merchant_cart)
+    with django_capture_on_commit_callbacks(execute=True):
+        _pay(order, "confirmed")
+    with django_capture_on_commit_callbacks(execute=True):
+        _pay(order, "confirmed")
+    order.refresh_from_db()
+    assert order.status == Order.Status.PAID
+    assert order.confirmation_sent_at is not None
+    assert len(mail.outbox) == 1
+    assert order.number in mail.outbox[0].subject
+    assert mail.outbox[0].to == ["ada@example.com"]
+
+
+def test_failed_payment_releases_the_stock_and_cancels_the_packages(two_merchant_cart):
+    offer = two_merchant_cart.lines.get(quantity=2).offer
+    order = place(two_merchant_cart)
+    assert Offer.objects.get(pk=offer.pk).stock == 3
+    _pay(order, "rejected")
+    order.refresh_from_db()
+    assert order.status == Order.Status.FAILED
+    assert Offer.objects.get(pk=offer.pk).stock == 5
+    assert set(order.merchant_orders.values_list("status", flat=True)) == {"cancelled"}
+    _pay(order, "rejected")  # seen before: nothing given back twice
+    assert Offer.objects.get(pk=offer.pk).stock == 5
+
+
+def test_waiting_payment_keeps_the_order_pending(two_merchant_cart):
+    order = place(two_merchant_cart)
+    _pay(order, "input")
+    order.refresh_from_db()
+    assert order.status == Order.Status.PENDING
+
+
+@pytest.fixture
+def paid_order(two_merchant_cart):
+    order = place(two_merchant_cart)
+    _pay(order, "confirmed")
+    order.refresh_from_db()
+    return order
+
+
+def _staff_of(package):
+    from storefront.models import MerchantStaff
+
+    user = UserFactory(is_staff=True)
+    MerchantStaff.objects.create(user=user, merchant=package.merchant)
+    return user
+
+
+def test_merchant_staff_accept_ship_deliver_with_history(paid_order):
+    package = paid_order.merchant_orders.first()
+    staff = _staff_of(package)
+    merchant_order_transition(package=package, action="accept", user=staff)
+    merchant_order_transition(
+        package=package, action="ship", user=staff, tracking_reference="DHL-123"
+    )
+    merchant_order_transition(package=package, action="deliver", user=staff)
+    package.refresh_from_db()
+    assert package.status == MerchantOrder.Status.DELIVERED
+    assert package.tracking_reference == "DHL-123"
+    events = list(OrderEvent.objects.filter(merchant_order=package))
+    assert [(e.from_status, e.to_status) for e in events] == [
+        ("placed", "accepted"),
+        ("accepted", "shipped"),
+        ("shipped", "delivered"),
+    ]
+    assert {e.by_id for e in events} == {staff.pk}
+
+
+def test_staff_of_another_merchant_cannot_see_or_act(paid_order):
+    mine, theirs = paid_order.merchant_orders.order_by("pk")
+    staff = _staff_of(mine)
+    with pytest.raises(NotFound):
+        merchant_order_transition(package=theirs, action="accept", user=staff)
+    assert MerchantOrder.objects.get(pk=theirs.pk).status == "placed"
+
+
+def test_a_shopper_cannot_act_on_packages(paid_order):
+    package = paid_order.merchant_orders.first()
+    with pytest.raises(NotFound):
+        merchant_order_transition(package=package, action="accept", user=paid_order.owner)
+
+
+def test_shipping_needs_a_tracking_reference_and_an_accepted_package(paid_order):
+    package = paid_order.merchant_orders.first()
+    staff = _staff_of(package)
+    with pytest.raises(Conflict):
+        merchant_order_transition(
+            package=package, action="ship", user=staff, tracking_reference="X1"
+        )
+    merchant_order_transition(package=package, action="accept", user=staff)
+    with pytest.raises(ValidationFailed):
+        merchant_order_transition(
+            package=package, action="ship", user=staff, tracking_reference=" "
+        )
+    with pytest.raises(ValidationFailed):
+        merchant_order_transition(package=package, action="fly", user=staff)
+    assert MerchantOrder.objects.get(pk=package.pk).status == "accepted"
+
+
+def test_unpaid_orders_cannot_be_accepted(two_merchant_cart):
+    order = place(two_merchant_cart)
+    package = order.merchant_orders.first()
+    with pytest.raises(Conflict):
+        merchant_order_transition(package=package, action="accept", user=_staff_of(package))
+
+
+def test_cancel_restores_the_stock_and_needs_a_reason(paid_order):
+    package = paid_order.merchant_orders.order_by("pk").first()
+    offer = package.lines.get().offer
+    staff = _staff_of(package)
+    with pytest.raises(ValidationFailed):
+        merchant_order_transition(package=package, action="cancel", user=staff, reason="")
+    assert Offer.objects.get(pk=offer.pk).stock == 3
+    merchant_order_transition(package=package, action="cancel", user=staff, reason="Damaged")
+    assert Offer.objects.get(pk=offer.pk).stock == 5
+    paid_order.refresh_from_db()
+    assert paid_order.status == Order.Status.PAID  # the other package still ships
+    with pytest.raises(Conflict):
+        merchant_order_transition(package=package, action="cancel", user=staff, reason="again")
+    assert Offer.objects.get(pk=offer.pk).stock == 5
+
+
+def test_shipped_packages_cannot_be_cancelled(paid_order):
+    package = paid_order.merchant_orders.first()
+    staff = _staff_of(package)
+    merchant_order_transition(package=package, action="accept", user=staff)
+    merchant_order_transition(package=package, action="ship", user=staff, tracking_reference="T")
+    with pytest.raises(Conflict):
+        merchant_order_transition(package=package, action="cancel", user=staff, reason="late")
+
+
+def test_catalog_admins_act_on_every_merchant(paid_order):
+    admin = UserFactory(is_staff=True, is_superuser=True)
+    for package in paid_order.merchant_orders.all():
+        merchant_order_transition(package=package, action="accept", user=admin)
+    assert set(paid_order.merchant_orders.values_list("status", flat=True)) == {"accepted"}
+
+
+def test_unlimited_stock_stays_unlimited(db):
+    cart = CartLineFactory(cart=CartFactory(postal_code=POSTAL_CODE), quantity=3).cart
+    place(cart)
+    assert Offer.objects.get().stock is None
+
+
+def test_orders_unpaid_in_time_fail_and_give_the_stock_back(two_merchant_cart, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from storefront.orders.services import orders_unpaid_expire
+
+    settings.ORDER_PAYMENT_TIMEOUT_S = 600
+    offer = two_merchant_cart.lines.get(quantity=2).offer
+    order = place(two_merchant_cart)
+    assert orders_unpaid_expire() == 0  # placed just now
+    later = timezone.now() + timedelta(seconds=601)
+    assert orders_unpaid_expire(now=later) == 1
+    order.refresh_from_db()
+    assert order.status == Order.Status.FAILED
+    assert Offer.objects.get(pk=offer.pk).stock == 5
+    assert order_payment_for(order=order).status == "cancelled"
+    assert orders_unpaid_expire(now=later) == 0
+
+
+def test_paid_orders_never_expire(paid_order):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from storefront.orders.services import orders_unpaid_expire
+
+    assert orders_unpaid_expire(now=timezone.now() + timedelta(days=30)) == 0
+
+
+def test_cancelling_a_paid_package_refunds_its_cost_once(
+    paid_order, django_capture_on_commit_callbacks
+):
+    from storefront.orders.services import merchant_order_refund
+
+    package = paid_order.merchant_orders.order_by("pk").first()
+    payment = order_payment_for(order=paid_order)
+    captured = payment.captured_amount
+    with django_capture_on_commit_callbacks(execute=True):
+        merchant_order_transition(
+            package=package, action="cancel", user=_staff_of(package), reason="Out of stock"
+        )
+    payment.refresh_from_db()
+    assert payment.captured_amount == captured - Decimal(package.cost) / 100
+    package.refresh_from_db()
+    assert package.refunded_at is not None
+    assert merchant_order_refund(merchant_order_id=package.pk) is False
+    payment.refresh_from_db()
+    assert payment.captured_amount == captured - Decimal(package.cost) / 100
+    paid_order.refresh_from_db()
+    assert paid_order.status == Order.Status.PAID

@@ -1,0 +1,208 @@
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from storefront.models import Cart, Offer, Order
+from storefront.services import offer_update
+from tests.factories import UserFactory
+from tests.storefront.orders.conftest import POSTAL_CODE
+from tests.storefront.web.conftest import add_to_cart, market  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.django_db
+
+ADDRESS = {
+    "email": "guest@example.com",
+    "full_name": "Grace Hopper",
+    "address_line": "Arlington Rd 1",
+    "city": "Berlin",
+    "postal_code": POSTAL_CODE,
+    "country": "de",
+}
+PAID = {"status": "confirmed", "fraud_status": "accept", "gateway_response": "3ds-disabled"}
+
+
+@pytest.fixture
+def cart_two_merchants(client, market):  # noqa: F811
+    add_to_cart(client, market.dear_offers[0])
+    add_to_cart(client, market.cheap_offers[1], quantity=2)
+    client.post(reverse("cart_destination"), {"postal_code": POSTAL_CODE})
+    return Cart.objects.get(session_key=client.session.session_key)
+
+
+def _review(client):
+    assert client.post(reverse("checkout"), ADDRESS).status_code == 302
+    response = client.get(reverse("checkout_review"))
+    assert response.status_code == 200
+    return response
+
+
+def _place_form(response) -> dict:
+    html = response.content.decode()
+    return {
+        name: re.search(rf'name="{name}" value="([^"]+)"', html).group(1)
+        for name in ("review_token", "idempotency_key")
+    }
+
+
+def test_guest_checkout_from_cart_to_paid_order(client, cart_two_merchants):
+    cart_total = client.get(reverse("cart")).context["summary"].total
+    assert 'data-testid="checkout"' in client.get(reverse("cart")).content.decode()
+    review = _review(client)
+    assert review.context["summary"].total == cart_total
+    assert len(review.context["summary"].groups) == 2
+    placed = client.post(reverse("checkout_place"), _place_form(review))
+    order = Order.objects.get()
+    assert placed["Location"] == reverse("order_pay", args=[order.number])
+    assert client.get(placed["Location"]).status_code == 200
+    paid = client.post(placed["Location"], PAID)
+    assert paid["Location"] == reverse("order_detail", args=[order.number])
+    page = client.get(paid["Location"])
+    order.refresh_from_db()
+    assert order.status == "paid" and order.total == cart_total and order.owner is None
+    assert order.country == "DE"
+    assert len(page.context["order"].merchant_orders.all()) == 2
+    assert "Paid" in page.content.decode()
+
+
+def test_a_double_submitted_review_places_one_order(client, cart_two_merchants):
+    form = _place_form(_review(client))
+    first = client.post(reverse("checkout_place"), form)
+    second = client.post(reverse("checkout_place"), form)
+    assert first["Location"] == second["Location"]
+    assert Order.objects.count() == 1
+
+
+def test_the_review_offers_a_cheaper_cart_without_changing_it(client, market):  # noqa: F811
+    for offer in market.dear_offers:
+        add_to_cart(client, offer)
+    client.post(reverse("cart_destination"), {"postal_code": POSTAL_CODE})
+    cart = Cart.objects.get(session_key=client.session.session_key)
+    version = cart.version
+    review = _review(client)
+    cheaper = review.context["cheaper"]
+    assert cheaper is not None and cheaper.savings > 0
+    html = review.content.decode()
+    assert "Switch and save" in html
+    assert reverse("cart_improve_apply", args=[cheaper.run_id]) in html
+    cart.refresh_from_db()
+    assert cart.version == version
+    assert set(cart.lines.values_list("offer__merchant", flat=True)) == {market.dear.pk}
+
+
+def test_a_price_change_before_placing_is_a_409_showing_the_new_total(
+    client,
+    cart_two_merchants,
+    market,  # noqa: F811
+):
+    form = _place_form(_review(client))
+    offer_update(offer=market.dear_offers[0], unit_price=2600)
+    response = client.post(reverse("checkout_place"), form)
+    assert response.status_code == 409
+    assert response.context["changed"].total == response.context["summary"].total
+    assert "Your cart changed since you reviewed it" in response.content.decode()
+    assert Order.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        {"email": "not-an-address"},
+        {"postal_code": "!!"},
+        {"country": "Germany"},
+        {"full_name": ""},
+        {"address_line": "x" * 201},
+    ],
+)
+def test_bad_address_is_a_400_and_changes_nothing(client, cart_two_merchants, override):
+    response = client.post(reverse("checkout"), {**ADDRESS, **override})
+    assert response.status_code == 400
+    cart_two_merchants.refresh_from_db()
+    assert cart_two_merchants.postal_code == POSTAL_CODE
+    assert "checkout_address" not in client.session
+
+
+@pytest.mark.parametrize(
+    "form",
+    [{}, {"review_token": "x", "idempotency_key": "key-12345678"}, {"review_token": "x"}],
+)
+def test_bad_place_posts_are_400_and_place_nothing(client, cart_two_merchants, form):
+    _review(client)
+    response = client.post(reverse("checkout_place"), form)
+    assert response.status_code == 400
+    assert Order.objects.count() == 0
+
+
+def test_checkout_of_an_empty_cart_goes_back_to_the_cart(client, db):
+    assert client.get(reverse("checkout"))["Location"] == reverse("cart")
+    assert client.post(reverse("checkout_place"), {})["Location"] == reverse("cart")
+
+
+def test_bad_payment_form_is_a_400(client, cart_two_merchants):
+    client.post(reverse("checkout_place"), _place_form(_review(client)))
+    order = Order.objects.get()
+    response = client.post(reverse("order_pay", args=[order.number]), {"status": "nonsense"})
+    assert response.status_code == 400
+    order.refresh_from_db()
+    assert order.status == "pending"
+
+
+def test_rejected_payment_shows_the_failure_and_gives_the_stock_back(
+    client,
+    cart_two_merchants,
+    market,  # noqa: F811
+):
+    client.post(reverse("checkout_place"), _place_form(_review(client)))
+    order = Order.objects.get()
+    assert Offer.objects.get(pk=market.cheap_offers[1].pk).stock == 1
+    response = client.post(
+        reverse("order_pay", args=[order.number]), {**PAID, "status": "rejected"}
+    )
+    page = client.get(response["Location"])
+    assert "payment failed" in page.content.decode().lower()
+    assert Offer.objects.get(pk=market.cheap_offers[1].pk).stock == 3
+
+
+def test_other_browsers_and_shoppers_get_404_guests_find_it_with_their_email(
+    client, cart_two_merchants
+):
+    client.post(reverse("checkout_place"), _place_form(_review(client)))
+    order = Order.objects.get()
+    detail = reverse("order_detail", args=[order.number])
+    stranger = Client()
+    assert stranger.get(detail).status_code == 404
+    assert stranger.get(reverse("order_pay", args=[order.number])).status_code == 404
+    signed_in = Client()
+    signed_in.force_login(UserFactory())
+    assert signed_in.get(detail).status_code == 404
+    wrong = stranger.post(reverse("order_lookup"), {"number": order.number, "email": "x@y.zz"})
+    assert wrong.status_code == 404
+    assert stranger.post(reverse("order_lookup"), {"number": "", "email": ""}).status_code == 400
+    found = stranger.post(
+        reverse("order_lookup"), {"number": order.number.lower(), "email": "GUEST@example.com"}
+    )
+    assert found["Location"] == detail
+    assert stranger.get(detail).status_code == 200
+
+
+def test_my_orders_lists_only_mine_and_needs_sign_in(client, market):  # noqa: F811
+    shopper = UserFactory()
+    client.force_login(shopper)
+    add_to_cart(client, market.dear_offers[0])
+    client.post(reverse("cart_destination"), {"postal_code": POSTAL_CODE})
+    client.post(reverse("checkout_place"), _place_form(_review(client)))
+    other = Client()
+    assert other.get(reverse("order_list"))["Location"].startswith(reverse("login"))
+    other.force_login(UserFactory())
+    assert list(other.get(reverse("order_list")).context["orders"]) == []
+    mine = client.get(reverse("order_list")).context["orders"]
+    assert [order.owner_id for order in mine] == [shopper.pk]
+
+
+def test_a_new_postal_code_in_the_address_reprices_the_cart_before_the_review(client, market):  # noqa: F811
+    add_to_cart(client, market.cheap_offers[0])
+    before = client.get(reverse("cart")).context["summary"].total
+    review = _review(client)
+    assert review.context["summary"].postal_code == POSTAL_CODE
+    assert review.context["summary"].total < before  # the cheap shop's Berlin zone

@@ -1,0 +1,73 @@
+"""Every facet count equals the length of the list that choosing that value shows."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from storefront.demo_catalog import DEMO_DESTINATION
+from storefront.search.facets import CatalogFilters, product_facets
+from storefront.selectors import product_list
+from tests.factories import OfferFactory, ProductFactory
+
+pytestmark = pytest.mark.django_db
+
+STARTS = [
+    CatalogFilters(),
+    CatalogFilters(query="black"),
+    CatalogFilters(query="coffee", available_only=True),
+    CatalogFilters(category="kitchen", price_range="25-50"),
+    CatalogFilters(query="kettle", ships_free_to=DEMO_DESTINATION),
+]
+
+
+def listed(filters: CatalogFilters) -> int:
+    return product_list(**filters.kwargs()).count()
+
+
+def chosen(filters: CatalogFilters, **change) -> CatalogFilters:
+    values = {**filters.__dict__, **change}
+    return CatalogFilters(**values)
+
+
+@pytest.mark.parametrize("start", STARTS, ids=lambda f: repr(f))
+def test_counts_equal_the_filtered_list(demo, start):
+    facets = product_facets(filters=start, postal_code=DEMO_DESTINATION)
+    assert facets.categories and facets.merchants
+    for value in facets.categories:
+        assert value.count == listed(chosen(start, category=value.key)), value
+    for value in facets.merchants:
+        assert value.count == listed(chosen(start, merchant_id=int(value.key))), value
+    for value in facets.price_ranges:
+        assert value.count == listed(chosen(start, price_range=value.key)), value
+    assert facets.in_stock.count == listed(chosen(start, available_only=True))
+    assert facets.ships_free.count == listed(chosen(start, ships_free_to=DEMO_DESTINATION))
+    # Choosing nothing more shows the list as it is; a chosen value is marked.
+    assert sum(v.count for v in facets.categories) == listed(chosen(start, category=None))
+    if start.category:
+        assert [v.key for v in facets.categories if v.selected] == [start.category]
+
+
+def test_ships_free_needs_a_postal_code(demo):
+    facets = product_facets(filters=CatalogFilters())
+    assert facets.ships_free is None
+    assert 0 < facets.in_stock.count <= listed(CatalogFilters())
+
+
+def queries(client, url: str) -> int:
+    assert client.get(url).status_code == 200
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(url).status_code == 200
+    return len(captured)
+
+
+def test_search_page_queries_are_bounded_whatever_the_catalog_size(client, demo):
+    client.login(username="demo", password="demo-shopper-pass")  # a cart shipping to 10115
+    url = reverse("catalog") + "?q=kettle&in_stock=on&free=on&price=25-50&sort=relevance"
+    few = queries(client, url)
+    for index in range(40):
+        OfferFactory.create_batch(2, product=ProductFactory(name=f"Steel Kettle {index}"))
+    assert queries(client, url) == few
+    # Session and user, cart, categories, the list (count and page), the facets and the
+    # merchants' terms for the destination: a constant, pinned so that growth is noticed.
+    assert few <= 18, few

@@ -72,16 +72,27 @@ def resolve_batch_device(device: str) -> str:
 
 
 def solve_packed(
-    batch: PackedBatch, *, device: str = "auto", prefer: int | None = None
+    batch: PackedBatch,
+    *,
+    device: str = "auto",
+    prefer: int | None = None,
+    gpu_variant: str | None = None,
 ) -> RawAnswers:
     """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer``: see
-    :func:`gpu_engine.batch.pack.plan_batch`."""
+    :func:`gpu_engine.batch.pack.plan_batch`; ``gpu_variant``: how the GPU path moves and
+    launches the work (:data:`gpu_engine.batch.cuda.VARIANTS`; None: its default), for
+    benchmarks that compare them; answers never depend on it."""
     where = resolve_batch_device(device)
     timings: dict[str, float] = {}
     if where == "gpu":
         from gpu_engine.batch.cuda import solve_gpu
 
-        total, choice, plan = solve_gpu(batch, prefer=prefer, timings=timings)
+        if gpu_variant is None:
+            total, choice, plan = solve_gpu(batch, prefer=prefer, timings=timings)
+        else:
+            total, choice, plan = solve_gpu(
+                batch, prefer=prefer, timings=timings, variant=gpu_variant
+            )
         return RawAnswers(total=total, choice=choice, plan=plan, device=where, timings=timings)
     t0 = time.perf_counter()
     with _threads(batch.n_carts >= PARALLEL_MIN_CARTS):

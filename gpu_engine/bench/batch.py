@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 from gpu_engine import solve
-from gpu_engine.batch import pack_problems, solve_batch, solve_packed
+from gpu_engine.batch import pack_problems, solve_batch, solve_packed, staging
 from gpu_engine.batch.pack import DP, FULL, TOO_LARGE
 from gpu_engine.batch.synthetic import cart_problem, synthetic_batch
 from gpu_engine.device import gpu_available, gpu_name
@@ -35,65 +35,84 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--batch-repeats", type=int, default=3, help="timed runs per device")
     parser.add_argument("--batch-no-cpu", action="store_true", help="skip the CPU twin")
+    parser.add_argument(
+        "--batch-gpu-variants",
+        default="",
+        help="comma-separated GPU variants run side by side (baseline, pinned, split, ...); "
+        "empty: the default one",
+    )
 
 
 def run(args) -> list[dict[str, Any]]:
     sizes = [int(v) for v in args.batch_sizes.split(",") if v.strip()]
     gpu = gpu_available()
-    _warm(gpu)
+    variants: list[str | None] = [v.strip() for v in args.batch_gpu_variants.split(",")]
+    variants = [v for v in variants if v] or [None]
+    _warm(gpu, variants)
     rows: list[dict[str, Any]] = []
     for n in sizes:
-        rows.extend(_size_rows(args, n, gpu))
+        rows.extend(_size_rows(args, n, gpu, variants))
     return rows
 
 
-def _warm(gpu: bool) -> None:
-    """Compile both devices' code on a small batch: compilation is not engine time."""
-    small = synthetic_batch(2000, seed=12345)
+def _warm(gpu: bool, variants: list[str | None]) -> None:
+    """Compile both devices' code on a small batch: compilation is not engine time. The batch
+    is large enough to hold carts of every tier of the split variants (each compiles its own
+    launches)."""
+    small = synthetic_batch(5000, seed=12345)
     solve_packed(small, device="cpu")
     if gpu:
-        solve_packed(small, device="gpu")
+        staging.warm()
+        for variant in variants:
+            solve_packed(small, device="gpu", gpu_variant=variant)
     problems = [cart_problem(small, c) for c in range(8)]
     solve_batch(problems, device="cpu")
     # The planner's first call in a process warms every CPU solver (seconds): not per-cart time.
     solve(problems[0])
 
 
-def _timed(batch, device: str, repeats: int):
+def _timed(batch, device: str, repeats: int, variant: str | None = None):
     times, answers = [], None
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
-        answers = solve_packed(batch, device=device)
+        answers = solve_packed(batch, device=device, gpu_variant=variant)
         times.append((time.perf_counter() - t0) * 1e3)
     return float(np.median(times)), min(times), answers
 
 
-def _size_rows(args, n: int, gpu: bool) -> list[dict[str, Any]]:
+def _size_rows(args, n: int, gpu: bool, variants: list[str | None]) -> list[dict[str, Any]]:
     t0 = time.perf_counter()
     batch = synthetic_batch(n, seed=args.batch_seed)
     gen_s = time.perf_counter() - t0
     case = f"{n} carts"
     base = {"suite": SUITE, "case": case}
-    rows: list[dict[str, Any]] = []
-    ref = None
-    gpu_ms = cpu_ms = None
+    gpu_rows: list[tuple[dict[str, Any], Any]] = []
     if gpu:
-        gpu_ms, gpu_min, ref = _timed(batch, "gpu", args.batch_repeats)
-        rows.append(_engine_row(base, "gpu-batch", gpu_name(), gpu_ms, gpu_min, n, ref))
+        staging.warm()
+        for variant in variants:
+            ms, fastest, answers = _timed(batch, "gpu", args.batch_repeats, variant)
+            solver = "gpu-batch" if variant is None else f"gpu-batch {variant}"
+            row = _engine_row(base, solver, gpu_name(), ms, fastest, n, answers)
+            gpu_rows.append((row, answers))
+    rows = [row for row, _ in gpu_rows]
+    ref = gpu_rows[0][1] if gpu_rows else None
+    cpu_ms = None
     if not args.batch_no_cpu:
         cpu_ms, cpu_min, cpu = _timed(batch, "cpu", args.batch_repeats if not gpu else 1)
         label = f"cpu ({numba.get_num_threads()} threads)"
-        row = _engine_row(base, "cpu-twin", label, cpu_ms, cpu_min, n, cpu)
-        if ref is not None:
-            row["same_totals_as_gpu"] = bool(np.array_equal(ref.total, cpu.total))
-            row["same_choices_as_gpu"] = bool(np.array_equal(ref.choice, cpu.choice))
+        rows.append(_engine_row(base, "cpu-twin", label, cpu_ms, cpu_min, n, cpu))
+        for row, answers in gpu_rows:
+            row["same_totals_as_cpu"] = bool(np.array_equal(answers.total, cpu.total))
+            row["same_choices_as_cpu"] = bool(np.array_equal(answers.choice, cpu.choice))
+            row["speedup_vs_cpu_twin"] = round(cpu_ms / row["engine_ms"], 1)
         ref = ref or cpu
-        rows.append(row)
     if ref is None:
         return [{**base, "error": "nothing to run: no GPU and --batch-no-cpu"}]
-    if gpu_ms and cpu_ms:
-        rows[0]["speedup_vs_cpu_twin"] = round(cpu_ms / gpu_ms, 1)
-    rows.append(_loop_row(base, batch, args.batch_loop_sample, gpu_ms or cpu_ms))
+    for row, answers in gpu_rows[1:]:
+        row["same_totals_as_first_gpu"] = bool(np.array_equal(answers.total, ref.total))
+        row["same_choices_as_first_gpu"] = bool(np.array_equal(answers.choice, ref.choice))
+    engine_ms = min([row["engine_ms"] for row in rows[: len(gpu_rows)]] or [cpu_ms or 0.0])
+    rows.append(_loop_row(base, batch, args.batch_loop_sample, engine_ms or None))
     rows.append(_check_row(base, batch, ref, args))
     rows[0]["generate_s"] = round(gen_s, 2)
     return rows

@@ -6,34 +6,41 @@ subset-DP step counts, (line, merchant) pairs, whether merchants have threshold 
 switches) and the machine's measured rates (:mod:`gpu_engine.planning.profile`), and the rule is
 plain:
 
-* an exact method runs whenever one is predicted to finish within the budget, the fastest of
-  them (CPU or GPU full search, subset DP on CPU or GPU, the HiGHS MILP). Methods that cannot
-  stop early (the DPs) must fit within ``UNINTERRUPTIBLE_SHARE`` of the budget; the others are
-  handed the remaining budget and stop at it;
-* otherwise, when the MILP's *optimistic* prediction (the quick end of HiGHS's measured spread,
-  ``PowerLaw.optimistic``) fits the budget, a proof may well fit: the MILP route runs as for an
-  exact fit, after a longer GA warm start (``UNCERTAIN_WARM_SHARE``), so that a proof cut by the
-  budget still leaves a GA answer of that share's quality (never worse: HiGHS keeps the better
-  of the two). HiGHS's times at one cart size spread over a factor of ten, so a point
-  prediction alone misses the quick instances (one cart of 180 at 200 ms on the H200);
-* otherwise the GA runs for the budget, on the GPU when one is present and its queue leaves
-  room, else on the CPU. The time the GA leaves (it stops early when it stalls) goes to the
-  MILP, warm-started with the GA's answer: it often proves that answer optimal, or improves it,
-  on carts whose MILP time the profile over-predicts. When the MILP is predicted within
-  ``PROOF_REACH`` x the budget, the GA gets only ``PROOF_GA_SHARE`` of it, to leave the proof a
-  real chance. The answer is never worse than the GA's. The proof's time is a hard deadline
-  (:func:`gpu_engine.solvers.milp.runner.milp_run`): HiGHS overshoots a short ``time_limit`` in
-  its presolve, so a proof still running at the end of the budget is cut, the GA's answer stands
-  unproven, and the plan records the cut (``plan["proof_after_ga"]``).
+* a full search or subset DP runs whenever one is predicted to finish within the budget, the
+  fastest of them. Methods that cannot stop early (the DPs) must fit within
+  ``UNINTERRUPTIBLE_SHARE`` of the budget; the others are handed the remaining budget;
+* otherwise the answer is *anytime*: a GA phase and a HiGHS phase, in the order the measured
+  rates say, every phase keeping the best assignment found so far, and the best of all of them
+  returned:
+
+  - **HiGHS first** (``method == "milp"``) when the profile predicts HiGHS proves the cart in
+    the time the GA phase leaves (typically flat carts: fixed delivery fees, no discounts or
+    thresholds). HiGHS, warm-started with the GA's drop-heuristic seed, gets that time as a hard
+    deadline; if it has not proven its answer, the GA runs on the rest, bounded by HiGHS's dual
+    bound;
+  - **GA first** (``cpu-ga``/``gpu-ga``) otherwise: the GA phase (it stops early when it stalls
+    or meets a proven bound), then, when HiGHS is not predicted to prove in the time left, the LP
+    relaxation's bound (:mod:`gpu_engine.bounds.lp`), which proves the GA's answer when it meets
+    it to the cent; then HiGHS, warm-started with the GA's answer, on the rest (skipped below a
+    floor: its presolve alone can outlast a few ms).
+
+  The GA phase's time is :func:`ga_phase_ms`: ``GA_SHARE`` of the budget, or the whole budget
+  while what is left could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor (or x its predicted
+  time, where that is less).
+
+Monotone in the budget, by construction: the GA's run is a pure function of the seed and the
+generation count, and keeps its best (elitism); its time on either route is at least
+:func:`ga_phase_ms` of the budget, which is nondecreasing in the budget, so a larger budget runs
+the smaller budget's GA trajectory and more (as far as the machine's speed is steady), and the
+answer is never worse than that GA's. HiGHS only ever replaces an answer with a better one.
+(Where a full search or DP is predicted to fit it answers the optimum.) ``plan["ran"]`` lists
+every phase that ran, with its time, total and why it ran or stopped; ``plan["order"]`` and
+``plan["reason"]`` say why this route.
 
 The GPU's state comes from the caller (the Celery side knows its queues): ``gpu_busy`` and
 ``gpu_queue_depth`` (values or callables) turn into a predicted wait of ``depth *
 profile.gpu_job_ms`` added to every GPU method; ``allow_gpu=False`` keeps the solve off the GPU
 (a CPU worker must not open a CUDA context in a forked process).
-
-The MILP is warm-started: a short GA run (``WARM_START_SHARE`` of the budget) hands HiGHS its
-incumbent, so a MILP stopped by the budget still returns an answer at least as good as the GA's,
-with its proven gap. ``Solution.plan`` records the choice, the reason and every predicted time.
 """
 
 from __future__ import annotations
@@ -56,14 +63,15 @@ logger = logging.getLogger(__name__)
 DEFAULT_BUDGET_MS = 2000.0
 # Share of the budget an uninterruptible exact method may be predicted to take.
 UNINTERRUPTIBLE_SHARE = 0.8
-# The GA's time before the MILP, to warm-start it: its seeded population and first elite pass
-# are already within about 1% of the optimum on benchmark carts.
-WARM_START_SHARE = 0.1
-WARM_START_MAX_MS = 30.0
-# The warm start when only the optimistic MILP prediction fits: the GA's answer is what stands
-# if the proof is cut, so it gets more of the budget than before a predicted fit.
-UNCERTAIN_WARM_SHARE = 0.2
-UNCERTAIN_WARM_MAX_MS = 100.0
+# The GA's share of the budget on every anytime route (see the module docstring): HiGHS first
+# leaves it at least this much, GA first gives it this much.
+GA_SHARE = 0.5
+# HiGHS is given time only beyond this many times its proof floor (``_proof_floor_ms``): below
+# it the GA gets the whole budget, since HiGHS could not even set up in what is left.
+GA_FLOOR_FACTOR = 2.0
+# The LP bound after the GA gets at most this share of what is left, HiGHS the rest.
+LP_SHARE = 0.5
+MIN_LP_MS = 5.0
 # The GPU GA only when the predicted wait for the GPU leaves most of the budget.
 GPU_GA_MAX_WAIT_SHARE = 0.25
 # After the GA, the MILP runs only when at least this much of the budget is left (ms), and at
@@ -71,8 +79,6 @@ GPU_GA_MAX_WAIT_SHARE = 0.25
 # that its presolve alone can outlast the budget (seen on the H200 host at a 200 ms budget).
 MIN_PROOF_MS = 20.0
 PROOF_FLOOR_FACTOR = 2.0
-PROOF_REACH = 10.0
-PROOF_GA_SHARE = 0.5
 # Beyond this many free lines the subset DPs are astronomically slow: not even estimated.
 MAX_DP_FREE_LINES = 40
 
@@ -114,10 +120,11 @@ class Plan:
     estimates: tuple[Estimate, ...]
     features: dict[str, Any]
     gpu: GpuState
-    # The GA's share of the budget (the MILP tries to prove on the rest).
-    ga_share: float = 1.0
-    # The MILP route's GA warm start (ms); None: the default for the budget.
-    warm_start_ms: float | None = None
+    # The GA's share of the budget on the anytime routes, and its time (``ga_phase_ms``).
+    ga_share: float = GA_SHARE
+    ga_ms: float = 0.0
+    # "exact", "highs-first" or "ga-first".
+    order: str = "exact"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,7 +132,8 @@ class Plan:
             "reason": self.reason,
             "budget_ms": self.budget_ms,
             "ga_share": self.ga_share,
-            "warm_start_ms": self.warm_start_ms,
+            "ga_ms": self.ga_ms,
+            "order": self.order,
             "predicted_ms": {e.method: e.predicted_ms for e in self.estimates},
             "notes": {e.method: e.note for e in self.estimates if e.note},
             "features": self.features,
@@ -232,33 +240,13 @@ def _subadditive(problem: CartProblem) -> bool:
     return not bool(np.any(extra_over_base | discount_vs_threshold))
 
 
-def uncertain_warm_ms(budget_ms: float) -> float:
-    return min(UNCERTAIN_WARM_SHARE * budget_ms, UNCERTAIN_WARM_MAX_MS)
-
-
-def warm_start_ms(budget_ms: float) -> float:
-    return min(WARM_START_MAX_MS, WARM_START_SHARE * budget_ms)
-
-
 def _milp_law(profile: RateProfile, features):
     return profile.milp_switched if features["switched"] else profile.milp_flat
 
 
-def _milp_estimate(budget_ms: float, profile: RateProfile, features) -> Estimate:
-    ms = (
-        warm_start_ms(budget_ms)
-        + profile.milp_overhead_ms
-        + _milp_law(profile, features)(features["pairs"])
-    )
-    return Estimate("milp", True, ms, "GA warm start, then HiGHS")
-
-
-def milp_optimistic_ms(budget_ms: float, profile: RateProfile, features) -> float:
-    """The MILP route's time on a quick instance of this size (after the longer warm start)."""
-    law = _milp_law(profile, features)
-    return (
-        uncertain_warm_ms(budget_ms) + profile.milp_overhead_ms + law.optimistic(features["pairs"])
-    )
+def _milp_estimate(profile: RateProfile, features) -> Estimate:
+    ms = profile.milp_overhead_ms + _milp_law(profile, features)(features["pairs"])
+    return Estimate("milp", True, ms, "HiGHS alone, one thread")
 
 
 def _ga_estimates(problem, budget_ms, profile, gpu: GpuState, features) -> list[Estimate]:
@@ -294,39 +282,61 @@ def make_plan(
     estimates = [
         *_full_estimates(problem, profile, gpu, features),
         *_dp_estimates(problem, profile, gpu, features),
-        _milp_estimate(budget_ms, profile, features),
+        _milp_estimate(profile, features),
         *_ga_estimates(problem, budget_ms, profile, gpu, features),
     ]
-    fitting = [
-        e
-        for e in estimates
-        if e.exact
-        and e.predicted_ms is not None
-        and e.predicted_ms
-        <= budget_ms * (1.0 if e.method in INTERRUPTIBLE else UNINTERRUPTIBLE_SHARE)
-    ]
-    if fitting:
-        best = min(fitting, key=lambda e: (e.predicted_ms, EXACT_METHODS.index(e.method)))
-        reason = f"exact: {best.method} predicted {best.predicted_ms:.3g} ms within the budget"
-        return Plan(best.method, reason, budget_ms, tuple(estimates), features, gpu)
-    optimistic = milp_optimistic_ms(budget_ms, profile, features)
+    # HiGHS's floor, or its predicted time where that is less (flat carts: HiGHS first from
+    # about three times its prediction).
     milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
     assert milp_ms is not None, "the MILP is predicted for every cart"
-    if optimistic <= budget_ms:
-        reason = (
-            f"a proof may fit: the MILP takes {optimistic:.3g} ms on a quick cart of this size "
-            f"(predicted {milp_ms:.3g} ms): GA warm start, then HiGHS to the budget"
-        )
-        warm = uncertain_warm_ms(budget_ms)
-        return Plan("milp", reason, budget_ms, tuple(estimates), features, gpu, warm_start_ms=warm)
+    ga_ms = ga_phase_ms(budget_ms, min(_proof_floor_ms(problem, profile), milp_ms))
+    fitting = [e for e in estimates if e.exact and _fits(e, budget_ms, ga_ms)]
+    if fitting:
+        best = min(fitting, key=lambda e: (e.predicted_ms, EXACT_METHODS.index(e.method)))
+        if best.method == "milp":
+            reason = (
+                f"HiGHS first: predicted to prove in {best.predicted_ms:.3g} ms, within the "
+                f"{budget_ms - ga_ms:.0f} ms the GA leaves; the GA on the rest if it has not"
+            )
+            return Plan(
+                "milp",
+                reason,
+                budget_ms,
+                tuple(estimates),
+                features,
+                gpu,
+                ga_ms=ga_ms,
+                order="highs-first",
+            )
+        reason = f"exact: {best.method} predicted {best.predicted_ms:.3g} ms within the budget"
+        return Plan(best.method, reason, budget_ms, tuple(estimates), features, gpu)
     ga = {e.method: e for e in estimates if not e.exact}
     method = "gpu-ga" if ga["gpu-ga"].predicted_ms is not None else "cpu-ga"
-    share = PROOF_GA_SHARE if milp_ms <= PROOF_REACH * budget_ms else 1.0
     reason = (
-        f"no exact method is predicted to finish in {budget_ms:.0f} ms: GA for "
-        f"{share:.0%} of the budget, then the MILP on the time it leaves"
+        f"GA first: no exact method is predicted to finish in {budget_ms:.0f} ms (HiGHS "
+        f"{milp_ms:.3g} ms): GA for {ga_ms:.0f} ms, then a lower bound and HiGHS, "
+        "warm-started, on the time it leaves"
     )
-    return Plan(method, reason, budget_ms, tuple(estimates), features, gpu, ga_share=share)
+    return Plan(
+        method, reason, budget_ms, tuple(estimates), features, gpu, ga_ms=ga_ms, order="ga-first"
+    )
+
+
+def ga_phase_ms(budget_ms: float, floor_ms: float) -> float:
+    """The GA's time on an anytime route: ``GA_SHARE`` of the budget, or all of it while the
+    rest could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor. Nondecreasing in the budget (the
+    monotone property rests on it): the whole budget up to that point, then flat, then the
+    share."""
+    return max(GA_SHARE * budget_ms, min(budget_ms, GA_FLOOR_FACTOR * floor_ms))
+
+
+def _fits(estimate: Estimate, budget_ms: float, ga_ms: float) -> bool:
+    if estimate.predicted_ms is None:
+        return False
+    if estimate.method == "milp":
+        return estimate.predicted_ms <= budget_ms - ga_ms
+    share = 1.0 if estimate.method in INTERRUPTIBLE else UNINTERRUPTIBLE_SHARE
+    return estimate.predicted_ms <= budget_ms * share
 
 
 def _value(value: Any) -> Any:
@@ -381,6 +391,8 @@ def solve_planned(
         "fallback": fallback,
         # The MILP after a GA: attempted or skipped, and whether the deadline cut it.
         "proof_after_ga": solution.stats.get("proof_after_ga"),
+        # Every phase that ran, in order (time, total, proven, why it ran or stopped).
+        "ran": solution.stats.get("phases") or [_phase(plan.method, solution)],
     }
     solution.elapsed_ms = (time.perf_counter() - started) * 1e3
     return solution
@@ -391,9 +403,7 @@ def _remaining(started: float, budget_ms: float) -> float:
 
 
 def _run(method: str, problem, plan: Plan, *, started: float, seed: int, profile) -> Solution:
-    from gpu_engine.solvers.ga.solve import solve_ga
-
-    budget_ms, gpu = plan.budget_ms, plan.gpu
+    budget_ms = plan.budget_ms
     if method == "cpu-full":
         from gpu_engine.solvers.full.cpu import solve_cpu_full
 
@@ -407,12 +417,21 @@ def _run(method: str, problem, plan: Plan, *, started: float, seed: int, profile
 
         return solve_dp(problem, device=method[:3])
     if method == "milp":
-        warm_ms = plan.warm_start_ms or warm_start_ms(budget_ms)
-        return _warm_milp(problem, started, budget_ms, seed, gpu, warm_ms)
-    device = "gpu" if method == "gpu-ga" else "cpu"
-    ga_ms = plan.ga_share * _remaining(started, budget_ms)
-    solution = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
-    return _prove(problem, solution, started, budget_ms, profile)
+        return _highs_first(problem, plan, started, seed)
+    return _ga_first(problem, plan, method, started, seed, profile)
+
+
+def _phase(name: str, solution: Solution | None, **extra: Any) -> dict[str, Any]:
+    """One entry of ``plan["ran"]``."""
+    if solution is None:
+        return {"phase": name, **extra}
+    return {
+        "phase": name,
+        "ms": round(solution.elapsed_ms, 3),
+        "total": solution.total,
+        "optimal": solution.optimal,
+        **extra,
+    }
 
 
 def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
@@ -426,18 +445,74 @@ def _proof_floor_ms(problem: CartProblem, profile: RateProfile) -> float:
     return max(MIN_PROOF_MS, floor)
 
 
+def _ga_device(problem: CartProblem, gpu: GpuState, method: str) -> str:
+    if method == "gpu-ga":
+        return "gpu"
+    if method == "cpu-ga":
+        return "cpu"
+    idle_gpu = gpu.present and not gpu.busy and gpu.queue_depth == 0
+    return "gpu" if idle_gpu and _gpu_ga_fits(problem) else "cpu"
+
+
+def _ga_first(problem, plan: Plan, method: str, started, seed, profile) -> Solution:
+    from gpu_engine.solvers.ga.solve import solve_ga
+
+    # A share of the budget itself, not of what planning left: the GA's time is then a pure,
+    # nondecreasing function of the budget (the monotone property rests on it).
+    ga_ms = plan.ga_ms
+    device = _ga_device(problem, plan.gpu, method)
+    ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
+    ga.stats["phases"] = [_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3))]
+    return _prove(problem, ga, started, plan.budget_ms, profile)
+
+
+def _lp_first(problem, ga: Solution, started, budget_ms, profile) -> None:
+    """The LP bound after the GA, when HiGHS is not predicted to prove in the time left: a GA
+    answer that meets it is proven here (``ga`` is updated in place)."""
+    from gpu_engine.bounds.lp import lp_bound
+
+    left = budget_ms - (time.perf_counter() - started) * 1e3
+    features = cart_features(problem)
+    highs_ms = profile.milp_overhead_ms + _milp_law(profile, features)(features["pairs"])
+    phases = ga.stats["phases"]
+    if highs_ms <= left or LP_SHARE * left < MIN_LP_MS:
+        why = "HiGHS predicted to prove in the time left" if highs_ms <= left else "no time"
+        phases.append({"phase": "lp-bound", "skipped": why})
+        return
+    lp = lp_bound(problem, time_limit_ms=LP_SHARE * left)
+    proven = lp.bound is not None and ga.total <= lp.bound
+    phases.append(
+        {"phase": "lp-bound", "ms": round(lp.ms, 3), "bound": lp.bound, "status": lp.status}
+    )
+    if lp.bound is None:
+        return
+    ga.stats["lp_bound"] = lp.bound
+    if proven:
+        ga.optimal, ga.gap = True, None
+    elif ga.total > 0:
+        gap = max(0.0, (ga.total - lp.bound) / ga.total)
+        ga.gap = gap if ga.gap is None else min(ga.gap, gap)
+
+
 def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> Solution:
-    """Spend what the GA left of the budget on the MILP, warm-started with the GA's answer:
-    a proven optimum (or a better incumbent) replaces the GA's answer; otherwise the GA's
-    answer stands with the tighter of the two gaps. The MILP's time is a hard deadline (a
-    proof still running at the end of the budget is cut: ``stats["proof_after_ga"]["cut"]``)."""
+    """Spend what the GA left of the budget on a bound and the MILP, warm-started with the GA's
+    answer: a proven optimum (or a better incumbent) replaces the GA's answer; otherwise the GA's
+    answer stands with the tighter gap. The MILP's time is a hard deadline (a proof still running
+    at the end of the budget is cut: ``stats["proof_after_ga"]["cut"]``)."""
     from gpu_engine.solvers.milp.runner import solve_milp
 
+    phases = ga.stats.setdefault("phases", [_phase("ga", ga)])
+    if not ga.optimal:
+        _lp_first(problem, ga, started, budget_ms, profile)
     left = budget_ms - (time.perf_counter() - started) * 1e3
     floor = _proof_floor_ms(problem, profile)
     if ga.optimal or left < floor:
-        reason = "the GA proved it" if ga.optimal else f"{left:.0f} ms left < {floor:.0f} ms floor"
+        if ga.optimal:
+            reason = "the LP bound proved it" if "lp_bound" in ga.stats else "the GA proved it"
+        else:
+            reason = f"{left:.0f} ms left < {floor:.0f} ms floor"
         ga.stats["proof_after_ga"] = {"attempted": False, "reason": reason}
+        phases.append({"phase": "milp", "skipped": reason})
         return ga
     milp = solve_milp(problem, budget_ms=left, warm_start=_choice(problem, ga))
     summary = {
@@ -451,9 +526,11 @@ def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> S
         "highs_status": milp.stats["highs_status"],
         "cut": milp.stats["cut"],
     }
+    phases.append(_phase("milp", milp, warm_start=ga.total, cut=milp.stats["cut"]))
     if milp.optimal or milp.total < ga.total:
         milp.stats["warm_start_ga"] = {"total": ga.total, "elapsed_ms": ga.elapsed_ms}
         milp.stats["proof_after_ga"] = summary
+        milp.stats["phases"] = phases
         milp.elapsed_ms += ga.elapsed_ms
         return milp
     ga.stats["milp_after_ga"] = summary
@@ -470,18 +547,42 @@ def _gpu_ga_fits(problem: CartProblem) -> bool:
     return features["lines"] <= MAX_LINES and features["merchants"] <= MAX_MERCHANTS
 
 
-def _warm_milp(problem, started, budget_ms, seed, gpu: GpuState, ga_ms: float) -> Solution:
-    """A short GA run (``ga_ms``) warm-starts HiGHS; the MILP gets the rest of the budget."""
-    from gpu_engine.solvers.ga.solve import solve_ga
-    from gpu_engine.solvers.milp.runner import solve_milp
+def _drop_seed(problem: CartProblem) -> np.ndarray:
+    """The GA's drop-heuristic seed (a few ms): HiGHS's first incumbent, so that its search
+    starts near the optimum and a run cut at the deadline still has a good answer."""
+    from gpu_engine.solvers.ga.core import drop_greedy, ga_arrays
 
-    idle_gpu = gpu.present and not gpu.busy and gpu.queue_depth == 0
-    device = "gpu" if idle_gpu and _gpu_ga_fits(problem) else "cpu"
-    warm = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
-    if warm.optimal:
-        return warm
-    solution = solve_milp(
-        problem, budget_ms=_remaining(started, budget_ms), warm_start=_choice(problem, warm)
-    )
-    solution.stats["warm_start_ga"] = {"total": warm.total, "elapsed_ms": warm.elapsed_ms}
-    return solution
+    arrays = ga_arrays(problem)
+    row = np.empty(arrays.n_lines, dtype=np.int32)
+    drop_greedy(row, arrays.qty, arrays.price, arrays.cand, arrays.params)
+    return arrays.to_original(row)
+
+
+def _highs_first(problem, plan: Plan, started, seed) -> Solution:
+    """HiGHS, warm-started with the drop heuristic's answer, until the GA phase's time is all
+    that is left of the budget; unproven, the GA runs on the rest (bounded by HiGHS's dual
+    bound) and the better of the two answers stands."""
+    from gpu_engine.solvers.ga.solve import solve_ga
+    from gpu_engine.solvers.milp.runner import cents_bound, milp_best
+
+    highs_ms = _remaining(started, plan.budget_ms) - plan.ga_ms
+    seed_choice = _drop_seed(problem)
+    milp, outcome = milp_best(problem, budget_ms=max(1.0, highs_ms), warm_start=seed_choice)
+    phases = [
+        _phase("milp", milp, budget_ms=round(highs_ms, 3), status=outcome.status, cut=outcome.cut)
+    ]
+    if milp is not None and milp.optimal:
+        milp.stats["phases"] = phases
+        return milp
+    bound = cents_bound(outcome.bound)
+    device = _ga_device(problem, plan.gpu, "auto")
+    ga_ms = _remaining(started, plan.budget_ms)
+    ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device, bound=bound)
+    phases.append(_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3), bound=bound))
+    best = ga if milp is None or ga.total <= milp.total else milp
+    best.stats["phases"] = phases
+    if bound is not None and not best.optimal and best.total <= bound:
+        best.optimal, best.gap = True, None
+    if milp is not None and best is ga:
+        ga.elapsed_ms += milp.elapsed_ms
+    return best

@@ -87,9 +87,12 @@ def test_a_busy_gpu_sends_the_work_to_the_cpu():
 
 
 def test_exact_whenever_one_is_predicted_to_fit():
-    fast_milp = _profile(milp_switched=PowerLaw(coef=0.01, power=1.0))
+    fast_milp = _profile(
+        milp_switched=PowerLaw(coef=0.01, power=1.0), milp_flat=PowerLaw(coef=0.01, power=1.0)
+    )
     plan = make_plan(BIG, budget_ms=1000, profile=fast_milp, gpu=GpuState(present=False))
-    assert plan.method == "milp" and plan.reason.startswith("exact")
+    assert plan.method == "milp" and plan.reason.startswith("HiGHS first")
+    assert plan.order == "highs-first"
 
 
 def test_uninterruptible_methods_need_a_margin():
@@ -171,10 +174,15 @@ def test_time_the_ga_leaves_goes_to_proving_its_answer(monkeypatch):
     solution = solve(problem, budget_ms=200, profile=reach, allow_gpu=False)
     assert solution.plan["method"] == "cpu-ga" and solution.plan["ga_share"] == 0.5
     assert solution.optimal and solution.total == best
-    assert solution.algorithm == "milp" and "warm_start_ga" in solution.stats
+    if solution.algorithm == "milp":
+        assert "warm_start_ga" in solution.stats
+    else:  # the GA met a proven bound (its own or the LP's) before HiGHS was needed
+        assert solution.plan["ran"][-1]["phase"] in ("lp-bound", "milp", "cpu-ga")
+    # A MILP far out of reach still leaves the GA half the budget: a larger budget always runs
+    # the smaller one's GA (monotone), and the rest goes to the bound and HiGHS.
     far = _profile(milp_switched=PowerLaw(coef=1e9, power=0.0), cpu_full_rate=1.0)
     plan = make_plan(problem, budget_ms=200, profile=far, gpu=GpuState(False))
-    assert plan.method == "cpu-ga" and plan.ga_share == 1.0
+    assert plan.method == "cpu-ga" and plan.ga_share == 0.5 and plan.order == "ga-first"
     # Too little time left for HiGHS to get going: the GA's answer stands unproven.
     slow_start = dataclasses.replace(reach, milp_flat=PowerLaw(coef=1e4, power=0.0))
     solution = solve(problem, budget_ms=200, profile=slow_start, allow_gpu=False)
@@ -183,30 +191,45 @@ def test_time_the_ga_leaves_goes_to_proving_its_answer(monkeypatch):
     assert not skipped["attempted"] and "floor" in skipped["reason"]
 
 
-def test_a_proof_that_may_fit_runs_the_milp_after_a_longer_warm_start():
-    """Predicted too slow, but quick instances of this size fit: the MILP route runs (a proof is
-    tried on most of the budget) after a warm start of UNCERTAIN_WARM_SHARE of the budget."""
-    uncertain = _profile(
-        milp_switched=PowerLaw(coef=500.0, power=0.0, low_coef=20.0),
-        milp_flat=PowerLaw(coef=500.0, power=0.0, low_coef=20.0),
-        cpu_full_rate=1.0,
-    )
+def test_highs_runs_first_only_where_the_profile_says_it_proves_quickly():
+    """HiGHS first when its prediction fits in 1 - GA_SHARE of the budget; a prediction between
+    that and the whole budget runs the GA first (HiGHS gets the time it leaves)."""
     cart = random_cart(8, 8, n_merchants=6, offers=(2, 4))
     best, _ = reference_brute_force(cart)
     problem = CartProblem.from_dict(cart)
-    plan = make_plan(problem, budget_ms=300, profile=uncertain, gpu=GpuState(False))
-    assert plan.method == "milp" and "a proof may fit" in plan.reason
-    assert plan.warm_start_ms == pytest.approx(planner_module.UNCERTAIN_WARM_SHARE * 300)
-    solve(problem, algorithm="cpu-ga", budget_ms=20)  # compilation out of the way
-    solution = solve(problem, budget_ms=300, profile=uncertain, allow_gpu=False)
-    assert solution.optimal and solution.total == best
-    assert solution.plan["warm_start_ms"] == plan.warm_start_ms
-    # The quick end beyond the budget too: the GA runs, as before.
-    hopeless = dataclasses.replace(
-        uncertain, milp_switched=PowerLaw(500.0, 0.0, 400.0), milp_flat=PowerLaw(500.0, 0.0, 400.0)
+    quick = _profile(
+        milp_switched=PowerLaw(coef=20.0, power=0.0),
+        milp_flat=PowerLaw(coef=20.0, power=0.0),
+        cpu_full_rate=1.0,
     )
-    plan = make_plan(problem, budget_ms=300, profile=hopeless, gpu=GpuState(False))
-    assert plan.method == "cpu-ga" and plan.warm_start_ms is None
+    plan = make_plan(problem, budget_ms=300, profile=quick, gpu=GpuState(False))
+    assert plan.method == "milp" and plan.order == "highs-first"
+    solve(problem, algorithm="milp")  # HiGHS's first run out of the way
+    solution = solve(problem, budget_ms=300, profile=quick, allow_gpu=False)
+    assert solution.optimal and solution.total == best
+    assert [p["phase"] for p in solution.plan["ran"]] == ["milp"]
+    assert solution.plan["order"] == "highs-first"
+    slower = _profile(
+        milp_switched=PowerLaw(coef=200.0, power=0.0),
+        milp_flat=PowerLaw(coef=200.0, power=0.0),
+        cpu_full_rate=1.0,
+    )
+    plan = make_plan(problem, budget_ms=300, profile=slower, gpu=GpuState(False))
+    assert plan.method == "cpu-ga" and plan.order == "ga-first"
+
+
+def test_highs_first_cut_hands_the_rest_to_the_ga(monkeypatch):
+    """HiGHS cut at its deadline with nothing: the GA answers on the rest, and the plan lists
+    both phases in order."""
+    import gpu_engine.solvers.milp.runner
+
+    monkeypatch.setattr(gpu_engine.solvers.milp.runner, "_await", lambda job, timeout_s: False)
+    quick = _profile(milp_switched=PowerLaw(1.0, 0.0), milp_flat=PowerLaw(1.0, 0.0))
+    solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=quick)
+    assert solution.plan["method"] == "milp" and solution.algorithm == "ga"
+    ran = solution.plan["ran"]
+    assert [p["phase"] for p in ran] == ["milp", "cpu-ga"] and ran[0]["cut"]
+    assert ran[1]["total"] == solution.total and not solution.optimal
 
 
 def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
@@ -288,14 +311,21 @@ def test_the_budget_holds_end_to_end(monkeypatch):
     assert handed[0][1] == pytest.approx(150.0)
     assert sum(ms for _, ms in handed) == pytest.approx(300.0)
     assert solution.elapsed_ms == pytest.approx(300.0)
-    # A proof that may fit: the longer warm start, then the MILP to the budget.
+    # HiGHS first: half the budget (less planning), then the GA on the rest.
     handed.clear()
-    uncertain = _profile(milp_switched=PowerLaw(500.0, 0.0, 50.0), milp_flat=PowerLaw(1.0, 0.0))
-    solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=uncertain)
+    quick = _profile(milp_switched=PowerLaw(50.0, 0.0), milp_flat=PowerLaw(1.0, 0.0))
+    monkeypatch.setattr(gpu_engine.solvers.milp.runner, "_await", lambda job, timeout_s: False)
+    monkeypatch.setattr(
+        gpu_engine.solvers.milp.runner,
+        "milp_best",
+        spend("milp", gpu_engine.solvers.milp.runner.milp_best),
+    )
+    solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=quick)
     assert solution.plan["method"] == "milp"
-    assert [name for name, _ in handed] == ["ga", "milp"]
-    assert handed[0][1] == pytest.approx(planner_module.UNCERTAIN_WARM_SHARE * 300)
-    assert sum(ms for _, ms in handed) == pytest.approx(300.0)
+    assert [p["phase"] for p in solution.plan["ran"]] == ["milp", "cpu-ga"]
+    assert [name for name, _ in handed] == ["milp", "ga"]
+    assert [ms for _, ms in handed] == pytest.approx([150.0, 150.0])
+    assert solution.elapsed_ms == pytest.approx(300.0)
 
 
 def test_the_seed_cart_goes_to_the_subset_dp_and_the_plan_is_reported():

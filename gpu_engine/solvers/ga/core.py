@@ -272,10 +272,162 @@ def _fill_threshold(out, cheapest, qty, price, m, params):
 
 
 @numba.njit(cache=True)
+def _cost_of(m, sub, units, params):
+    return merchant_cost(
+        sub, units, params[0, m], params[1, m], params[2, m], params[3, m], params[4, m]
+    )
+
+
+@numba.njit(cache=True)
+def _close_delta(m, out, qty, price, cand, params, is_open, sub, units, mcost, dsub, dunits):
+    """The exact change of the total when every line of ``m`` moves to the open merchant where it
+    adds least (each line judged alone), and where the lines go (``dsub``/``dunits``, which the
+    caller clears). Returns (delta, feasible)."""
+    n = qty.size
+    for i in range(n):
+        if out[i] != m:
+            continue
+        best_j = -1
+        best_add = np.int64(0)
+        for k in range(cand.shape[1]):
+            j = cand[i, k]
+            if j < 0:
+                break
+            if j == m or not is_open[j]:
+                continue
+            add = qty[i] * price[i, j]
+            extra = _cost_of(j, sub[j] + dsub[j] + add, units[j] + dunits[j] + qty[i], params)
+            extra -= _cost_of(j, sub[j] + dsub[j], units[j] + dunits[j], params)
+            if best_j < 0 or extra < best_add:
+                best_j, best_add = j, extra
+        if best_j < 0:
+            return np.int64(0), False
+        dsub[best_j] += qty[i] * price[i, best_j]
+        dunits[best_j] += qty[i]
+    delta = -mcost[m]
+    for j in range(dsub.size):
+        if dunits[j] > 0:
+            delta += _cost_of(j, sub[j] + dsub[j], units[j] + dunits[j], params) - mcost[j]
+    return delta, True
+
+
+# Passes of the drop seed's single-line descent (each pass tries every line once).
+_POLISH_PASSES = 20
+
+
+@numba.njit(cache=True)
+def _polish(out, qty, price, cand, params, sub, units, mcost):
+    """Single-line moves, each line to the merchant that lowers the exact total most, pass after
+    pass until none does (or ``_POLISH_PASSES``): the drop heuristic judges lines alone when it
+    closes a merchant, which leaves cheap moves for this."""
+    for _ in range(_POLISH_PASSES):
+        moved = False
+        for i in range(qty.size):
+            a = out[i]
+            amount = qty[i] * price[i, a]
+            base = _cost_of(a, sub[a] - amount, units[a] - qty[i], params) - mcost[a]
+            best_j = a
+            best_delta = np.int64(0)
+            for k in range(cand.shape[1]):
+                j = cand[i, k]
+                if j < 0:
+                    break
+                if j == a:
+                    continue
+                add = qty[i] * price[i, j]
+                delta = base + _cost_of(j, sub[j] + add, units[j] + qty[i], params) - mcost[j]
+                if delta < best_delta:
+                    best_j, best_delta = j, delta
+            if best_j != a:
+                j = best_j
+                sub[a] -= amount
+                units[a] -= qty[i]
+                mcost[a] = _cost_of(a, sub[a], units[a], params)
+                sub[j] += qty[i] * price[i, j]
+                units[j] += qty[i]
+                mcost[j] = _cost_of(j, sub[j], units[j], params)
+                out[i] = j
+                moved = True
+        if not moved:
+            return
+
+
+@numba.njit(cache=True)
+def drop_greedy(out, qty, price, cand, params):
+    """The classic "drop" heuristic of facility location, priced exactly: every line at its
+    cheapest offer, then, while it lowers the total, the merchant whose closing lowers it most is
+    closed (its lines moving to the open merchants where they add least), then single-line moves
+    polish it (:func:`_polish`). On carts where the
+    shipping of many merchants outweighs price differences (zero prices, ties, fixed fees, 100%
+    discounts) the cheapest-offer seed is far from the optimum and this one is close to it."""
+    n = qty.size
+    n_merchants = price.shape[1]
+    is_open = np.ones(n_merchants, dtype=np.bool_)
+    sub = np.zeros(n_merchants, dtype=np.int64)
+    units = np.zeros(n_merchants, dtype=np.int64)
+    mcost = np.zeros(n_merchants, dtype=np.int64)
+    dsub = np.zeros(n_merchants, dtype=np.int64)
+    dunits = np.zeros(n_merchants, dtype=np.int64)
+    for i in range(n):
+        out[i] = cand[i, 0]
+        sub[out[i]] += qty[i] * price[i, out[i]]
+        units[out[i]] += qty[i]
+    for m in range(n_merchants):
+        mcost[m] = _cost_of(m, sub[m], units[m], params)
+    while True:
+        best_m = -1
+        best_delta = np.int64(0)
+        for m in range(n_merchants):
+            if not is_open[m] or units[m] == 0:
+                continue
+            dsub[:] = 0
+            dunits[:] = 0
+            delta, ok = _close_delta(
+                m, out, qty, price, cand, params, is_open, sub, units, mcost, dsub, dunits
+            )
+            if ok and delta < best_delta:
+                best_m, best_delta = m, delta
+        if best_m < 0:
+            _polish(out, qty, price, cand, params, sub, units, mcost)
+            return
+        dsub[:] = 0
+        dunits[:] = 0
+        _close_delta(
+            best_m, out, qty, price, cand, params, is_open, sub, units, mcost, dsub, dunits
+        )
+        # Replays the chosen move, now writing where each line goes.
+        is_open[best_m] = False
+        for i in range(n):
+            if out[i] != best_m:
+                continue
+            best_j = -1
+            best_add = np.int64(0)
+            for k in range(cand.shape[1]):
+                j = cand[i, k]
+                if j < 0:
+                    break
+                if not is_open[j]:
+                    continue
+                add = qty[i] * price[i, j]
+                extra = _cost_of(j, sub[j] + add, units[j] + qty[i], params)
+                extra -= _cost_of(j, sub[j], units[j], params)
+                if best_j < 0 or extra < best_add:
+                    best_j, best_add = j, extra
+            out[i] = best_j
+            sub[best_j] += qty[i] * price[i, best_j]
+            units[best_j] += qty[i]
+            mcost[best_j] = _cost_of(best_j, sub[best_j], units[best_j], params)
+        sub[best_m] = 0
+        units[best_m] = 0
+        mcost[best_m] = 0
+
+
+@numba.njit(cache=True)
 def seed_population(seeded, qty, price, cand, params):
     """Write seeded individuals into the rows of ``seeded``; returns how many were written.
 
-    Row 0: cheapest offer per line. Then, per merchant with a reachable free-shipping threshold,
+    Row 0: cheapest offer per line; row 1 the drop heuristic (:func:`drop_greedy`). Then, per
+    merchant with a reachable free-shipping threshold,
     the greedy fill of that threshold; then, per merchant serving two or more lines,
     consolidation (every line it can serve moved to it).
     """
@@ -286,6 +438,10 @@ def seed_population(seeded, qty, price, cand, params):
     seeded[0, :] = cheapest
     rows = 1
     row = np.empty(n, dtype=np.int32)
+    if limit > 1:
+        drop_greedy(row, qty, price, cand, params)
+        seeded[1, :] = row
+        rows = 2
     for m in range(n_merchants):
         if rows >= limit:
             return rows
@@ -309,7 +465,7 @@ def seed_population(seeded, qty, price, cand, params):
 
 def seeded_individuals(arrays: GaArrays, population: int) -> np.ndarray:
     """The seeded rows for a population: at most half of it, so at least half starts random."""
-    limit = max(1, min(population // 2, 1 + 2 * arrays.n_merchants))
+    limit = max(1, min(population // 2, 2 + 2 * arrays.n_merchants))
     seeded = np.empty((limit, arrays.n_lines), dtype=np.int32)
     count = seed_population(seeded, arrays.qty, arrays.price, arrays.cand, arrays.params)
     return seeded[:count]

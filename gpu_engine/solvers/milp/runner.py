@@ -85,21 +85,24 @@ def milp_run(
     time_limit_ms: float | None = None,
     warm_start: np.ndarray | None = None,
     threads: int | None = DEFAULT_THREADS,
+    relaxed: bool = False,
 ) -> MilpOutcome:
-    """Build and solve the program. ``warm_start``: a merchant index per line (a feasible
-    assignment, e.g. the GA's) handed to HiGHS as its first incumbent. ``time_limit_ms`` counts
-    the model build too and is a hard deadline (see the module docstring): past it the outcome
-    has ``cut=True``, status :data:`CUT_STATUS` and no choice. ``threads``: HiGHS's thread count
-    (None: HiGHS's own choice)."""
+    """Build and solve the program (``relaxed``: its LP relaxation, whose optimum is the outcome's
+    ``bound`` and which gives no choice; :mod:`gpu_engine.bounds.lp`). ``warm_start``: a merchant
+    index per line (a feasible assignment, e.g. the GA's) handed to HiGHS as its first
+    incumbent. ``time_limit_ms`` counts the model build too and is a hard deadline (see the
+    module docstring): past it the outcome has ``cut=True``, status :data:`CUT_STATUS` and no
+    choice. ``threads``: HiGHS's thread count (None: HiGHS's own choice)."""
     started = time.perf_counter()
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
     job = _HighsJob(problem, started, deadline)
+    job.relaxed = relaxed
     # The build is Python: it runs here, checking the deadline between merchants, so that it
     # never competes with this thread for the GIL. Only HiGHS (GIL released) runs on a worker.
     try:
         milp = milp_build(problem, cancelled=job.expired)
         job.shape = (milp.n_cols, milp.n_rows)
-        highs = _highs_for(milp, warm_start, threads)
+        highs = _highs_for(milp, warm_start, threads, relaxed=relaxed)
     except BuildCancelled:
         return job.cut_outcome()
     job.build_ms = (time.perf_counter() - started) * 1e3
@@ -149,6 +152,7 @@ class _HighsJob:
         self.error: BaseException | None = None
         self.build_ms: float | None = None
         self.shape = (0, 0)
+        self.relaxed = False
 
     def expired(self) -> bool:
         return self.deadline is not None and time.perf_counter() >= self.deadline
@@ -205,10 +209,14 @@ class _HighsJob:
         solve_ms = (time.perf_counter() - self.started) * 1e3 - self.build_ms
         info = highs.getInfo()
         choice = None
-        if info.primal_solution_status == _SOLUTION_FEASIBLE:
+        if self.relaxed:
+            optimal = highs.getModelStatus() == highspy_status_optimal()
+            bound = info.objective_function_value if optimal else -math.inf
+        elif info.primal_solution_status == _SOLUTION_FEASIBLE:
             x = np.asarray(highs.getSolution().col_value[: milp.x_line.size])
             choice = choice_from_x(self.problem, milp, x)
-        bound = info.mip_dual_bound
+        if not self.relaxed:
+            bound = info.mip_dual_bound
         return MilpOutcome(
             choice=choice,
             bound=bound if math.isfinite(bound) else -math.inf,
@@ -220,7 +228,13 @@ class _HighsJob:
         )
 
 
-def _highs_for(milp: MilpModel, warm_start, threads):
+def highspy_status_optimal():
+    import highspy
+
+    return highspy.HighsModelStatus.kOptimal
+
+
+def _highs_for(milp: MilpModel, warm_start, threads, *, relaxed: bool = False):
     """A HiGHS instance holding the program (and the warm start), ready to run and to be
     interrupted by ``cancelSolve``."""
     import highspy
@@ -233,8 +247,11 @@ def _highs_for(milp: MilpModel, warm_start, threads):
         highs.setOptionValue("threads", int(threads))
     # Registers the interrupt callbacks (simplex, IPM, MIP) that ``cancelSolve`` trips.
     highs.HandleUserInterrupt = True
-    highs.passModel(milp.model.to_highs_lp())
-    if warm_start is not None:
+    lp = milp.model.to_highs_lp()
+    if relaxed:
+        lp.integrality_ = []
+    highs.passModel(lp)
+    if warm_start is not None and not relaxed:
         values = milp_point(milp, warm_start)
         highs.setSolution(milp.n_cols, np.arange(milp.n_cols, dtype=np.int32), values)
     return highs
@@ -258,6 +275,23 @@ def solve_milp(
     :func:`gpu_engine.solvers.ga.solve.lower_bound`. ``budget_ms`` is a hard deadline: a run cut by
     it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises RuntimeError when
     no feasible point is known (no warm start and no HiGHS incumbent in the time)."""
+    solution, outcome = milp_best(
+        problem, budget_ms=budget_ms, warm_start=warm_start, threads=threads
+    )
+    if solution is None:
+        raise RuntimeError(f"HiGHS found no assignment in time ({outcome.status})")
+    return solution
+
+
+def milp_best(
+    problem: CartProblem,
+    *,
+    budget_ms: float | None = None,
+    warm_start: np.ndarray | None = None,
+    threads: int | None = DEFAULT_THREADS,
+) -> tuple[Solution | None, MilpOutcome]:
+    """:func:`solve_milp` that answers None (with HiGHS's outcome, its bound included) where that
+    one raises: the anytime routes run HiGHS first without a warm start and go on without it."""
     started = time.perf_counter()
     outcome = milp_run(problem, time_limit_ms=budget_ms, warm_start=warm_start, threads=threads)
     choice = outcome.choice
@@ -266,13 +300,13 @@ def solve_milp(
         if choice is None or _cost(problem, warm) < _cost(problem, choice):
             choice = warm
     if choice is None:
-        raise RuntimeError(f"HiGHS found no assignment in time ({outcome.status})")
+        return None, outcome
     total = _cost(problem, choice)
     # HiGHS's bound is weak (even negative) early on; the GA's price-only bound never is.
     bound = max(outcome.bound, float(lower_bound(problem)))
     proven = milp_proves(total, bound)
     gap = None if proven or total == 0 else max(0.0, (total - bound) / total)
-    return make_solution(
+    solution = make_solution(
         problem,
         choice,
         total=total,
@@ -293,6 +327,14 @@ def solve_milp(
             "cut": outcome.cut,
         },
     )
+    return solution, outcome
+
+
+def cents_bound(bound: float) -> int | None:
+    """A floating-point dual bound as a proven bound in whole cents (None: no bound)."""
+    if not math.isfinite(bound):
+        return None
+    return max(0, math.ceil(bound - _BOUND_SLACK))
 
 
 def _cost(problem: CartProblem, choice: np.ndarray) -> int:

@@ -1,6 +1,7 @@
 """Batch solver: every cart's answer equals the per-cart exact answer to the cent, on the CPU
 twin and (tiny sizes) the CUDA kernel in the simulator; each exact method on every cart."""
 
+import dataclasses
 import subprocess
 import sys
 
@@ -196,3 +197,48 @@ def test_simulated_plan_kernel_matches_the_cpu_plan(dicts):
     _total, _choice, gpu = solve_gpu(batch)
     for name in ("method", "complexity", "work", "ws_ptr", "pick_ptr", "skip"):
         np.testing.assert_array_equal(getattr(gpu, name), getattr(cpu, name), err_msg=name)
+
+
+def test_every_simulated_kernel_variant_matches_the_cpu_twin(monkeypatch):
+    from gpu_engine.batch import cuda as batch_cuda
+
+    batch = synthetic_batch(24, seed=3, max_lines=7, max_offers=6, pool=8)
+    cpu = solve_packed(batch, device="cpu")
+    # Tiers low enough that these small carts fill both, and the light launch too.
+    monkeypatch.setattr(batch_cuda, "TIERS", ((2000, 8), (300, 4)))
+    assert (cpu.plan.work >= 2000).any() and ((cpu.plan.work >= 300) & (cpu.plan.work < 2000)).any()
+    for variant in batch_cuda.VARIANTS:
+        gpu = solve_packed(batch, device="gpu", gpu_variant=variant)
+        np.testing.assert_array_equal(gpu.total, cpu.total, err_msg=variant)
+        np.testing.assert_array_equal(gpu.choice, cpu.choice, err_msg=variant)
+    # The scratch kept from one batch serves the next.
+    assert batch_cuda._scratch
+    batch_cuda.release_scratch()
+
+
+def test_values_that_do_not_fit_the_narrow_types_travel_wide():
+    from gpu_engine.batch import staging
+
+    batch = synthetic_batch(6, seed=2, max_lines=4, max_offers=4, pool=6)
+    amount = batch.offer_amount.copy()
+    amount[1] = 1 << 40
+    wide = dataclasses.replace(batch, offer_amount=amount)
+    device = staging.upload({"offer_amount": amount, "line_qty": batch.line_qty})
+    assert device["offer_amount"].dtype == np.int64 and device["line_qty"].dtype == np.int32
+    np.testing.assert_array_equal(device["offer_amount"].copy_to_host(), amount)
+    cpu = solve_packed(wide, device="cpu")
+    gpu = solve_packed(wide, device="gpu")
+    np.testing.assert_array_equal(gpu.total, cpu.total)
+    np.testing.assert_array_equal(gpu.choice, cpu.choice)
+
+
+def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
+    from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch.pack import TOO_LARGE
+
+    batch = synthetic_batch(8, seed=4, max_lines=6, max_offers=5, pool=8)
+    for variant in batch_cuda.VARIANTS:
+        total, _choice, plan = batch_cuda.solve_gpu(batch, max_work=200, variant=variant)
+        assert (plan.method == TOO_LARGE).any() and (plan.method != TOO_LARGE).any()
+        assert (total[plan.method == TOO_LARGE] == -1).all(), variant
+        assert (total[plan.method != TOO_LARGE] > 0).all(), variant

@@ -1,6 +1,8 @@
 """Batch solver on real hardware: the kernel equals the CPU twin on thousands of synthetic
 carts, and a sample equals the per-cart exact solver."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -20,3 +22,31 @@ def test_gpu_batch_matches_the_cpu_twin_and_the_per_cart_solver():
     np.testing.assert_array_equal(gpu.choice, cpu.choice)
     for c in range(0, batch.n_carts, 200):
         assert solve(cart_problem(batch, c), algorithm="dp").total == gpu.total[c]
+
+
+@pytest.mark.gpu
+def test_every_gpu_variant_gives_the_cpu_twins_answers():
+    from gpu_engine.batch.cuda import TIERS, VARIANTS
+
+    # Enough carts for both heavy tiers of the split variants (about 0.3% above 2^20 steps).
+    batch = synthetic_batch(20_000, seed=11)
+    cpu = solve_packed(batch, device="cpu")
+    assert (cpu.plan.work >= TIERS[0][0]).any()
+    for variant in VARIANTS:
+        gpu = solve_packed(batch, device="gpu", gpu_variant=variant)
+        np.testing.assert_array_equal(gpu.total, cpu.total, err_msg=variant)
+        np.testing.assert_array_equal(gpu.choice, cpu.choice, err_msg=variant)
+
+
+@pytest.mark.gpu
+def test_a_value_too_wide_to_narrow_travels_wide():
+    from gpu_engine.batch.cuda import DEFAULT_VARIANT
+
+    batch = synthetic_batch(2_000, seed=5)
+    amount = batch.offer_amount.copy()
+    amount[7] = 1 << 40  # no real price, but the kernel must still read it whole
+    wide = dataclasses.replace(batch, offer_amount=amount)
+    cpu = solve_packed(wide, device="cpu")
+    gpu = solve_packed(wide, device="gpu", gpu_variant=DEFAULT_VARIANT)
+    np.testing.assert_array_equal(gpu.total, cpu.total)
+    np.testing.assert_array_equal(gpu.choice, cpu.choice)

@@ -1,0 +1,132 @@
+"""The batch's copy to the GPU through reusable pinned host buffers, in narrower integer types
+where the batch's values allow it.
+
+A pageable ``cuda.to_device`` runs at a few GB/s (the driver bounces it through its own pinned
+memory); a copy from page-locked memory runs at the bus's speed. The CSR arrays are int64 on
+the host (the CPU twin's types), but their values are small: pointers below 2^31 for any batch
+under 2^31 lines/offers, cart-local merchants below 2^15, amounts (quantity * unit price, in
+cents) below 2^31 for any line under 21 million EUR. One parallel pass per array casts it into
+its pinned buffer and checks every value; an array with a value out of range goes wide (its own
+type, pageable), so the narrowing never changes an answer. The kernels read the narrow arrays
+with the same steps: Numba computes on int64 whatever the width it loads (integer operations
+on narrower types widen to intp), and every sum in :mod:`gpu_engine.batch.ops` starts from an
+int64 literal.
+
+The pinned buffers are kept per process and grown as needed (a gpu worker solves many
+batches); a lock keeps two threads from staging into the same buffer. Each array's copy is
+issued on one stream as soon as it is staged, so the next array's cast overlaps it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numba
+import numpy as np
+
+# Field: the narrow type it is copied as when every value fits.
+NARROW: dict[str, type[np.integer]] = {
+    "line_ptr": np.int32,
+    "line_qty": np.int32,
+    "offer_ptr": np.int32,
+    "offer_merchant": np.int16,
+    "offer_amount": np.int32,
+    "merch_ptr": np.int32,
+    "merch_row": np.int32,
+}
+# Below this many elements one thread casts: waking numba's pool costs more than the pass.
+PARALLEL_MIN = 1 << 20
+GROWTH = 1.25
+
+_buffers: dict[str, np.ndarray] = {}
+_lock = threading.Lock()
+
+
+def narrow_dtype(name: str, values: np.ndarray) -> np.dtype:
+    """The type ``values`` travels as (without checking the values: see :func:`upload`)."""
+    return np.dtype(NARROW.get(name, values.dtype))
+
+
+def upload(arrays: dict[str, np.ndarray]) -> dict:
+    """Device copies of ``arrays``: each field of :data:`NARROW` cast into its pinned buffer
+    when all its values fit the narrow type (else its own type, pageable), the others as they
+    are. Returns when every copy is done."""
+    from numba import cuda
+
+    out = {}
+    with _lock:
+        stream = cuda.stream()
+        for name, values in arrays.items():
+            staged = _stage(name, np.ascontiguousarray(values))
+            out[name] = cuda.to_device(staged, stream=stream)
+        stream.synchronize()
+    return out
+
+
+def _stage(name: str, values: np.ndarray) -> np.ndarray:
+    """``values`` cast into the pinned buffer of ``name``, or ``values`` itself when it has no
+    narrow type or a value does not fit it."""
+    if name not in NARROW or values.size == 0:
+        return values
+    dtype = np.dtype(NARROW[name])
+    info = np.iinfo(NARROW[name])
+    target = _buffer(name, values.size * dtype.itemsize).view(dtype)[: values.size]
+    cast = _cast_parallel if values.size >= PARALLEL_MIN else _cast
+    if cast(values, target, info.min, info.max):
+        return target
+    return values
+
+
+def _buffer(name: str, nbytes: int) -> np.ndarray:
+    from numba import cuda
+
+    held = _buffers.get(name)
+    if held is None or held.size < nbytes:
+        # Whole int64 words, so that any integer type views the buffer.
+        held = cuda.pinned_array(8 * (int(nbytes * GROWTH) // 8 + 1), dtype=np.uint8)
+        _buffers[name] = held
+    return held
+
+
+def release() -> None:
+    """Give the pinned buffers back (tests; a worker keeps them)."""
+    with _lock:
+        _buffers.clear()
+
+
+def _cast_steps(values, target, lo, hi, parts):
+    """Cast ``values`` into ``target`` in ``parts`` slices (one per prange iteration); True
+    when every value lies in ``lo .. hi``."""
+    n = values.size
+    step = (n + parts - 1) // parts
+    bad = np.zeros(parts, dtype=np.uint8)
+    for p in numba.prange(parts):
+        for i in range(p * step, min(n, (p + 1) * step)):
+            v = values[i]
+            if v < lo or v > hi:
+                bad[p] = 1
+            target[i] = v
+    return bad.sum() == 0
+
+
+_cast_parts = numba.njit(cache=True, parallel=True)(_cast_steps)
+_cast_serial = numba.njit(cache=True)(_cast_steps)
+
+
+def _cast_parallel(values, target, lo, hi) -> bool:
+    return bool(_cast_parts(values, target, lo, hi, 4 * numba.get_num_threads()))
+
+
+def _cast(values, target, lo, hi) -> bool:
+    return bool(_cast_serial(values, target, lo, hi, 1))
+
+
+def warm() -> None:
+    """Compile both casts for every pair of types a batch can need (a benchmark's warm-up:
+    small batches only take the one-thread cast)."""
+    for source in (np.int64, np.int32):
+        for target in set(NARROW.values()):
+            values = np.zeros(1, dtype=source)
+            info = np.iinfo(target)
+            _cast_parts(values, np.zeros(1, dtype=target), info.min, info.max, 1)
+            _cast_serial(values, np.zeros(1, dtype=target), info.min, info.max, 1)

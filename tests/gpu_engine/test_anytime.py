@@ -1,0 +1,137 @@
+"""Anytime and monotone (issue 13): a larger budget never returns a worse total on the same cart
+and seed, every route keeps its best, and the plan says what ran."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpu_engine import CartProblem, solve
+from gpu_engine.bench.family_carts import FAMILIES, zero_ties
+from gpu_engine.planning.carts import random_cart
+from gpu_engine.planning.profile import PowerLaw
+from gpu_engine.pricing import assignment_cost
+from gpu_engine.reference import reference_brute_force
+from gpu_engine.solvers.ga.core import GaConfig, drop_greedy, ga_arrays, seeded_individuals
+from gpu_engine.solvers.ga.solve import solve_ga
+from tests.gpu_engine.strategies import carts
+from tests.gpu_engine.test_planner import _profile
+
+pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaDeprecationWarning")
+
+# Nothing exact predicted to fit, HiGHS far: every budget takes the GA-first anytime route.
+GA_FIRST = _profile(
+    milp_switched=PowerLaw(coef=1e6, power=0.0),
+    milp_flat=PowerLaw(coef=1e6, power=0.0),
+    cpu_full_rate=1.0,
+)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    cart=carts(max_items=6, max_merchants=5),
+    budgets=st.lists(st.sampled_from([10.0, 40.0, 120.0]), min_size=2, max_size=2, unique=True),
+    seed=st.integers(0, 3),
+)
+def test_a_larger_budget_is_never_worse(cart, budgets, seed):
+    problem = CartProblem.from_dict(cart)
+    small, large = sorted(budgets)
+    runs = {
+        b: solve(problem, budget_ms=b, seed=seed, allow_gpu=False, profile=GA_FIRST)
+        for b in (small, large)
+    }
+    assert runs[large].total <= runs[small].total
+    # Structurally: the larger budget's GA phase had at least the smaller one's time.
+    ga_ms = {b: runs[b].plan["ran"][0]["budget_ms"] for b in runs}
+    assert runs[small].plan["ran"][0]["phase"] == "cpu-ga"
+    assert ga_ms == {b: runs[b].plan["ga_ms"] for b in runs}
+    assert ga_ms[large] >= ga_ms[small]
+    best, _ = reference_brute_force(cart)
+    for run in runs.values():
+        assert run.total >= best and (not run.optimal or run.total == best)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    cart=carts(max_items=6, max_merchants=5), gens=st.tuples(st.integers(0, 6), st.integers(0, 6))
+)
+def test_the_ga_trajectory_only_improves(cart, gens):
+    """The property the planner's monotonicity rests on: a GA run is a function of the seed and
+    its generation count, and more generations never end worse."""
+    problem = CartProblem.from_dict(cart)
+    few, many = sorted(gens)
+    totals = [
+        solve_ga(
+            problem,
+            seed=1,
+            device="cpu",
+            config=GaConfig(population=16, max_generations=g, stall_generations=1000),
+        ).total
+        for g in (few, many)
+    ]
+    assert totals[1] <= totals[0]
+
+
+def test_the_plan_says_what_ran_on_the_ga_first_route():
+    problem = CartProblem.from_dict(random_cart(4, 12, n_merchants=8, offers=(2, 5)))
+    solution = solve(problem, budget_ms=150, allow_gpu=False, profile=GA_FIRST)
+    plan = solution.plan
+    assert plan["order"] == "ga-first" and plan["method"] == "cpu-ga"
+    phases = [p["phase"] for p in plan["ran"]]
+    assert phases[0] == "cpu-ga"
+    assert set(phases[1:]) <= {"lp-bound", "milp"}
+    # Every phase that ran says how (time and total) or why it was skipped.
+    for phase in plan["ran"][1:]:
+        assert "skipped" in phase or "ms" in phase
+    ga_total = plan["ran"][0]["total"]
+    assert solution.total <= ga_total
+
+
+def test_the_ga_phase_time_is_nondecreasing_in_the_budget():
+    from gpu_engine.planning.planner import ga_phase_ms
+
+    for floor in (0.0, 20.0, 110.0, 1e6):
+        times = [ga_phase_ms(b, floor) for b in range(1, 3000, 7)]
+        assert times == sorted(times)
+        assert all(0.5 * b <= t <= b for b, t in zip(range(1, 3000, 7), times, strict=True))
+
+
+def test_the_lp_bound_proves_a_ga_answer_that_meets_it(monkeypatch):
+    """A flat fixed-fee cart whose LP is tight: the GA's answer is proven by the bound."""
+    import gpu_engine.planning.planner as planner_module
+
+    proven = []
+    for seed in range(6):
+        problem = CartProblem.from_dict(FAMILIES["fixed_fee"](seed, 25))
+        no_highs = dataclasses.replace(GA_FIRST, milp_overhead_ms=1e7)
+        monkeypatch.setattr(planner_module, "MIN_PROOF_MS", 1e9)  # HiGHS never after the LP
+        monkeypatch.setattr(planner_module, "GA_FLOOR_FACTOR", 0.0)  # the LP gets its half
+        solution = solve(problem, budget_ms=400, allow_gpu=False, profile=no_highs)
+        lp = [p for p in solution.plan["ran"] if p["phase"] == "lp-bound"]
+        if solution.optimal and lp and lp[0].get("bound") is not None:
+            assert solution.total <= lp[0]["bound"]
+            proven.append(seed)
+    assert proven, "the LP bound proves none of six fixed-fee carts"
+
+
+def test_the_drop_seed_consolidates_zero_price_carts():
+    """The cause of the 124% gap: cheapest offers on zero-price, tied lines spread the cart over
+    many merchants, each charging its shipping. The drop seed closes them."""
+    problem = CartProblem.from_dict(zero_ties(0, 60))
+    arrays = ga_arrays(problem)
+    seeded = seeded_individuals(arrays, 128)
+
+    def cost(row):
+        return int(
+            assignment_cost(
+                arrays.to_original(row), problem.quantity, problem.price, *problem.merchant_params
+            )
+        )
+
+    assert cost(seeded[1]) < cost(seeded[0])
+    row = np.empty(arrays.n_lines, dtype=np.int32)
+    drop_greedy(row, arrays.qty, arrays.price, arrays.cand, arrays.params)
+    assert np.array_equal(row, seeded[1])
+    assert all(arrays.price[i, m] >= 0 for i, m in enumerate(row))

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from smartcart.models import OptimizationRun
+from smartcart.models import OptimizationRun, PriceWatchRun
 
 
 @admin.register(OptimizationRun)
@@ -13,6 +13,7 @@ class OptimizationRunAdmin(admin.ModelAdmin):
         "cart",
         "cart_version",
         "status",
+        "source",
         "route",
         "algorithm",
         "optimal",
@@ -22,11 +23,45 @@ class OptimizationRunAdmin(admin.ModelAdmin):
         "elapsed_ms",
         "created_at",
     )
-    list_filter = ("status", "route", "algorithm", "optimal")
+    list_filter = ("status", "source", "route", "algorithm", "optimal")
     list_select_related = ("cart",)
     search_fields = ("=id", "=cart__id", "requested_by__username")
     date_hierarchy = "created_at"
     ordering = ("-created_at", "-id")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(PriceWatchRun)
+class PriceWatchRunAdmin(admin.ModelAdmin):
+    """Read-only: what each price-watch run checked and found, how long it took and where
+    it ran."""
+
+    list_display = (
+        "id",
+        "status",
+        "started_at",
+        "route",
+        "device",
+        "products_changed",
+        "merchants_changed",
+        "carts_checked",
+        "carts_improvable",
+        "carts_price_up",
+        "carts_notified",
+        "emails_queued",
+        "queries",
+        "db_ms",
+        "solve_ms",
+        "duration_ms",
+    )
+    list_filter = ("status", "route", "device")
+    date_hierarchy = "started_at"
+    ordering = ("-started_at", "-id")
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -1,6 +1,9 @@
 """smartcart's answer to storefront's cart optimizer hook
 (``settings.STOREFRONT_CART_OPTIMIZER``, see ``storefront.cart_optimizer``)."""
 
+from django.conf import settings
+
+from smartcart.selectors import cart_current_total, optimization_run_for_checkout
 from smartcart.services import optimization_run_solve_now
 from storefront.cart_optimizer import CartOptimizer, CheaperAssignment
 from storefront.errors import DomainError
@@ -13,9 +16,22 @@ CART_NOT_OPTIMISABLE = frozenset({"cart_empty", "line_unavailable"})
 def cart_cheaper_assignment(*, cart: Cart, budget_ms: int) -> CheaperAssignment | None:
     """A cheaper assignment of ``cart`` found by the planner within ``budget_ms``, stored as
     a finished run to apply by its id; ``None`` when the cart is already the cheapest, the
-    solver failed, or the cart cannot be optimised as it stands (empty, a line out of stock)."""
+    solver failed, the cart cannot be optimised as it stands (empty, a line out of stock),
+    or the shopper dismissed a suggestion for this version of the cart.
+
+    A done run of the same cart version, younger than ``SMARTCART_CHECKOUT_REUSE_S`` and
+    priced at what the cart costs now, is answered again instead of solving (a reload of the
+    review page, Improve cart clicked just before checkout)."""
+    dismissed, run = optimization_run_for_checkout(
+        cart=cart, max_age_s=settings.SMARTCART_CHECKOUT_REUSE_S
+    )
+    if dismissed:
+        return None
+    # A price or shipping term moved since the run: its totals no longer hold.
+    if run is not None and run.current_total != cart_current_total(cart=cart):
+        run = None
     try:
-        run = optimization_run_solve_now(cart=cart, budget_ms=budget_ms)
+        run = run or optimization_run_solve_now(cart=cart, budget_ms=budget_ms)
     except DomainError as error:
         if error.code in CART_NOT_OPTIMISABLE:
             return None

@@ -425,11 +425,39 @@ def optimization_run_get(*, run_id: int, cart: Cart) -> OptimizationRun:
 def optimization_run_latest(
     *, cart: Cart, include_dismissed: bool = False
 ) -> OptimizationRun | None:
-    """The cart's most recent run (not dismissed unless asked), or ``None``."""
-    runs = OptimizationRun.objects.select_related("cart").filter(cart_id=cart.pk)
+    """The cart's most recent run (not dismissed unless asked; never a price-watch notice
+    a later check withdrew), or ``None``."""
+    runs = OptimizationRun.objects.select_related("cart").filter(
+        cart_id=cart.pk, superseded_at__isnull=True
+    )
     if not include_dismissed:
         runs = runs.filter(dismissed_at__isnull=True)
     return runs.order_by("-created_at", "-id").first()
+
+
+def optimization_run_for_checkout(
+    *, cart: Cart, max_age_s: int, now: datetime | None = None
+) -> tuple[bool, OptimizationRun | None]:
+    """``(dismissed, run)`` for the cart's current version: whether the shopper dismissed a
+    suggestion for this version, and the newest done run of it (not applied, not dismissed)
+    finished within ``max_age_s``. The caller still checks that the run's current total is
+    what the cart costs now (prices and terms move without the cart's version)."""
+    runs = OptimizationRun.objects.select_related("cart").filter(
+        cart_id=cart.pk, cart_version=cart.version
+    )
+    if runs.filter(dismissed_at__isnull=False).exists():
+        return True, None
+    cutoff = (now or timezone.now()) - timedelta(seconds=max_age_s)
+    run = (
+        runs.filter(
+            status=OptimizationRun.Status.DONE,
+            applied_at__isnull=True,
+            finished_at__gte=cutoff,
+        )
+        .order_by("-finished_at", "-id")
+        .first()
+    )
+    return False, run
 
 
 def optimization_run_list(*, cart: Cart) -> QuerySet[OptimizationRun]:

@@ -13,6 +13,12 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 
 from smartcart import services
 
+# Registered with the worker along with this module (autodiscovery imports ``tasks`` only).
+from smartcart.pricewatch.tasks import (  # noqa: F401
+    price_watch_email_send_task,
+    price_watch_run_task,
+)
+
 logger = logging.getLogger(__name__)
 
 

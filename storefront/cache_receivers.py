@@ -4,13 +4,24 @@ zones, categories. Writes that bypass ``save()`` (the admin's bulk actions, the 
 stock moved by ``QuerySet.update``) go through ``catalog_cheapest_mark_stale``, which bumps the
 same versions.
 
+``storefront.offer_changes.offers_changed`` (the price watch's signal, sent after the commit
+by every offer, terms and zone writer) replaces the same versions too, so a writer that only
+notifies it still reaches the page cache.
+
 Imported by ``storefront.receivers``, so connected whenever the models are.
 """
 
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from storefront.cache_versions import cache_versions_bump_on_commit
+from storefront.cache_versions import (
+    CATALOG,
+    SHARED,
+    cache_versions_bump,
+    cache_versions_bump_on_commit,
+    product_version_name,
+)
+from storefront.offer_changes import offers_changed
 
 
 @receiver(post_save, sender="storefront.Offer", dispatch_uid="page_cache.offer_saved")
@@ -41,3 +52,11 @@ def listing_terms_changed(sender, instance, **kwargs) -> None:
 def zone_changed(sender, instance, **kwargs) -> None:
     # Zones show only on product pages (a postal code's shipping) and the merchant API.
     cache_versions_bump_on_commit(catalog=True, shared=True)
+
+
+@receiver(offers_changed, dispatch_uid="page_cache.offers_changed")
+def offers_changed_received(sender, product_ids, merchant_ids, **kwargs) -> None:
+    names = {CATALOG, *(product_version_name(i) for i in product_ids)}
+    if merchant_ids:
+        names.add(SHARED)
+    cache_versions_bump(names=names)

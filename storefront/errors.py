@@ -49,6 +49,20 @@ class Conflict(DomainError):
     default_code = "conflict"
 
 
+class Throttled(DomainError):
+    """Too many requests of one kind from one caller (429); ``retry_after`` is in seconds
+    (the API's handler sends it as ``Retry-After``)."""
+
+    http_status = 429
+    default_code = "throttled"
+
+    def __init__(
+        self, message: str, *, retry_after: int, code: str | None = None, field: str | None = None
+    ) -> None:
+        super().__init__(message, code=code, field=field)
+        self.retry_after = retry_after
+
+
 def validation_failed_from(error: ValidationError) -> ValidationFailed:
     """Turns Django's ``ValidationError`` (from ``full_clean``) into one ``ValidationFailed``.
 

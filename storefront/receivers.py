@@ -6,14 +6,19 @@ for a recompute once it commits (see ``storefront.cheapest``).
 ``QuerySet.update()`` and raw SQL send no signals: code that writes offers that way calls
 ``catalog_cheapest_mark_stale`` itself (the admin's bulk actions and the feed import do).
 
+The same receivers tell ``storefront.offer_changes`` which products and merchants changed
+(offers, a merchant's terms, its shipping zones), for ``offers_changed`` after the commit.
+
 Imported by ``storefront.models`` so that the receivers are connected whenever the models are.
 """
 
 import threading
 import weakref
 
-from django.db.models.signals import post_save, pre_delete, pre_save
+from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
 from django.dispatch import receiver
+
+from storefront.offer_changes import offers_changed_notify
 
 _OFFER = "storefront.Offer"
 _MERCHANT = "storefront.Merchant"
@@ -46,6 +51,7 @@ def offer_remember_product(sender, instance, update_fields=None, **kwargs) -> No
 def offer_saved(sender, instance, **kwargs) -> None:
     previous = getattr(instance, "_cheapest_previous_product_id", None)
     _mark(product_ids=[instance.product_id, previous])
+    offers_changed_notify(product_ids=[instance.product_id, previous])
 
 
 @receiver(pre_delete, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_pre_delete")
@@ -54,6 +60,7 @@ def offer_deleting(sender, instance, origin=None, **kwargs) -> None:
     statement per deletion (its ``origin``), not one per offer."""
     from storefront.models import Merchant, Offer, Product
 
+    offers_changed_notify(product_ids=[instance.product_id])
     if origin is not None and getattr(_seen, "origin", lambda: None)() is origin:
         return
     if origin is not None:
@@ -87,6 +94,41 @@ def merchant_saved(sender, instance, created=False, **kwargs) -> None:
     was_active = getattr(instance, "_cheapest_was_active", None)
     if not created and was_active is not None and was_active != instance.active:
         _mark(merchant_ids=[instance.pk])
+
+
+# What a merchant's carts cost: shipping, discount and whether it sells at all.
+_MERCHANT_TERMS = (
+    "active",
+    "base_fee",
+    "per_extra_unit",
+    "free_over",
+    "discount_min_units",
+    "discount_basis_points",
+)
+
+
+@receiver(pre_save, sender=_MERCHANT, dispatch_uid="storefront.offer_changes.merchant_pre_save")
+def merchant_remember_terms(sender, instance, update_fields=None, **kwargs) -> None:
+    instance._offer_changes_terms = None
+    if instance._state.adding or not _fields_touched(update_fields, *_MERCHANT_TERMS):
+        return
+    instance._offer_changes_terms = (
+        sender.objects.filter(pk=instance.pk).values_list(*_MERCHANT_TERMS).first()
+    )
+
+
+@receiver(post_save, sender=_MERCHANT, dispatch_uid="storefront.offer_changes.merchant_saved")
+def merchant_terms_saved(sender, instance, created=False, **kwargs) -> None:
+    before = getattr(instance, "_offer_changes_terms", None)
+    after = tuple(getattr(instance, name) for name in _MERCHANT_TERMS)
+    if not created and before is not None and before != after:
+        offers_changed_notify(merchant_ids=[instance.pk])
+
+
+@receiver(post_save, sender="storefront.ShippingZone", dispatch_uid="offer_changes.zone_saved")
+@receiver(post_delete, sender="storefront.ShippingZone", dispatch_uid="offer_changes.zone_gone")
+def shipping_zone_changed(sender, instance, **kwargs) -> None:
+    offers_changed_notify(merchant_ids=[instance.merchant_id])
 
 
 # Connect the zone index's receivers and the page cache's versions.

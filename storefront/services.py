@@ -28,6 +28,7 @@ from storefront.models import (
     Offer,
     Product,
 )
+from storefront.offer_changes import offers_changed_notify
 from storefront.validators import gtin_normalize, postal_code_normalize, validate_postal_code
 
 
@@ -387,6 +388,7 @@ def offers_active_set(*, offers: QuerySet[Offer], active: bool) -> int:
     marked in the same transaction, and a recompute is asked for after it."""
     with transaction.atomic():
         catalog_cheapest_mark_stale(offers=offers)
+        offers_changed_notify(product_ids=offers.values_list("product_id", flat=True))
         updated = offers.update(active=active)
         catalog_cheapest_recompute_request()
     return updated
@@ -397,6 +399,7 @@ def merchants_active_set(*, merchants: QuerySet[Merchant], active: bool) -> int:
     cheapest offer."""
     with transaction.atomic():
         catalog_cheapest_mark_stale(merchant_ids=merchants.values_list("pk", flat=True))
+        offers_changed_notify(merchant_ids=merchants.values_list("pk", flat=True))
         updated = merchants.update(active=active)
         catalog_cheapest_recompute_request()
     return updated

@@ -24,7 +24,7 @@ from storefront.errors import Conflict, DomainError, NotFound
 from storefront.money import format_money
 from storefront.web.carts import request_cart_find
 from storefront.web.views.cart import render_cart
-from storefront.web.views.common import cart_url
+from storefront.web.views.common import cart_url, safe_next
 
 PANEL_ANCHOR = "improve"
 
@@ -80,16 +80,20 @@ def improve_status(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_POST
 def improve_apply(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run_or_404(request, run_id)
+    back = _next(request)
     try:
         optimization_run_apply(run=run, user=request.user)
     except Conflict as error:
+        if back is not None:  # the checkout review shows the cart as it stands now
+            messages.error(request, error.message)
+            return redirect(back)
         return render_cart(request, status=409, panel_state={"improve_conflict": error.message})
     messages.success(
         request,
         f"Suggestion applied: you save {format_money(run.savings)}. "
         f"Your cart now costs {format_money(run.suggested_total)}.",
     )
-    return redirect(cart_url())
+    return redirect(back or cart_url())
 
 
 @require_POST
@@ -98,4 +102,10 @@ def improve_dismiss(request: HttpRequest, run_id: int) -> HttpResponse:
     optimization_run_dismiss(run=run)
     if run.is_improvement and not run.is_stale:
         messages.info(request, "Kept your cart as it is.")
-    return redirect(cart_url())
+    return redirect(_next(request) or cart_url())
+
+
+def _next(request: HttpRequest) -> str | None:
+    """Where the form asked to go back to (the checkout review), if it is a page of this
+    site; ``None``: the cart page."""
+    return safe_next(request, request.POST.get("next"), fallback="") or None

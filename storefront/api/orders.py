@@ -16,11 +16,18 @@ from storefront.api.serializers import CartSerializer
 from storefront.cart_optimizer import cart_cheaper_assignment_find
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Order
+from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
 from storefront.orders.review import review_token_make
 from storefront.orders.selectors import order_get, order_list
 from storefront.orders.services import order_payment_for, order_place, shipping_address_validate
 from storefront.selectors import cart_find, cart_pricing_summary
 from storefront.services import cart_destination_set
+
+SIGNED_IN_ONLY = (
+    "Signed-in callers only (`Authorization: Token ...` or the site's session), like the cart "
+    "API: a mobile client signs in before checkout. Guest checkout (number plus e-mail to find "
+    "the order again) is on the web pages only."
+)
 
 # --- serializers ----------------------------------------------------------------------------
 
@@ -129,6 +136,7 @@ class CheckoutReviewView(APIView):
     @extend_schema(
         tags=["checkout"],
         summary="Review your cart for checkout (and look once more for a cheaper one)",
+        description=SIGNED_IN_ONLY,
         request=CheckoutReviewRequestSerializer,
         responses={200: CheckoutReviewSerializer, **error_responses(400, 401, 403, 404, 409)},
     )
@@ -161,6 +169,7 @@ class OrderListView(APIView):
     @extend_schema(
         tags=["orders"],
         summary="Place the reviewed cart as an order (one package per merchant)",
+        description=SIGNED_IN_ONLY,
         parameters=[
             OpenApiParameter(
                 "Idempotency-Key",
@@ -179,12 +188,16 @@ class OrderListView(APIView):
                 403,
                 404,
                 409,
+                429,
                 e409="The cart changed since the review: `details.changes` says what, "
                 "`details.total` is the new total. Nothing was ordered.",
+                e429="Too many orders placed by this account: retry after `Retry-After` "
+                "seconds (`ORDER_PLACE_THROTTLE_RATE`).",
             ),
         },
     )
     def post(self, request):
+        order_place_rate_check(ident=order_place_ident(request))
         data = _validated(PlaceOrderSerializer, request.data)
         key = request.headers.get("Idempotency-Key")
         if not key:
@@ -224,6 +237,7 @@ class OrderPaymentView(APIView):
     @extend_schema(
         tags=["orders"],
         summary="Pay an order through the configured provider's form",
+        description=SIGNED_IN_ONLY,
         request=PaymentRequestSerializer,
         responses={200: OrderSerializer, **error_responses(400, 401, 403, 404, 409)},
     )

@@ -16,6 +16,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from storefront.models import ImportJob, ImportJobBatch
+from storefront.offer_changes import offers_changed_notify
 
 Progress = Callable[[ImportJob], None]
 
@@ -45,6 +46,7 @@ def _write_one(job: ImportJob, writer, index: int, rows_total: int) -> None:
             offers_unchanged=F("offers_unchanged") + counts.unchanged,
             offers_superseded=F("offers_superseded") + counts.superseded,
         )
+        offers_changed_notify(product_ids=counts.product_ids)
 
 
 def _writer_threads() -> int:

@@ -37,6 +37,8 @@ class BatchCounts:
     updated: int = 0
     unchanged: int = 0
     superseded: int = 0
+    # Products whose offers this batch changed (for ``offers_changed``).
+    product_ids: tuple[int, ...] = ()
 
 
 def _copy_text(feed: ValidatedFeed, rows: np.ndarray) -> bytes:
@@ -85,6 +87,7 @@ class PostgresOfferWriter:
         rows, replaced = self.plan.batch(lo, hi)
         params: dict[str, int | datetime] = {"merchant": self.merchant_id, "now": timezone.now()}
         superseded = created = updated = 0
+        changed: set[int] = set()
         with connection.cursor() as cursor:
             if replaced.size:
                 cursor.execute(
@@ -95,11 +98,12 @@ class PostgresOfferWriter:
                     ), marked AS (
                         INSERT INTO {self.refresh} (product_id) SELECT product_id FROM replaced
                     )
-                    SELECT count(*) FROM replaced
+                    SELECT count(*), array_agg(DISTINCT product_id) FROM replaced
                     """,
                     {**params, "ids": replaced.tolist()},
                 )
-                (superseded,) = cursor.fetchone()
+                superseded, products = cursor.fetchone()
+                changed.update(products or ())
             if rows.size:
                 self._stage(cursor, rows)
                 cursor.execute(
@@ -120,14 +124,18 @@ class PostgresOfferWriter:
                     ), marked AS (
                         INSERT INTO {self.refresh} (product_id) SELECT product_id FROM written
                     )
-                    SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted)
+                    SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted),
+                        array_agg(DISTINCT product_id)
                     FROM written
                     """,
                     params,
                 )
-                created, updated = cursor.fetchone()
+                created, updated, products = cursor.fetchone()
+                changed.update(products or ())
         valid = int(self.feed.valid[lo:hi].sum())
-        return BatchCounts(created, updated, valid - created - updated, superseded)
+        return BatchCounts(
+            created, updated, valid - created - updated, superseded, tuple(sorted(changed))
+        )
 
 
 class OrmOfferWriter:
@@ -154,7 +162,11 @@ class OrmOfferWriter:
         catalog_cheapest_mark_stale(product_ids=changed_products)
         valid = int(self.feed.valid[lo:hi].sum())
         return BatchCounts(
-            len(created), len(updated), valid - len(created) - len(updated), superseded
+            len(created),
+            len(updated),
+            valid - len(created) - len(updated),
+            superseded,
+            tuple(sorted(set(changed_products))),
         )
 
     def _offer(self, row: int, now) -> Offer:

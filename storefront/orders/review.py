@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.core import signing
 
 from storefront.errors import Conflict, ValidationFailed
+from storefront.models import Cart
 from storefront.money import format_money
 from storefront.selectors import CartPricingSummary
 
@@ -32,6 +33,13 @@ class CheckoutChanged(Conflict):
     @property
     def details(self) -> dict:
         return {"changes": self.changes, "total": self.total}
+
+
+class ReviewCartMerged(Conflict):
+    """The review was of a guest cart that signing in merged into the account's cart (409):
+    review the merged cart again."""
+
+    default_code = "review_cart_merged"
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,8 @@ def review_token_make(summary: CartPricingSummary) -> str:
 
 def review_token_read(token: object, *, cart_id: int) -> ReviewSnapshot:
     """The snapshot in ``token``. A token that is not ours or is for another cart is bad
-    input (400); an old one is a conflict (409): review again."""
+    input (400); an old one, or one for a guest cart merged into the account's cart at
+    sign-in (``ReviewCartMerged``), is a conflict (409): review again."""
     if not isinstance(token, str) or not token:
         raise ValidationFailed(
             "The review token is missing: review your order first.",
@@ -103,6 +112,13 @@ def review_token_read(token: object, *, cart_id: int) -> ReviewSnapshot:
         raise ValidationFailed(
             "The review token is not valid.", code="review_token_invalid", field="review_token"
         ) from None
+    if payload.get("c") != cart_id and not Cart.objects.filter(pk=payload.get("c")).exists():
+        # Our own token for a cart that is gone: a guest cart merged at sign-in.
+        raise ReviewCartMerged(
+            "Signing in added your cart to your account's cart, so your order changed. "
+            "Review it again before placing it.",
+            field="review_token",
+        )
     if payload.get("c") != cart_id:
         raise ValidationFailed(
             "The review token is for another cart.",

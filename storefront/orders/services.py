@@ -323,7 +323,8 @@ _FAILED = {"rejected", "error"}
 @transaction.atomic
 def order_payment_sync(*, payment_id: int) -> Order:
     """Sets the order's status from its payment's provider status: paid (and the
-    confirmation mail queued), failed (every package cancelled, the stock given back) or
+    confirmation mail queued), failed (every package cancelled, the stock given back, the
+    lines put back into the shopper's cart) or
     still pending. Idempotent: a status seen before changes nothing."""
     payment = Payment.objects.select_related("order").get(pk=payment_id)
     order = Order.objects.select_for_update().get(pk=payment.order_id)
@@ -340,9 +341,56 @@ def order_payment_sync(*, payment_id: int) -> Order:
         order_id = order.pk
         transaction.on_commit(lambda: order_confirmation_mail_send_task.delay(order_id))
     elif payment.status in _FAILED:
-        _order_status_set(order, Order.Status.FAILED, note=payment.message[:300])
-        _packages_cancel(order, reason="Payment failed.", by=None)
+        _order_fail(order, note=payment.message[:300], reason="Payment failed.")
     return order
+
+
+def _order_fail(order: Order, *, note: str, reason: str) -> None:
+    """Fails a pending (locked) order: its packages are cancelled, their stock given back and
+    its lines put back into the cart it was placed from, so the shopper can try again. The
+    cart is locked before the offers, as placing does (no deadlock with a checkout)."""
+    cart = _order_cart(order)
+    _order_status_set(order, Order.Status.FAILED, note=note)
+    _packages_cancel(order, reason=reason, by=None)
+    if cart is not None:
+        _cart_restore(cart=cart, order=order)
+
+
+def _order_cart(order: Order) -> Cart | None:
+    """The cart the order was placed from, locked: the owner's, or the guest's session cart
+    named by the idempotency scope. ``None`` when it is gone (a guest cart is merged into
+    the user's cart at sign-in and deleted)."""
+    kind, _, ident = order.idempotency_scope.partition(":")
+    carts = Cart.objects.select_for_update()
+    if kind == "user" and order.owner_id is not None:
+        return carts.filter(owner_id=order.owner_id).first()
+    if kind == "cart" and ident.isdigit():
+        return carts.filter(pk=int(ident), owner__isnull=True).first()
+    return None
+
+
+def _cart_restore(*, cart: Cart, order: Order) -> int:
+    """Adds the order's lines back to ``cart`` with their offers and quantities; a product
+    the shopper put in the cart again since keeps that newer line, an offer or product
+    deleted since is left out. Returns how many lines came back."""
+    in_cart = set(CartLine.objects.filter(cart_id=cart.pk).values_list("product_id", flat=True))
+    lines = [
+        CartLine(
+            cart_id=cart.pk,
+            product_id=line.product_id,
+            offer_id=line.offer_id,
+            quantity=line.quantity,
+            unit_price_snapshot=line.unit_price,
+        )
+        for line in OrderLine.objects.filter(merchant_order__order=order).order_by("pk")
+        if line.product_id is not None
+        and line.offer_id is not None
+        and line.product_id not in in_cart
+    ]
+    if lines:
+        CartLine.objects.bulk_create(lines)
+        Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1, updated_at=timezone.now())
+    return len(lines)
 
 
 def _order_status_set(order: Order, status: str, *, note: str = "", by=None) -> None:
@@ -498,9 +546,10 @@ def merchant_order_refund(*, merchant_order_id: int) -> bool:
 
 def orders_unpaid_expire(*, now=None) -> int:
     """Fails the orders still awaiting payment ``ORDER_PAYMENT_TIMEOUT_S`` after they were
-    placed: their packages are cancelled and their stock given back, so an abandoned payment
-    page does not hold units forever. Their open payments are marked cancelled. Returns how
-    many orders it failed; idempotent (celery beat runs it every minute)."""
+    placed: their packages are cancelled, their stock given back and their lines put back
+    into the cart, so an abandoned payment page does not hold units forever. Their open
+    payments are marked cancelled. Returns how many orders it failed; idempotent (celery
+    beat runs it every minute)."""
     from datetime import timedelta
 
     from django.conf import settings
@@ -516,8 +565,7 @@ def orders_unpaid_expire(*, now=None) -> int:
             order = Order.objects.select_for_update().get(pk=order_id)
             if order.status != Order.Status.PENDING:
                 continue
-            _order_status_set(order, Order.Status.FAILED, note="Not paid in time.")
-            _packages_cancel(order, reason="Not paid in time.", by=None)
+            _order_fail(order, note="Not paid in time.", reason="Not paid in time.")
             # update(): no status signal, the order is settled already.
             Payment.objects.filter(
                 order=order, status__in=[PaymentStatus.WAITING, PaymentStatus.INPUT]

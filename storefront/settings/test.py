@@ -28,4 +28,8 @@ CELERY_TASK_ALWAYS_EAGER = True
 STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
 # Each test process gets its own cache: concurrent runs on one Redis must not share throttles.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"optimize": "1000/min", "token": "1000/min"}  # noqa: F405
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {  # noqa: F405
+    "optimize": "1000/min",
+    "token": "1000/min",
+    "order_place": "1000/min",
+}

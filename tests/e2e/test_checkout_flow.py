@@ -106,3 +106,39 @@ def test_buy_the_improved_cart_and_see_the_merchant_ship_it(
     page.screenshot(path=artifacts / "e2e-order-shipped-390.png", full_page=True)
     page.goto(reverse("checkout"))  # the cart is empty now: back to it
     assert page.url.endswith(reverse("cart"))
+
+
+def test_switch_on_the_review_then_a_failed_payment_puts_the_cart_back(
+    page, demo_catalog, artifacts
+):
+    Order.objects.all().delete()
+    for offer in pick_improvable_offers():
+        add_offer_through_search(page, offer)
+    page.goto(reverse("cart"))
+    page.get_by_label("Postal code").fill(POSTAL_CODE)
+    page.get_by_role("button", name="Save").click()
+    page.get_by_text(f"Shipping now calculated for {POSTAL_CODE}").wait_for()
+    before = _checkout(page)
+    switch = page.get_by_role("button", name=re.compile(r"^Switch and save"))
+    page.screenshot(path=artifacts / "e2e-review-switch-offer.png", full_page=True)
+    switch.click()
+    page.wait_for_url("**/checkout/review/")  # back on the review, not the cart
+    page.get_by_text("Suggestion applied").wait_for()
+    switched = cents_of(page, '[data-testid="review-total"]')
+    assert switched < before
+    assert page.get_by_test_id("checkout-cheaper").count() == 0
+    page.screenshot(path=artifacts / "e2e-review-switched-1280.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=artifacts / "e2e-review-switched-390.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+
+    page.get_by_test_id("place-order").click()
+    page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+    page.get_by_label("Status", exact=True).select_option("rejected")
+    page.get_by_test_id("pay").click()
+    page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))
+    page.get_by_text("Its products are back in your cart").wait_for()
+    page.screenshot(path=artifacts / "e2e-payment-failed-1280.png", full_page=True)
+    page.get_by_test_id("retry-checkout").click()
+    page.wait_for_url("**/cart/")
+    assert cents_of(page, '[data-testid="cart-total"]') == switched

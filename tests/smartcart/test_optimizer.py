@@ -1,13 +1,18 @@
 """smartcart's answer to storefront's cart optimizer hook."""
 
+from datetime import timedelta
+
 import pytest
+from django.db.models import F
 from django.test import override_settings
+from django.utils import timezone
 
 from smartcart import services
 from smartcart.models import OptimizationRun
 from smartcart.optimizer import cart_cheaper_assignment
 from storefront.cart_optimizer import cart_cheaper_assignment_find
 from storefront.errors import ValidationFailed
+from storefront.models import Cart, Offer
 from tests.factories import CartFactory
 
 pytestmark = pytest.mark.django_db
@@ -54,3 +59,55 @@ def test_storefront_reaches_it_through_the_setting(cart):
     found = cart_cheaper_assignment_find(cart=cart, budget_ms=500)
     assert found is not None
     assert OptimizationRun.objects.filter(pk=found.run_id, cart=cart).exists()
+
+
+def test_a_reload_reuses_the_finished_run_of_the_same_cart_version(cart):
+    first = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    again = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    assert first == again
+    assert OptimizationRun.objects.filter(cart=cart).count() == 1
+
+
+def test_an_improve_run_of_the_same_version_is_reused(cart):
+    run = services.optimization_run_solve_now(cart=cart, budget_ms=500)
+    found = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    assert found is not None and found.run_id == run.pk
+
+
+def test_a_new_cart_version_solves_again(cart):
+    first = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    cart.lines.update(quantity=2)
+    Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1)
+    cart.refresh_from_db()
+    second = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    assert first is not None and second is not None and second.run_id != first.run_id
+    assert second.current_total != first.current_total
+
+
+def test_a_price_change_without_a_new_version_solves_again(cart):
+    first = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    line = cart.lines.select_related("offer").first()
+    Offer.objects.filter(pk=line.offer_id).update(unit_price=line.offer.unit_price + 100)
+    second = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    assert first is not None and second is not None and second.run_id != first.run_id
+    assert second.current_total == first.current_total + 100
+
+
+def test_an_old_run_is_not_reused(cart):
+    first = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    OptimizationRun.objects.filter(pk=first.run_id).update(
+        finished_at=timezone.now() - timedelta(seconds=601)
+    )
+    with override_settings(SMARTCART_CHECKOUT_REUSE_S=600):
+        second = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    assert second is not None and second.run_id != first.run_id
+
+
+def test_a_dismissed_suggestion_is_not_offered_again_for_that_version(cart):
+    first = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    services.optimization_run_dismiss(run=OptimizationRun.objects.get(pk=first.run_id))
+    assert cart_cheaper_assignment(cart=cart, budget_ms=500) is None
+    assert OptimizationRun.objects.filter(cart=cart).count() == 1
+    Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1)
+    cart.refresh_from_db()
+    assert cart_cheaper_assignment(cart=cart, budget_ms=500) is not None

@@ -693,3 +693,26 @@ def test_two_connections_write_batches_on_postgresql(settings, tmp_path):
     assert sorted(job.batches.values_list("index", flat=True)) == [0, 1, 2, 3, 4]
     assert (job.offers_created, job.rows_processed) == (9, 9)
     assert offers(merchant) == {f"S{i}": (p.pk, i * 100, None, True) for i, p in enumerate(catalog)}
+
+
+def test_each_batch_tells_offers_changed_which_products_it_changed(
+    merchant, products, django_capture_on_commit_callbacks
+):
+    from storefront.offer_changes import offers_changed
+
+    rows = [f"{p.gtin},S{i},1.00,,true" for i, p in enumerate(products[:4])]
+    run(csv_feed(*rows), merchant=merchant)
+    rows[1] = rows[1].replace("1.00", "1.01")
+    rows[3] = rows[3].replace("1.00", "0.99")
+    sent = []
+
+    def receiver(sender, product_ids, merchant_ids, **kwargs):
+        sent.append(set(product_ids))
+
+    offers_changed.connect(receiver, dispatch_uid="test_import_offers_changed")
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            run(csv_feed(*rows), merchant=merchant, batch_size=2)
+    finally:
+        offers_changed.disconnect(dispatch_uid="test_import_offers_changed")
+    assert sent == [{products[1].pk}, {products[3].pk}]

@@ -8,6 +8,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from storefront.api.cart_fields import cart_api_fields
 from storefront.api.errors import error_responses
 from storefront.api.serializers import (
     CartDestinationSerializer,
@@ -46,11 +47,15 @@ def own_cart(request) -> Cart:
 
 
 def cart_response(cart: Cart, *, status_code: int = status.HTTP_200_OK) -> Response:
-    return Response(CartSerializer(cart_pricing_summary(cart=cart)).data, status=status_code)
+    return Response(cart_data(cart), status=status_code)
 
 
 def cart_data(cart: Cart) -> dict:
-    return CartSerializer(cart_pricing_summary(cart=cart)).data
+    """The cart's API body: the serializer's fields and the other apps'
+    (``STOREFRONT_CART_API_FIELDS``), so the ETag covers both."""
+    data = dict(CartSerializer(cart_pricing_summary(cart=cart)).data)
+    data.update(cart_api_fields(cart=cart))
+    return data
 
 
 # ETag on every cart answer, If-Match on writes (412), If-None-Match on reads (304).

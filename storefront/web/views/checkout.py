@@ -15,8 +15,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from storefront.cart_optimizer import cart_cheaper_assignment_find
-from storefront.errors import DomainError, ValidationFailed
-from storefront.orders.review import CheckoutChanged, review_token_make
+from storefront.errors import DomainError, Throttled, ValidationFailed
+from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
+from storefront.orders.review import CheckoutChanged, ReviewCartMerged, review_token_make
 from storefront.orders.services import ShippingAddress, order_place, shipping_address_validate
 from storefront.selectors import cart_pricing_summary
 from storefront.services import cart_destination_set
@@ -120,6 +121,7 @@ def checkout_place(request: HttpRequest) -> HttpResponse:
             request, cart=cart, address=address, status=400, error="Review your order again."
         )
     try:
+        order_place_rate_check(ident=order_place_ident(request))
         order = order_place(
             cart=cart,
             user=request.user,
@@ -127,6 +129,14 @@ def checkout_place(request: HttpRequest) -> HttpResponse:
             review_token=form.cleaned_data["review_token"],
             idempotency_key=form.cleaned_data["idempotency_key"],
         )
+    except Throttled as throttled:
+        response = render_review(
+            request, cart=cart, address=address, status=429, error=throttled.message
+        )
+        response["Retry-After"] = str(throttled.retry_after)
+        return response
+    except ReviewCartMerged as merged:
+        return _review_again(request, cart=cart, address=address, message=merged.message)
     except CheckoutChanged as changed:
         return render_review(request, cart=cart, address=address, status=409, changed=changed)
     except DomainError as error:
@@ -135,3 +145,15 @@ def checkout_place(request: HttpRequest) -> HttpResponse:
         )
     session_order_remember(request, order)
     return redirect(reverse("order_pay", args=[order.number]))
+
+
+def _review_again(request: HttpRequest, *, cart, address: ShippingAddress, message: str):
+    """Back to a fresh review of ``cart`` (the account's cart after a sign-in merge), priced
+    for the checkout's address: the merge keeps the account cart's destination."""
+    messages.warning(request, message)
+    if address.postal_code != cart.postal_code:
+        try:
+            cart_destination_set(cart=cart, postal_code=address.postal_code)
+        except DomainError:
+            return redirect("checkout")  # the address step says what is wrong
+    return redirect("checkout_review")

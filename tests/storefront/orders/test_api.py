@@ -152,6 +152,13 @@ def test_the_schema_documents_checkout(api):
         assert path in schema
 
 
+def test_the_schema_says_checkout_is_for_signed_in_callers_only(api):
+    schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert "signed-in callers only" in schema["info"]["description"]
+    for path, method in (("/api/v1/checkout/review/", "post"), ("/api/v1/orders/", "post")):
+        assert "Signed-in callers only" in schema["paths"][path][method]["description"]
+
+
 def test_paying_a_paid_order_again_is_refused(api):
     _fill_cart(api)
     number = _place(api, _review(api)["review_token"]).json()["number"]

@@ -7,6 +7,8 @@ from django.db import IntegrityError, connection, connections, transaction
 
 from storefront.errors import Conflict
 from storefront.models import MerchantOrder, Offer, Order
+from storefront.orders.review import CheckoutChanged
+from storefront.orders.services import order_payment_for
 from tests.factories import CartFactory, CartLineFactory, OfferFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
 
@@ -88,6 +90,31 @@ def test_a_double_click_places_one_order():
     assert len({r.pk for r in results}) == 1
     assert Order.objects.count() == 1
     assert Offer.objects.get().stock == 2
+
+
+def test_a_failed_payment_restoring_the_cart_while_it_is_placed_again_does_not_deadlock():
+    """Payment failure locks order, cart, offers; placing locks cart, offers: one order."""
+    first, second = OfferFactory(stock=10), OfferFactory(stock=10)
+    cart = CartFactory(postal_code=POSTAL_CODE)
+    CartLineFactory(cart=cart, offer=first, quantity=2)
+    cart.refresh_from_db()
+    pending = place(cart)
+    CartLineFactory(cart=cart, offer=second, quantity=3)
+    cart.refresh_from_db()
+    token = review_token(cart)
+    payment = order_payment_for(order=pending)
+    results = _race([lambda: payment.change_status("rejected"), lambda: place(cart, token=token)])
+    placed = results[1]
+    assert isinstance(placed, Order | CheckoutChanged), results
+    pending.refresh_from_db()
+    assert pending.status == Order.Status.FAILED
+    stock = dict(Offer.objects.values_list("pk", "stock"))
+    assert stock[first.pk] == 10  # given back
+    lines = set(cart.lines.values_list("offer_id", "quantity"))
+    if isinstance(placed, Order):  # placed first: the restore came after and refilled it
+        assert stock[second.pk] == 7 and lines == {(first.pk, 2)}
+    else:  # the restore changed the cart under the review: nothing placed
+        assert stock[second.pk] == 10 and lines == {(first.pk, 2), (second.pk, 3)}
 
 
 def test_the_database_refuses_packages_that_do_not_add_up_to_the_order_total():

@@ -1,6 +1,7 @@
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.core import mail
 
 from storefront.errors import Conflict, NotFound, ValidationFailed
@@ -8,7 +9,7 @@ from storefront.models import CartLine, MerchantOrder, Offer, Order, OrderEvent,
 from storefront.orders.review import CheckoutChanged
 from storefront.orders.services import merchant_order_transition, order_payment_for
 from storefront.selectors import cart_pricing_summary
-from storefront.services import cart_line_set_quantity, offer_update
+from storefront.services import cart_line_set_quantity, cart_merge, offer_update
 from tests.factories import CartFactory, CartLineFactory, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
 
@@ -124,6 +125,19 @@ def test_a_review_of_another_cart_is_refused(two_merchant_cart):
         place(two_merchant_cart, token=review_token(other))
 
 
+def test_a_review_of_a_guest_cart_merged_at_sign_in_is_a_409_to_review_again(
+    two_merchant_cart,
+):
+    guest = CartFactory(owner=None, session_key="guest", postal_code=POSTAL_CODE)
+    CartLineFactory(cart=guest)
+    token = review_token(guest)
+    cart_merge(source=guest, target=two_merchant_cart)
+    with pytest.raises(Conflict) as refused:
+        place(two_merchant_cart, token=token)
+    assert refused.value.code == "review_cart_merged"
+    assert not Order.objects.exists()
+
+
 def test_an_empty_cart_cannot_be_placed(db):
     cart = CartFactory(postal_code=POSTAL_CODE)
     token = review_token(cart)
@@ -159,6 +173,46 @@ def test_failed_payment_releases_the_stock_and_cancels_the_packages(two_merchant
     assert set(order.merchant_orders.values_list("status", flat=True)) == {"cancelled"}
     _pay(order, "rejected")  # seen before: nothing given back twice
     assert Offer.objects.get(pk=offer.pk).stock == 5
+
+
+def _lines(cart) -> set[tuple[int, int]]:
+    return set(CartLine.objects.filter(cart=cart).values_list("offer_id", "quantity"))
+
+
+def test_failed_payment_puts_the_lines_back_into_the_cart_to_try_again(two_merchant_cart):
+    before = _lines(two_merchant_cart)
+    order = place(two_merchant_cart)
+    two_merchant_cart.refresh_from_db()
+    emptied_version = two_merchant_cart.version
+    assert _lines(two_merchant_cart) == set()
+    _pay(order, "rejected")
+    assert _lines(two_merchant_cart) == before
+    two_merchant_cart.refresh_from_db()
+    assert two_merchant_cart.version == emptied_version + 1
+    _pay(order, "error")  # settled already: nothing put back twice
+    assert CartLine.objects.filter(cart=two_merchant_cart).count() == len(before)
+    again = place(two_merchant_cart)
+    assert again.pk != order.pk and again.total == order.total
+
+
+def test_a_guests_failed_payment_restores_the_guest_cart(db):
+    cart = CartFactory(owner=None, session_key="guest-session", postal_code=POSTAL_CODE)
+    CartLineFactory(cart=cart, quantity=3)
+    before = _lines(cart)
+    order = place(cart, user=AnonymousUser())
+    assert order.owner is None and _lines(cart) == set()
+    _pay(order, "rejected")
+    assert _lines(cart) == before
+
+
+def test_a_product_added_again_meanwhile_keeps_the_newer_line(two_merchant_cart):
+    line = two_merchant_cart.lines.get(quantity=2)
+    order = place(two_merchant_cart)
+    CartLineFactory(cart=two_merchant_cart, offer=line.offer, quantity=1)
+    _pay(order, "rejected")
+    restored = CartLine.objects.filter(cart=two_merchant_cart)
+    assert restored.count() == 2
+    assert restored.get(product=line.product).quantity == 1
 
 
 def test_waiting_payment_keeps_the_order_pending(two_merchant_cart):
@@ -297,7 +351,9 @@ def test_orders_unpaid_in_time_fail_and_give_the_stock_back(two_merchant_cart, s
     assert order.status == Order.Status.FAILED
     assert Offer.objects.get(pk=offer.pk).stock == 5
     assert order_payment_for(order=order).status == "cancelled"
+    assert two_merchant_cart.lines.get(offer=offer).quantity == 2  # back in the cart
     assert orders_unpaid_expire(now=later) == 0
+    assert two_merchant_cart.lines.count() == 2
 
 
 def test_paid_orders_never_expire(paid_order):

@@ -1,12 +1,18 @@
 import re
 
 import pytest
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 
 from storefront.models import Cart, Offer, Order
-from storefront.services import offer_update
-from tests.factories import UserFactory
+from storefront.services import (
+    cart_destination_set,
+    cart_get_or_create,
+    cart_line_add,
+    offer_update,
+)
+from tests.factories import TEST_PASSWORD, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE
 from tests.storefront.web.conftest import add_to_cart, market  # noqa: F401  (fixture)
 
@@ -91,6 +97,98 @@ def test_the_review_offers_a_cheaper_cart_without_changing_it(client, market):  
     assert set(cart.lines.values_list("offer__merchant", flat=True)) == {market.dear.pk}
 
 
+def _dear_cart_review(client, market):  # noqa: F811
+    for offer in market.dear_offers:
+        add_to_cart(client, offer)
+    client.post(reverse("cart_destination"), {"postal_code": POSTAL_CODE})
+    return _review(client)
+
+
+def test_switch_and_save_on_the_review_comes_back_to_the_review_with_the_new_total(
+    client,
+    market,  # noqa: F811
+):
+    cheaper = _dear_cart_review(client, market).context["cheaper"]
+    review_url = reverse("checkout_review")
+    assert f'name="next" value="{review_url}"' in _review(client).content.decode()
+    switched = client.post(
+        reverse("cart_improve_apply", args=[cheaper.run_id]), {"next": review_url}
+    )
+    assert switched.status_code == 302 and switched["Location"] == review_url
+    review = client.get(review_url)
+    assert review.context["summary"].total == cheaper.cheaper_total
+    assert review.context["cheaper"] is None
+    assert "Suggestion applied" in review.content.decode()
+    placed = client.post(reverse("checkout_place"), _place_form(review))
+    assert Order.objects.get().total == cheaper.cheaper_total
+    assert placed.status_code == 302
+
+
+@pytest.mark.parametrize(
+    "next_url", ["https://evil.example/", "//evil.example/review/", "javascript:alert(1)"]
+)
+def test_switch_and_save_never_redirects_off_site(client, market, next_url):  # noqa: F811
+    cheaper = _dear_cart_review(client, market).context["cheaper"]
+    switched = client.post(reverse("cart_improve_apply", args=[cheaper.run_id]), {"next": next_url})
+    assert switched["Location"] == reverse("cart")
+
+
+def test_keep_my_cart_on_the_review_stays_on_the_review_and_is_not_offered_again(
+    client,
+    market,  # noqa: F811
+):
+    cheaper = _dear_cart_review(client, market).context["cheaper"]
+    review_url = reverse("checkout_review")
+    kept = client.post(reverse("cart_improve_dismiss", args=[cheaper.run_id]), {"next": review_url})
+    assert kept["Location"] == review_url
+    review = client.get(review_url)
+    assert review.context["cheaper"] is None
+    assert review.context["summary"].total == cheaper.current_total
+
+
+def test_a_stale_switch_from_the_review_comes_back_to_the_review_saying_why(
+    client,
+    market,  # noqa: F811
+):
+    cheaper = _dear_cart_review(client, market).context["cheaper"]
+    Cart.objects.filter(session_key=client.session.session_key).update(version=F("version") + 1)
+    review_url = reverse("checkout_review")
+    switched = client.post(
+        reverse("cart_improve_apply", args=[cheaper.run_id]), {"next": review_url}
+    )
+    assert switched["Location"] == review_url
+    assert "Your cart changed" in client.get(review_url).content.decode()
+
+
+def test_signing_in_between_review_and_place_sends_back_to_a_fresh_review(
+    client,
+    cart_two_merchants,
+    market,  # noqa: F811
+):
+    shopper = UserFactory(username="alice")
+    theirs = cart_get_or_create(user=shopper)
+    cart_line_add(cart=theirs, offer=market.bundle_offers[2], quantity=1)
+    cart_destination_set(cart=theirs, postal_code="80331")
+    form = _place_form(_review(client))
+    client.post(reverse("login"), {"username": "alice", "password": TEST_PASSWORD})
+    assert not Cart.objects.filter(pk=cart_two_merchants.pk).exists()  # merged
+
+    placed = client.post(reverse("checkout_place"), form)
+
+    assert placed.status_code == 302 and placed["Location"] == reverse("checkout_review")
+    assert Order.objects.count() == 0
+    theirs.refresh_from_db()
+    assert theirs.postal_code == POSTAL_CODE  # priced for the checkout's address again
+    review = client.get(placed["Location"])
+    assert "Signing in added your cart" in review.content.decode()
+    assert review.context["summary"].cart_id == theirs.pk
+    assert len(review.context["summary"].groups) == 3  # the guest's lines and the account's
+    again = client.post(reverse("checkout_place"), _place_form(review))
+    order = Order.objects.get()
+    assert again["Location"] == reverse("order_pay", args=[order.number])
+    assert order.owner == shopper and order.total == review.context["summary"].total
+
+
 def test_a_price_change_before_placing_is_a_409_showing_the_new_total(
     client,
     cart_two_merchants,
@@ -161,7 +259,12 @@ def test_rejected_payment_shows_the_failure_and_gives_the_stock_back(
     )
     page = client.get(response["Location"])
     assert "payment failed" in page.content.decode().lower()
+    assert "back in your cart" in page.content.decode()
     assert Offer.objects.get(pk=market.cheap_offers[1].pk).stock == 3
+    cart = client.get(reverse("cart")).context["summary"]
+    assert cart.total == order.total  # the same lines again: check out once more
+    again = client.post(reverse("checkout_place"), _place_form(_review(client)))
+    assert again.status_code == 302 and Order.objects.count() == 2
 
 
 def test_other_browsers_and_shoppers_get_404_guests_find_it_with_their_email(

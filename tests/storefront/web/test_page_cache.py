@@ -13,6 +13,7 @@ from django.urls import reverse
 from storefront.cache import CacheUnavailable
 from storefront.cheapest import catalog_cheapest_mark_stale
 from storefront.models import Offer
+from storefront.offer_changes import offers_changed_notify
 from storefront.services import offers_active_set
 from tests.factories import ShippingZoneFactory
 from tests.storefront.web.conftest import add_to_cart
@@ -236,3 +237,14 @@ def test_uncached_renders_run_few_queries(market, django_assert_max_num_queries)
         page(client, reverse("catalog"))
     with django_assert_max_num_queries(2):
         page(client, product_url(market.products[0]))
+
+
+def test_a_writer_that_only_notifies_offers_changed_shows_at_once(
+    client, market, django_capture_on_commit_callbacks
+):
+    offer = market.cheap_offers[2]
+    assert "€22.00" in offer_row(page(client, product_url(offer.product)), offer)
+    with django_capture_on_commit_callbacks(execute=True):
+        Offer.objects.filter(pk=offer.pk).update(unit_price=1888)
+        offers_changed_notify(product_ids=[offer.product_id])
+    assert "€18.88" in offer_row(page(client, product_url(offer.product)), offer)

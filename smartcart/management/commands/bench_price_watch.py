@@ -1,0 +1,85 @@
+import os
+import platform
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection
+
+from gpu_engine import warmup
+from smartcart.pricewatch import benchmark
+
+
+class Command(BaseCommand):
+    help = (
+        "Price watch end to end: N open bench carts, a feed changing a share of the prices, "
+        "then the whole price-watch job (in-process): carts/s, queries per cart, DB and "
+        "solver time per cart, end-to-end time. Use a database of its own (PostgreSQL)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--carts", type=int, default=10_000)
+        parser.add_argument("--products", type=int, default=5_000)
+        parser.add_argument("--merchants", type=int, default=60)
+        parser.add_argument("--max-lines", type=int, default=8, help="Lines per cart: 2 to this.")
+        parser.add_argument(
+            "--max-offers", type=int, default=8, help="Offers per product: 2 to this."
+        )
+        parser.add_argument("--share", type=float, default=0.1, help="Share of offers repriced.")
+        parser.add_argument("--seed", type=int, default=14)
+        parser.add_argument("--keep", action="store_true", help="Keep the bench rows.")
+
+    def handle(self, *args, **options) -> None:
+        from storefront.celery import app
+
+        if not app.conf.task_always_eager:
+            raise CommandError("Run it with tasks in-process: unset REDIS_URL.")
+        settings.SMARTCART_PRICE_WATCH = True
+        settings.SMARTCART_GPU_QUEUE = False
+        warmup(include_gpu=False)
+        benchmark.market_delete()
+        t0 = time.perf_counter()
+        market = benchmark.market_create(
+            carts=options["carts"],
+            products=options["products"],
+            merchants=options["merchants"],
+            max_lines=options["max_lines"],
+            max_offers=options["max_offers"],
+            seed=options["seed"],
+        )
+        self.stdout.write(f"setup: {market} in {time.perf_counter() - t0:.1f} s")
+        try:
+            outcome = benchmark.feed_apply(share=options["share"], seed=options["seed"])
+            self._report(market, outcome)
+        finally:
+            if not options["keep"]:
+                benchmark.market_delete()
+
+    def _report(self, market, outcome) -> None:
+        run = outcome.run
+        checked = max(run.carts_checked, 1)
+        self.stdout.write(
+            f"database: {connection.vendor} {connection.settings_dict.get('NAME')}; "
+            f"host: {platform.node()} ({platform.processor() or platform.machine()}); "
+            f"solver: {run.device or '-'} (route {run.route})"
+        )
+        self.stdout.write(
+            f"feed: {outcome.offers_changed} offers repriced in {outcome.feed_s:.2f} s"
+        )
+        self.stdout.write(
+            f"run {run.pk} ({run.status}): carts checked {run.carts_checked}, skipped "
+            f"{run.carts_skipped}, improvable {run.carts_improvable}, price up "
+            f"{run.carts_price_up}, notified {run.carts_notified}"
+        )
+        rate = run.carts_checked / (run.duration_ms / 1000)
+        self.stdout.write(
+            f"job: {run.duration_ms / 1000:.2f} s = {rate:.0f} carts/s; "
+            f"end to end (feed + job) {outcome.end_to_end_s:.2f} s, of which this process "
+            f"was on a CPU {outcome.cpu_s:.2f} s; load average {os.getloadavg()[0]:.1f}"
+        )
+        self.stdout.write(
+            f"per cart: {run.queries / checked:.4f} queries ({run.queries} in all), DB "
+            f"{run.db_ms / checked:.3f} ms, solve {run.solve_ms / checked:.3f} ms, rest "
+            f"{(run.duration_ms - run.db_ms - run.solve_ms) / checked:.3f} ms (Python: reading "
+            "rows, building problems, pricing answers)"
+        )

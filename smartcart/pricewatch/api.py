@@ -1,0 +1,31 @@
+"""The price watch on the API's cart resource: the ``price_watch`` field, through
+storefront's hook (``settings.STOREFRONT_CART_API_FIELDS``, ``storefront.api.cart_fields``)."""
+
+from typing import Any
+
+from rest_framework import serializers
+
+from smartcart.pricewatch.selectors import price_watch_notice_for_cart
+from storefront.models import Cart
+
+
+class PriceWatchSerializer(serializers.Serializer):
+    """Prices changed since the cart was last looked at: what it can save now (apply it with
+    ``POST cart/optimizations/{optimization_id}/apply/``, the usual 409 rules) and how much
+    its lines rose since they were added."""
+
+    optimization_id = serializers.IntegerField()
+    cart_version = serializers.IntegerField()
+    current_total = serializers.IntegerField()
+    suggested_total = serializers.IntegerField()
+    savings = serializers.IntegerField(help_text="In cents; 0 when only prices rose.")
+    price_increase = serializers.IntegerField(
+        help_text="How much more the cart's lines cost now than when added, in cents."
+    )
+    created_at = serializers.DateTimeField()
+
+
+def price_watch_cart_fields(*, cart: Cart) -> dict[str, Any]:
+    """``price_watch``: the cart's current notice, or ``None`` (one query)."""
+    notice = price_watch_notice_for_cart(cart=cart)
+    return {"price_watch": None if notice is None else PriceWatchSerializer(notice.as_dict()).data}

@@ -1,0 +1,349 @@
+"""Reads of the price watch: the open carts a burst of changes affects, and many carts'
+engine problems at once.
+
+``carts_problems_build`` is ``smartcart.selectors.cart_problem_build`` for a chunk of carts
+in two queries whatever their number: every line of the chunk (with its cart's version and
+destination, read in the same statement) and every buyable offer of the chunk's products
+with its merchant's name and discount. Shipping comes from the per-process zone index
+(``storefront.selectors.shipping_rules_for_destinations``: one batched longest-prefix match,
+no query while it is fresh), which is what it is for: pricing many carts at once. The
+problems are built by the same helpers as the single-cart path, so both read a cart alike.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.db.models import Q, QuerySet
+
+from gpu_engine import ProblemError
+from gpu_engine.pricing import assignment_cost
+from smartcart.models import OptimizationRun, PriceWatchChange
+from smartcart.selectors import (
+    CartProblemBuild,
+    LineSnapshot,
+    OfferSnapshot,
+    _LineRow,
+    _problem,
+)
+from storefront.models import CartLine, Offer
+from storefront.selectors import MerchantTerms, shipping_rules_for_destinations
+from storefront.shipping import Discount, ShippingRule
+from storefront.zone_index import zone_index_invalidate
+
+Source = OptimizationRun.Source
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    upto: int
+    product_ids: frozenset[int]
+    merchant_ids: frozenset[int]
+
+    @property
+    def empty(self) -> bool:
+        return not self.product_ids and not self.merchant_ids
+
+
+def price_watch_changes_pending() -> ChangeSet:
+    """Every change recorded so far (up to the newest row's id), as two id sets."""
+    rows = list(
+        PriceWatchChange.objects.order_by("id").values_list("id", "product_id", "merchant_id")
+    )
+    return ChangeSet(
+        upto=rows[-1][0] if rows else 0,
+        product_ids=frozenset(p for _, p, _ in rows if p is not None),
+        merchant_ids=frozenset(m for _, _, m in rows if m is not None),
+    )
+
+
+def price_watch_carts_affected(*, changes: ChangeSet, active_since: datetime) -> list[int]:
+    """Ids of the open carts (changed since ``active_since``) with a line on a changed
+    product, or on a product a changed merchant offers, in one query. The changed ids are
+    read by a subquery on the dirty set (a feed may change more products than a statement
+    can take parameters)."""
+    if changes.empty:
+        return []
+    recorded = PriceWatchChange.objects.filter(id__lte=changes.upto)
+    touched = Q(product_id__in=recorded.filter(product_id__isnull=False).values("product_id"))
+    if changes.merchant_ids:
+        merchants = recorded.filter(merchant_id__isnull=False).values("merchant_id")
+        offered = Offer.objects.filter(merchant_id__in=merchants).values("product_id")
+        touched |= Q(product_id__in=offered)
+    lines = CartLine.objects.filter(touched, cart__updated_at__gte=active_since)
+    return list(lines.order_by("cart_id").values_list("cart_id", flat=True).distinct())
+
+
+@dataclass
+class CartRead:
+    """One cart of a chunk as read: its build, and what its lines cost when added."""
+
+    build: CartProblemBuild
+    owner_id: int | None
+    current_total: int
+    added_total: int
+
+
+@dataclass
+class ChunkRead:
+    carts: list[CartRead] = field(default_factory=list)
+    skipped: int = 0
+
+
+_LINE_COLUMNS = (
+    "cart_id",
+    "cart__version",
+    "cart__postal_code",
+    "cart__owner_id",
+    "id",
+    "quantity",
+    "product_id",
+    "product__name",
+    "offer_id",
+    "offer__active",
+    "offer__stock",
+    "offer__merchant_id",
+    "offer__merchant__active",
+    "unit_price_snapshot",
+)
+_OFFER_COLUMNS = (
+    "id",
+    "product_id",
+    "merchant_id",
+    "unit_price",
+    "stock",
+    "merchant__name",
+    "merchant__discount_min_units",
+    "merchant__discount_basis_points",
+)
+
+
+@dataclass
+class _CartRows:
+    version: int
+    postal_code: str
+    owner_id: int | None
+    rows: list[_LineRow] = field(default_factory=list)
+    snapshots: dict[int, int] = field(default_factory=dict)  # line id -> unit price when added
+
+
+def _lines_read(cart_ids: Sequence[int]) -> dict[int, _CartRows]:
+    carts: dict[int, _CartRows] = {}
+    rows = (
+        CartLine.objects.filter(cart_id__in=list(cart_ids))
+        .order_by("cart_id", "created_at", "id")
+        .values_list(*_LINE_COLUMNS)
+    )
+    for cart_id, version, postal_code, owner_id, *line in rows.iterator(chunk_size=5000):
+        cart = carts.get(cart_id)
+        if cart is None:
+            cart = carts[cart_id] = _CartRows(version, postal_code, owner_id)
+        line_id, quantity, product_id, name, offer_id, active, stock, merchant_id, m_active = line[
+            :9
+        ]
+        cart.rows.append(
+            _LineRow(
+                snapshot=LineSnapshot(line_id, product_id, name, quantity, offer_id, merchant_id),
+                offer_active=active,
+                merchant_active=m_active,
+                stock=stock,
+            )
+        )
+        cart.snapshots[line_id] = line[9]
+    return carts
+
+
+@dataclass
+class _Market:
+    """The chunk's offers by product, and each merchant's name and discount."""
+
+    offers: dict[int, list[OfferSnapshot]]
+    names: dict[int, str]
+    discounts: dict[int, Discount | None]
+
+
+def _market_read(cart_ids: Sequence[int]) -> _Market:
+    products = CartLine.objects.filter(cart_id__in=list(cart_ids)).values("product_id")
+    rows = (
+        Offer.objects.filter(product_id__in=products, active=True, merchant__active=True)
+        .order_by()
+        .values_list(*_OFFER_COLUMNS)
+    )
+    market = _Market(offers=defaultdict(list), names={}, discounts={})
+    for offer_id, product_id, merchant_id, price, stock, name, min_units, bp in rows.iterator(
+        chunk_size=5000
+    ):
+        market.offers[product_id].append(OfferSnapshot(offer_id, merchant_id, price, stock))
+        if merchant_id not in market.names:
+            market.names[merchant_id] = name
+            market.discounts[merchant_id] = Discount.from_columns(min_units, bp)
+    return market
+
+
+def _shipping(
+    carts: dict[int, _CartRows], market: _Market
+) -> dict[tuple[int, str], ShippingRule | None]:
+    """Every (merchant, destination) the chunk needs, in one batched zone-index match."""
+    pairs: dict[tuple[int, str], None] = {}
+    for cart in carts.values():
+        merchants = {
+            offer.merchant_id
+            for row in cart.rows
+            for offer in market.offers.get(row.snapshot.product_id, ())
+        }
+        for merchant_id in merchants:
+            pairs[(merchant_id, cart.postal_code)] = None
+    keys = list(pairs)
+    rules = shipping_rules_for_destinations(pairs=keys)
+    if any(rule is None for rule in rules):
+        # A merchant the index does not know yet (its commit's invalidation not seen by
+        # this process): rebuild once (two queries) rather than skip its carts.
+        zone_index_invalidate()
+        rules = shipping_rules_for_destinations(pairs=keys)
+    return dict(zip(keys, rules, strict=True))
+
+
+def _build(
+    cart_id: int, cart: _CartRows, market: _Market, rules: dict
+) -> tuple[CartProblemBuild, tuple[int, int]] | None:
+    """The cart's build and its totals now and at the lines' added prices; ``None`` for a
+    cart that cannot be priced as it stands (a line unavailable, an invalid problem)."""
+    if not cart.rows or any(row.unavailable_reason is not None for row in cart.rows):
+        return None
+    lines = tuple(row.snapshot for row in cart.rows)
+    offers: dict[tuple[int, int], OfferSnapshot] = {}
+    merchants: dict[int, MerchantTerms] = {}
+    for line in lines:
+        for offer in market.offers.get(line.product_id, ()):
+            rule = rules.get((offer.merchant_id, cart.postal_code))
+            if rule is None:
+                continue
+            offers[(line.line_id, offer.merchant_id)] = offer
+            if offer.merchant_id not in merchants:
+                merchants[offer.merchant_id] = MerchantTerms(
+                    merchant_id=offer.merchant_id,
+                    name=market.names[offer.merchant_id],
+                    active=True,
+                    shipping=rule,
+                    discount=market.discounts[offer.merchant_id],
+                )
+    if any((line.line_id, line.merchant_id) not in offers for line in lines):
+        return None
+    try:
+        problem = _problem(lines, offers, merchants)
+    except ProblemError:
+        return None
+    build = CartProblemBuild(
+        cart_id=cart_id,
+        cart_version=cart.version,
+        postal_code=cart.postal_code,
+        problem=problem,
+        lines=lines,
+        offers=offers,
+        merchants=merchants,
+    )
+    return build, _totals(build, cart.snapshots)
+
+
+def _current_choice(build: CartProblemBuild) -> np.ndarray:
+    index = {merchant_id: j for j, merchant_id in enumerate(build.problem.merchant_ids)}
+    return np.fromiter(
+        (index[str(line.merchant_id)] for line in build.lines), np.int64, len(build.lines)
+    )
+
+
+def _cost(problem, choice: np.ndarray, price: np.ndarray) -> int:
+    return int(assignment_cost(choice, problem.quantity, price, *problem.merchant_params))
+
+
+def _totals(build: CartProblemBuild, snapshots: dict[int, int]) -> tuple[int, int]:
+    """The cart's total now and at the prices its lines were added at (its current offers,
+    today's shipping and discounts), by the contract's pricing routine, without building a
+    second problem."""
+    problem = build.problem
+    choice = _current_choice(build)
+    current = _cost(problem, choice, problem.price)
+    added_prices = np.array([snapshots[line.line_id] for line in build.lines], np.int64)
+    rows = np.arange(len(build.lines))
+    if np.array_equal(added_prices, problem.price[rows, choice]):
+        return current, current
+    price = problem.price.copy()
+    price[rows, choice] = added_prices
+    return current, _cost(problem, choice, price)
+
+
+def carts_problems_build(*, cart_ids: Sequence[int]) -> ChunkRead:
+    """The engine problem of each cart in ``cart_ids`` as it stands, in two queries (plus
+    the zone index's when it is rebuilt). Carts that are gone, empty or not buyable as they
+    stand are counted in ``skipped``."""
+    carts = _lines_read(cart_ids)
+    market = _market_read(cart_ids)
+    rules = _shipping(carts, market)
+    read = ChunkRead(skipped=len(cart_ids) - len(carts))
+    for cart_id, cart in carts.items():
+        built = _build(cart_id, cart, market, rules)
+        if built is None:
+            read.skipped += 1
+            continue
+        build, (current, added) = built
+        read.carts.append(
+            CartRead(build=build, owner_id=cart.owner_id, current_total=current, added_total=added)
+        )
+    return read
+
+
+def price_watch_notices_current(*, cart_ids: Iterable[int]) -> QuerySet[OptimizationRun]:
+    """The price-watch notices of these carts that no later check replaced: the shown ones
+    and the dismissed ones (a dismissal holds for its cart version)."""
+    return OptimizationRun.objects.filter(
+        cart_id__in=list(cart_ids), source=Source.PRICE_WATCH, superseded_at__isnull=True
+    )
+
+
+@dataclass(frozen=True)
+class PriceWatchNotice:
+    """What the shopper is told about their cart after prices moved."""
+
+    run: OptimizationRun
+
+    @property
+    def savings(self) -> int:
+        return self.run.savings or 0
+
+    @property
+    def price_increase(self) -> int:
+        return self.run.price_increase or 0
+
+    def as_dict(self) -> dict:
+        return {
+            "optimization_id": self.run.pk,
+            "cart_version": self.run.cart_version,
+            "current_total": self.run.current_total,
+            "suggested_total": self.run.suggested_total,
+            "savings": self.savings,
+            "price_increase": self.price_increase,
+            "created_at": self.run.created_at,
+        }
+
+
+def price_watch_notice_for_cart(*, cart) -> PriceWatchNotice | None:
+    """The cart's price-watch notice for its current version: not withdrawn, dismissed or
+    applied, with a saving or a price rise to tell (one query)."""
+    if cart is None or cart.pk is None:
+        return None
+    run = (
+        OptimizationRun.objects.filter(
+            cart_id=cart.pk,
+            cart_version=cart.version,
+            source=Source.PRICE_WATCH,
+            superseded_at__isnull=True,
+            dismissed_at__isnull=True,
+            applied_at__isnull=True,
+        )
+        .filter(Q(savings__gt=0) | Q(price_increase__gt=0))
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return None if run is None else PriceWatchNotice(run=run)

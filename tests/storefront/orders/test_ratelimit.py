@@ -1,0 +1,129 @@
+"""One limit on placing orders for the web pages and the API: per account, per client
+address for guests; 429 with Retry-After, and nothing placed."""
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from storefront.errors import Throttled
+from storefront.models import Order
+from storefront.orders.ratelimit import order_place_rate_check
+from storefront.ratelimit import local_fallback_cache
+from tests.factories import UserFactory
+from tests.redis_server import private_redis  # noqa: F401  (fixture)
+from tests.smartcart.test_outage import redis_down  # noqa: F401  (fixture)
+from tests.storefront.orders.conftest import POSTAL_CODE
+from tests.storefront.orders.test_api import _fill_cart, _place, _review
+from tests.storefront.orders.test_web import (  # noqa: F401  (fixtures)
+    _place_form,
+    cart_two_merchants,
+    market,
+)
+from tests.storefront.orders.test_web import _review as _web_review
+from tests.storefront.web.conftest import add_to_cart
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def two_a_minute(settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "order_place": "2/min",
+        },
+    }
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_the_third_attempt_in_a_window_is_refused_per_ident(two_a_minute):
+    for _ in range(2):
+        order_place_rate_check(ident="user:1")
+    with pytest.raises(Throttled) as refused:
+        order_place_rate_check(ident="user:1")
+    assert refused.value.http_status == 429 and 1 <= refused.value.retry_after <= 60
+    order_place_rate_check(ident="user:2")  # another shopper's budget
+
+
+def test_no_rate_means_no_limit(settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {}}
+    for _ in range(5):
+        order_place_rate_check(ident="user:1")
+
+
+def test_the_web_answers_429_with_retry_after_and_places_nothing_more(
+    two_a_minute,
+    client,
+    cart_two_merchants,  # noqa: F811
+):
+    form = _place_form(_web_review(client))
+    client.post(reverse("checkout_place"), form)
+    client.post(reverse("checkout_place"), form)  # a double click: the same order
+    refused = client.post(reverse("checkout_place"), form)
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert "too often" in refused.content.decode()
+    assert Order.objects.count() == 1
+
+
+def _guest_review(market, offer, *, user=None):  # noqa: F811
+    guest = Client()
+    if user is not None:
+        guest.force_login(user)
+    add_to_cart(guest, offer)
+    guest.post(reverse("cart_destination"), {"postal_code": POSTAL_CODE})
+    return guest, _place_form(_web_review(guest))
+
+
+def test_guests_are_counted_by_client_address_accounts_by_account(
+    two_a_minute,
+    market,  # noqa: F811
+):
+    for offer in market.dear_offers[:2]:  # two sessions from the same address
+        guest, form = _guest_review(market, offer)
+        assert guest.post(reverse("checkout_place"), form).status_code == 302
+    guest, form = _guest_review(market, market.dear_offers[2])  # a fresh session
+    assert guest.post(reverse("checkout_place"), form).status_code == 429
+    shopper, form = _guest_review(market, market.dear_offers[2], user=UserFactory())
+    assert shopper.post(reverse("checkout_place"), form).status_code == 302
+    assert Order.objects.count() == 3
+
+
+def test_the_api_answers_429_json_with_retry_after(two_a_minute):
+    api = APIClient()
+    api.force_authenticate(UserFactory())
+    _fill_cart(api)
+    token = _review(api)["review_token"]
+    assert _place(api, token).status_code == 201
+    assert _place(api, token).status_code == 201  # the same key: the same order
+    refused = _place(api, token)
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert refused.json()["error"]["code"] == "throttled"
+    assert Order.objects.count() == 1
+
+
+def test_with_redis_down_orders_are_placed_and_counted_per_process(redis_down, settings):  # noqa: F811
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "order_place": "2/min",
+        },
+    }
+    local_fallback_cache().clear()
+    api = APIClient()
+    api.force_authenticate(UserFactory())
+    _fill_cart(api)
+    token = _review(api)["review_token"]
+    assert _place(api, token).status_code == 201
+    assert _place(api, token).status_code == 201
+    refused = _place(api, token)
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert Order.objects.count() == 1
+    local_fallback_cache().clear()

@@ -172,6 +172,7 @@ if REDIS_URL:
         "default": {
             # Short timeouts and a circuit breaker: an outage is CacheUnavailable, never a hang
             # (storefront.cache); each rate limit picks its direction (storefront.ratelimit).
+            # One redis-py client per pool, not per operation (storefront.cache_backend).
             "BACKEND": "storefront.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "smartcart",
@@ -179,6 +180,14 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# What every shopper sees alike (catalog, search and product fragments, the catalog API's
+# lists) is rendered once into this cache under versioned keys (storefront/cache_versions.py).
+# PAGE_CACHE=0 renders everything per request (benchmarks: the uncached figures);
+# PAGE_CACHE_TTL bounds how long an entry lives (and what a cache that missed version bumps
+# while it was unreachable can still serve).
+PAGE_CACHE = env_bool("PAGE_CACHE", True)
+PAGE_CACHE_TTL = int(os.environ.get("PAGE_CACHE_TTL", "600"))
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"

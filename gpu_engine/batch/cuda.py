@@ -77,8 +77,18 @@ VARIANTS = ("baseline", "pinned", "split", "split256", "split-warp", "overlap")
 # Per split variant: (the tiers' largest block, the light carts' block).
 SPLIT = {"split": (1024, THREADS), "split256": (256, THREADS), "split-warp": (1024, 32)}
 # "overlap" hides the copy in (a host cast, then the bus) behind the kernels chunk by chunk and
-# keeps its device arrays between batches; expected, not yet measured, to beat "split-warp".
+# keeps its device arrays between batches. Measured on an H100 (BENCHMARKS.md, issue 14): at 1M
+# carts it beat "split-warp" (222.5 vs 299.6 ms), at 100k its chunks are too small to hide the
+# cast and "split-warp" won (47.1 vs 62.5 ms); the default picks by batch size between them.
 DEFAULT_VARIANT = "overlap"
+SMALL_BATCH_VARIANT = "split-warp"
+OVERLAP_MIN_CARTS = 300_000
+
+
+def default_variant(n_carts: int) -> str:
+    """The measured-fastest variant for a batch of ``n_carts``."""
+    return DEFAULT_VARIANT if n_carts >= OVERLAP_MIN_CARTS else SMALL_BATCH_VARIANT
+
 
 _full_search = cuda.jit(device=True)(ops.full_search)
 _decode_full = cuda.jit(device=True)(ops.decode_full)
@@ -362,7 +372,7 @@ def solve_gpu(
     prefer: int | None = None,
     max_work: int = MAX_WORK,
     timings: dict[str, float] | None = None,
-    variant: str = DEFAULT_VARIANT,
+    variant: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan) on the GPU; carts planned
     TOO_LARGE keep total -1. One copy in; the plan kernel; the plan's small arrays out and the
@@ -378,7 +388,10 @@ def solve_gpu(
     ``kernel_ms``, ``copy_out_ms`` (for "overlap": ``cast_ms``, ``plan_wait_ms``,
     ``enqueue_ms``, ``drain_ms``, ``gpu_ms``, ``chunks``), per copied array ``in_<name>_mb``
     and, where measured, its cast, call and copy milliseconds, the launch count and, for the
-    split variants, each launch's carts, block size, registers and local bytes a thread."""
+    split variants, each launch's carts, block size, registers and local bytes a thread.
+    ``None`` picks :func:`default_variant` for the batch's size."""
+    if variant is None:
+        variant = default_variant(batch.n_carts)
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     timings = {} if timings is None else timings

@@ -152,8 +152,23 @@ def _warm_batch(problem: CartProblem, gpu: bool) -> dict[str, float]:
         t0 = time.perf_counter()
         for prefer in (FULL, DP):
             solve_problems([problem], device=device, prefer=prefer)
+        if device == "gpu":
+            _warm_batch_gpu_variants(problem)
         timings[f"batch-{device}"] = time.perf_counter() - t0
     return timings
+
+
+def _warm_batch_gpu_variants(problem: CartProblem) -> None:
+    """Both variants the GPU batch picks by size (small batches "split-warp", large ones
+    "overlap", see gpu_engine.batch.cuda.default_variant) run here once, each method each."""
+    from gpu_engine.batch.cuda import DEFAULT_VARIANT, SMALL_BATCH_VARIANT
+    from gpu_engine.batch.engine import solve_packed
+    from gpu_engine.batch.pack import DP, FULL, pack_problems
+
+    batch = pack_problems([problem])
+    for variant in (SMALL_BATCH_VARIANT, DEFAULT_VARIANT):
+        for prefer in (FULL, DP):
+            solve_packed(batch, device="gpu", prefer=prefer, gpu_variant=variant)
 
 
 def _warm_gpu_variants(problem: CartProblem) -> None:

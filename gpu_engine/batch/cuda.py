@@ -389,20 +389,17 @@ def solve_gpu(
     ``enqueue_ms``, ``drain_ms``, ``gpu_ms``, ``chunks``), per copied array ``in_<name>_mb``
     and, where measured, its cast, call and copy milliseconds, the launch count and, for the
     split variants, each launch's carts, block size, registers and local bytes a thread.
-    ``None`` picks :func:`default_variant` for the batch's size."""
+    ``None`` means :data:`SMALL_BATCH_VARIANT`; "overlap" runs through
+    :func:`gpu_engine.batch.gpu.solve_gpu`, which picks by size."""
     if variant is None:
-        variant = default_variant(batch.n_carts)
+        variant = SMALL_BATCH_VARIANT
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     timings = {} if timings is None else timings
     if batch.n_carts == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), plan_batch(batch)
     if variant == "overlap":
-        from gpu_engine.batch.overlap import solve_overlap
-
-        return solve_overlap(
-            batch, prefer=-1 if prefer is None else prefer, max_work=max_work, timings=timings
-        )
+        raise ValueError("the overlap variant runs through gpu_engine.batch.gpu.solve_gpu")
     t0 = time.perf_counter()
     if variant == "baseline":
         d = _upload(_batch_arrays(batch))

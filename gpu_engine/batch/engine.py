@@ -85,7 +85,7 @@ def solve_packed(
     where = resolve_batch_device(device)
     timings: dict[str, float] = {}
     if where == "gpu":
-        from gpu_engine.batch.cuda import solve_gpu
+        from gpu_engine.batch.gpu import solve_gpu
 
         if gpu_variant is None:
             total, choice, plan = solve_gpu(batch, prefer=prefer, timings=timings)

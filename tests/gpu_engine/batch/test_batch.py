@@ -190,7 +190,7 @@ def test_simulated_kernel_matches_the_cpu_twin_on_synthetic_carts():
 @settings(max_examples=10, deadline=None)
 @given(st.lists(carts(max_items=5, max_merchants=4), min_size=1, max_size=5))
 def test_simulated_plan_kernel_matches_the_cpu_plan(dicts):
-    from gpu_engine.batch.cuda import solve_gpu
+    from gpu_engine.batch.gpu import solve_gpu
 
     batch = pack_problems([CartProblem.from_dict(d) for d in dicts])
     cpu = plan_batch(batch)
@@ -234,11 +234,12 @@ def test_values_that_do_not_fit_the_narrow_types_travel_wide():
 
 def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
     from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch import gpu as batch_gpu
     from gpu_engine.batch.pack import TOO_LARGE
 
     batch = synthetic_batch(8, seed=4, max_lines=6, max_offers=5, pool=8)
     for variant in batch_cuda.VARIANTS:
-        total, _choice, plan = batch_cuda.solve_gpu(batch, max_work=200, variant=variant)
+        total, _choice, plan = batch_gpu.solve_gpu(batch, max_work=200, variant=variant)
         assert (plan.method == TOO_LARGE).any() and (plan.method != TOO_LARGE).any()
         assert (total[plan.method == TOO_LARGE] == -1).all(), variant
         assert (total[plan.method != TOO_LARGE] > 0).all(), variant
@@ -246,6 +247,7 @@ def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
 
 def test_simulated_overlap_chunks_give_the_cpu_twins_answers(monkeypatch):
     from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch import gpu as batch_gpu
     from gpu_engine.batch import overlap
     from gpu_engine.batch.engine import _solve_cpu
     from gpu_engine.batch.pack import TOO_LARGE
@@ -264,7 +266,7 @@ def test_simulated_overlap_chunks_give_the_cpu_twins_answers(monkeypatch):
     assert (plan.work >= 2000).any() and ((plan.work >= 300) & (plan.work < 2000)).any()
     total, choice = _solve_cpu(batch, plan)
     timings: dict[str, float] = {}
-    gpu_total, gpu_choice, gpu_plan = batch_cuda.solve_gpu(
+    gpu_total, gpu_choice, gpu_plan = batch_gpu.solve_gpu(
         batch, max_work=3000, timings=timings, variant="overlap"
     )
     assert timings["chunks"] == 4 and timings["in_offer_amount_mb"] == amount.nbytes / 1e6

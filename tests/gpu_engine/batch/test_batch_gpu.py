@@ -54,8 +54,8 @@ def test_a_value_too_wide_to_narrow_travels_wide():
 
 @pytest.mark.gpu
 def test_overlap_chunks_with_too_large_carts_give_the_cpu_twins_answers():
-    from gpu_engine.batch.cuda import solve_gpu
     from gpu_engine.batch.engine import _solve_cpu
+    from gpu_engine.batch.gpu import solve_gpu
     from gpu_engine.batch.pack import TOO_LARGE, plan_batch
 
     batch = synthetic_batch(30_000, seed=13)

@@ -1,5 +1,6 @@
 """Fixed-window request limits counted in Django's cache, so every web process shares them
-(Redis in a deployment, see ``CACHES``). Used by Improve cart (``smartcart.ratelimit``) and
+(Redis in a deployment, see ``CACHES``). Used by Improve cart (``smartcart.ratelimit``),
+placing orders (``storefront.orders.ratelimit``), both through ``throttle_rate_check``, and
 the password-reset form (``storefront.web.views.accounts``).
 
 The counter of the current window is incremented atomically (``incr`` is atomic on Redis and
@@ -22,11 +23,13 @@ import math
 import time
 from typing import Literal
 
+from django.conf import settings
 from django.core.cache import cache
 from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
 
 from storefront.cache import CacheUnavailable
+from storefront.errors import Throttled
 
 Outage = Literal["local", "closed", "open"]
 
@@ -36,6 +39,38 @@ _local_cache = LocMemCache("storefront-ratelimit-outage", {"OPTIONS": {"MAX_ENTR
 
 def local_fallback_cache() -> BaseCache:
     return _local_cache
+
+
+_PERIODS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def throttle_rate(*, scope: str) -> tuple[int, int] | None:
+    """``(requests, window seconds)`` of ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][scope]``
+    (``"10/min"`` -> ``(10, 60)``), or ``None``: no limit."""
+    rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES")
+    rate = rates.get(scope) if isinstance(rates, dict) else None
+    if not rate:
+        return None
+    count, period = rate.split("/")
+    return int(count), _PERIODS_S[period.strip()[0]]
+
+
+def throttle_rate_check(*, scope: str, key: str, too_often: str, on_outage: Outage) -> None:
+    """Counts one request under ``key`` against the ``scope`` rate; once it is used up,
+    ``Throttled`` (429) saying ``too_often`` and the seconds until the window ends."""
+    rate = throttle_rate(scope=scope)
+    if rate is None:
+        return
+    allowed, window_s = rate
+    retry_after = window_retry_after(
+        key=key, allowed=allowed, window_s=window_s, on_outage=on_outage
+    )
+    if retry_after is not None:
+        raise Throttled(
+            f"{too_often} Try again in {retry_after} s.",
+            code="throttled",
+            retry_after=retry_after,
+        )
 
 
 def window_retry_after(

@@ -129,20 +129,20 @@ def _check_lines(rows: tuple[_LineRow, ...]) -> None:
 
 
 _CART_FIELDS = tuple(column.attname for column in Cart._meta.concrete_fields)
-_LINE_COLUMNS = tuple(
-    f"lines__{column}"
-    for column in (
-        "id",
-        "quantity",
-        "product_id",
-        "product__name",
-        "offer_id",
-        "offer__active",
-        "offer__stock",
-        "offer__merchant_id",
-        "offer__merchant__active",
-    )
+# A cart line's columns as ``_line_row`` reads them, named from ``CartLine`` (the price watch
+# reads lines directly); ``_LINE_COLUMNS`` reaches them from ``Cart``.
+_LINE_FIELDS = (
+    "id",
+    "quantity",
+    "product_id",
+    "product__name",
+    "offer_id",
+    "offer__active",
+    "offer__stock",
+    "offer__merchant_id",
+    "offer__merchant__active",
 )
+_LINE_COLUMNS = tuple(f"lines__{column}" for column in _LINE_FIELDS)
 
 
 def _line_row(row: tuple) -> _LineRow:

@@ -22,9 +22,10 @@ from gpu_engine import ProblemError
 from gpu_engine.pricing import assignment_cost
 from smartcart.models import OptimizationRun, PriceWatchChange
 from smartcart.selectors import (
+    _LINE_FIELDS,
     CartProblemBuild,
-    LineSnapshot,
     OfferSnapshot,
+    _line_row,
     _LineRow,
     _problem,
 )
@@ -97,15 +98,7 @@ _LINE_COLUMNS = (
     "cart__version",
     "cart__postal_code",
     "cart__owner_id",
-    "id",
-    "quantity",
-    "product_id",
-    "product__name",
-    "offer_id",
-    "offer__active",
-    "offer__stock",
-    "offer__merchant_id",
-    "offer__merchant__active",
+    *_LINE_FIELDS,
     "unit_price_snapshot",
 )
 _OFFER_COLUMNS = (
@@ -140,18 +133,10 @@ def _lines_read(cart_ids: Sequence[int]) -> dict[int, _CartRows]:
         cart = carts.get(cart_id)
         if cart is None:
             cart = carts[cart_id] = _CartRows(version, postal_code, owner_id)
-        line_id, quantity, product_id, name, offer_id, active, stock, merchant_id, m_active = line[
-            :9
-        ]
-        cart.rows.append(
-            _LineRow(
-                snapshot=LineSnapshot(line_id, product_id, name, quantity, offer_id, merchant_id),
-                offer_active=active,
-                merchant_active=m_active,
-                stock=stock,
-            )
-        )
-        cart.snapshots[line_id] = line[9]
+        *fields, unit_price_snapshot = line
+        row = _line_row(tuple(fields))
+        cart.rows.append(row)
+        cart.snapshots[row.snapshot.line_id] = unit_price_snapshot
     return carts
 
 

@@ -10,6 +10,7 @@ are sized for shopper-facing jobs, not for million-row feeds.
 """
 
 import logging
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
@@ -24,6 +25,18 @@ logger = logging.getLogger(__name__)
 _IMPORT_LIMIT = settings.OFFER_IMPORT_TIME_LIMIT_S
 _CHEAPEST_LIMIT = settings.STOREFRONT_CHEAPEST_TIME_LIMIT_S
 _BUSY_RETRY_S = 30
+
+# Tasks that send a mail (the reset link, ``storefront.orders.tasks``' order confirmation):
+# a mail server that is down or slow is tried again later rather than the mail lost.
+MAIL_TASK_OPTIONS: dict[str, Any] = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+    "autoretry_for": (OSError,),
+    "retry_backoff": True,
+    "retry_backoff_max": 300,
+    "max_retries": 5,
+}
 
 
 @shared_task(
@@ -67,17 +80,7 @@ def catalog_cheapest_recompute_task(
     cheapest.catalog_cheapest_recompute(product_ids=product_ids, all_products=all_products)
 
 
-@shared_task(
-    name="storefront.password_reset_mail_send",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    # A mail server that is down or slow: try again later rather than lose the link.
-    autoretry_for=(OSError,),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=5,
-)
+@shared_task(name="storefront.password_reset_mail_send", **MAIL_TASK_OPTIONS)
 def password_reset_mail_send_task(
     email: str, domain: str, use_https: bool, link_valid_for: str
 ) -> None:

@@ -4,19 +4,10 @@ from celery import shared_task
 
 from storefront.orders.emails import order_confirmation_mail_send
 from storefront.orders.services import merchant_order_refund, orders_unpaid_expire
+from storefront.tasks import MAIL_TASK_OPTIONS
 
 
-@shared_task(
-    name="storefront.order_confirmation_mail_send",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    # A mail server that is down or slow: try again later rather than lose the confirmation.
-    autoretry_for=(OSError,),
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=5,
-)
+@shared_task(name="storefront.order_confirmation_mail_send", **MAIL_TASK_OPTIONS)
 def order_confirmation_mail_send_task(order_id: int) -> None:
     order_confirmation_mail_send(order_id=order_id)
 

@@ -1,35 +1,8 @@
-import pytest
-from django.core.cache import cache
-from rest_framework.test import APIClient
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttles():
-    # Throttle counters live in the cache; every test starts with a clean slate.
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def api():
-    return APIClient()
-
-
-@pytest.fixture
-def client_for(db):
-    """An API client authenticated as ``user`` with a token, the way mobile clients are."""
-    from rest_framework.authtoken.models import Token
-
-    def make(user):
-        client = APIClient()
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-        return client
-
-    return make
-
-
-@pytest.fixture
-def alice_api(client_for, shopper):
-    return client_for(shopper)
+# The API fixtures are storefront's (smartcart's tests may lean on storefront's, never the other
+# way round); ``alice_api`` signs in this package's ``shopper`` (tests/smartcart/conftest.py).
+from tests.storefront.api.conftest import (  # noqa: F401  (fixtures)
+    _fresh_throttles,
+    alice_api,
+    api,
+    client_for,
+)

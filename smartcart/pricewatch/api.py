@@ -25,7 +25,23 @@ class PriceWatchSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-def price_watch_cart_fields(*, cart: Cart) -> dict[str, Any]:
-    """``price_watch``: the cart's current notice, or ``None`` (one query)."""
-    notice = price_watch_notice_for_cart(cart=cart)
-    return {"price_watch": None if notice is None else PriceWatchSerializer(notice.as_dict()).data}
+class PriceWatchCartFields:
+    """The ``price_watch`` field of the cart resource (storefront's cart API fields hook)."""
+
+    def __call__(self, *, cart: Cart) -> dict[str, Any]:
+        """The cart's current notice, or ``None`` (one query)."""
+        notice = price_watch_notice_for_cart(cart=cart)
+        return {
+            "price_watch": None if notice is None else PriceWatchSerializer(notice.as_dict()).data
+        }
+
+    def schema_fields(self) -> dict[str, serializers.Field]:
+        return {
+            "price_watch": PriceWatchSerializer(
+                allow_null=True,
+                help_text="Prices changed: what the cart can save now, or null.",
+            )
+        }
+
+
+price_watch_cart_fields = PriceWatchCartFields()

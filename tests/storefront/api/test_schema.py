@@ -29,6 +29,7 @@ def test_schema_documents_every_endpoint_and_errors(api):
         "/api/v1/cart/lines/": {"post"},
         "/api/v1/cart/lines/{line_id}/": {"patch", "delete"},
         "/api/v1/cart/destination/": {"put"},
+        "/api/v1/cart/price-watch/": {"get", "put"},
         "/api/v1/cart/optimizations/": {"get", "post"},
         "/api/v1/cart/optimizations/{run_id}/": {"get"},
         "/api/v1/cart/optimizations/{run_id}/apply/": {"post"},

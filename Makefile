@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 GPU    ?= 0
 
-.PHONY: venv demo test lint format worker worker-cpu worker-gpu beat bench calibrate clean
+.PHONY: venv demo test lint format worker worker-cpu worker-gpu beat bench calibrate clean prod-local loadtest
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -32,6 +32,38 @@ demo: venv
 	@echo "    merchant staff: merchant / demo-merchant-pass  (its orders in http://$(HOST):$(PORT)/admin/)"
 	@echo ""
 	env -u DATABASE_URL -u REDIS_URL DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# The production-like stack on this machine from the Procfile (honcho): gunicorn, a cpu
+# worker and beat, after migrate and collectstatic. DEBUG off, plain HTTP on loopback.
+# Needs DATABASE_URL (PostgreSQL) and REDIS_URL; SECRET_KEY defaults to a fresh random one.
+# SEED=1 seeds the demo catalog and logins into an empty database (local use only). Mail is
+# printed by the worker unless EMAIL_BACKEND says otherwise.
+ifndef SECRET_KEY
+SECRET_KEY := $(shell $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
+endif
+PROD_ENV = env -u DEBUG PATH="$(abspath $(BIN)):$$PATH" SECRET_KEY="$(SECRET_KEY)" \
+	ALLOWED_HOSTS="$${ALLOWED_HOSTS:-127.0.0.1,localhost}" SECURE_SSL_REDIRECT=0 \
+	SECURE_HSTS_SECONDS=0 SECURE_COOKIES=0 WEB_BIND="$(HOST):$(PORT)" \
+	EMAIL_BACKEND="$${EMAIL_BACKEND:-django.core.mail.backends.console.EmailBackend}"
+
+prod-local: venv
+	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || \
+		{ echo "prod-local needs DATABASE_URL and REDIS_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/smartcart REDIS_URL=redis://127.0.0.1:6379/0 make prod-local"; exit 1; }
+	$(PROD_ENV) $(BIN)/python manage.py migrate --noinput
+	$(PROD_ENV) $(BIN)/python manage.py collectstatic --noinput
+	@if [ "$(SEED)" = "1" ]; then $(PROD_ENV) $(BIN)/python manage.py seed_demo --if-empty && \
+		$(PROD_ENV) $(BIN)/python manage.py recompute_cheapest --all; fi
+	$(PROD_ENV) $(BIN)/python manage.py warmup
+	@echo "  Production-like stack: http://$(HOST):$(PORT)/  health: /health/  metrics: /metrics"
+	$(PROD_ENV) $(BIN)/honcho -f Procfile start
+
+# Load test against a running `make prod-local` on HOST:PORT: each scenario (shopper, trivial
+# view) stepped through LOAD_USERS for LOAD_STEP_S seconds each; stops by itself.
+LOAD_USERS  ?= 1,2,4,8
+LOAD_STEP_S ?= 30
+loadtest: venv
+	$(BIN)/python loadtest/run.py --host http://$(HOST):$(PORT) --users $(LOAD_USERS) \
+		--step-s $(LOAD_STEP_S)
 
 # Two xdist workers (CI and the dev machine have two cores); tests that must not overlap share
 # an xdist_group (tests/conftest.py). PYTEST_WORKERS=0 runs serially.

@@ -52,3 +52,16 @@ def gpu_name() -> str:
 
     name = cuda.get_current_device().name
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def require_gpu_for(algorithm: str) -> None:
+    """Refuse a GPU algorithm where CUDA kernels cannot run (no real GPU, no simulator): one
+    message for every GPU solver."""
+    if not cuda_target_available():
+        from gpu_engine.problem import DeviceUnavailable
+
+        raise DeviceUnavailable(
+            "algorithm",
+            algorithm,
+            "needs a CUDA GPU and none is available here; use auto or a cpu algorithm",
+        )

@@ -5,6 +5,7 @@ budget starts) is not imported by the module it imports."""
 
 from __future__ import annotations
 
+from gpu_engine.budget import check_budget
 from gpu_engine.problem import CartProblem, ProblemError
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.registry import SEEDED, SOLVERS
@@ -20,14 +21,32 @@ def solve(
 ) -> Solution:
     """Cheapest assignment for ``problem``. ``algorithm="auto"`` lets the planner choose
     (``gpu_engine.planning.planner.solve_planned``; ``planner_options``: ``gpu_busy``,
-    ``gpu_queue_depth``, ``allow_gpu``, ``profile``); ``budget_ms`` time-boxes solvers that can
-    stop early (their answer is then flagged not optimal); ``seed`` is for randomised solvers
-    (the exact ones ignore it)."""
+    ``gpu_queue_depth``, ``allow_gpu``, ``profile``); ``budget_ms`` time-boxes every solver
+    (stopped early, the answer is flagged not optimal; far over, BudgetError up front). It must
+    be finite, > 0 and at most ``gpu_engine.budget.MAX_BUDGET_MS`` (else ProblemError naming
+    ``budget_ms``), and its clock starts after the solvers are warm (once per process).
+    ``seed`` is for randomised solvers (the exact ones ignore it)."""
+    budget_ms = check_budget(budget_ms)
     if algorithm == "auto":
         from gpu_engine.planning.planner import solve_planned
 
         return solve_planned(problem, budget_ms=budget_ms, seed=seed, **planner_options)
     if algorithm not in SOLVERS:
         raise ProblemError("algorithm", algorithm, f"must be one of auto, {', '.join(SOLVERS)}")
+    if budget_ms is not None:
+        _warm_before_budget(algorithm)
     extra = {"seed": seed} if algorithm in SEEDED else {}
     return SOLVERS[algorithm](problem, budget_ms=budget_ms, **extra)
+
+
+def _warm_before_budget(algorithm: str) -> None:
+    """Load or compile what the algorithm can reach once per process, before its budget's
+    clock starts (as the planner does for "auto"): a cold first call would spend the budget on
+    the JIT."""
+    from gpu_engine.device import gpu_available
+    from gpu_engine.warmup import ensure_cpu_warm, ensure_gpu_warm
+
+    if algorithm.startswith("gpu") and gpu_available():
+        ensure_gpu_warm()
+    else:
+        ensure_cpu_warm()

@@ -57,6 +57,17 @@ class FullSearchLayout:
             choice[self.lines[k]] = self.merchants[self.cand[k, digit]]
         return choice
 
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The choices packed line after line, as both full searches walk them
+        (:mod:`gpu_engine.solvers.full.ops`): ``off`` int32[L + 1] (line k's choices are entries
+        ``off[k] .. off[k + 1] - 1``), ``cand`` int32[F] compact merchant, ``amount`` int64[F]."""
+        off = np.zeros(self.n_free + 1, dtype=np.int32)
+        off[1:] = np.cumsum(self.radix)
+        rows = range(self.n_free)
+        cand = np.concatenate([self.cand[k, : self.radix[k]] for k in rows] or [np.zeros(0)])
+        amount = np.concatenate([self.amount[k, : self.radix[k]] for k in rows] or [np.zeros(0)])
+        return off, cand.astype(np.int32), amount.astype(np.int64)
+
     def max_money(self) -> int:
         """An upper bound on any merchant subtotal and any total this search can form."""
         goods = int(self.sub0.sum()) + int(self.amount.max(axis=1, initial=0).sum())

@@ -44,6 +44,18 @@ class CapacityError(ProblemError):
     """A valid cart that is too large for the chosen algorithm (memory, int64 numbering)."""
 
 
+class BudgetError(CapacityError, RuntimeError):
+    """A valid cart that the chosen algorithm cannot answer within its budget: refused before
+    it starts (its predicted time is far over) or nothing found in time. ``field`` is
+    ``budget_ms``. Also a RuntimeError: callers that fall back on a run-time failure (the
+    planner) treat it as one."""
+
+
+class DeviceUnavailable(CapacityError):
+    """A GPU algorithm asked for where no CUDA GPU (nor the simulator) is available. ``field``
+    is ``algorithm``."""
+
+
 # --- JSON-level validation -------------------------------------------------------------------
 
 
@@ -260,6 +272,9 @@ class CartProblem:
             data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ProblemError("$", str(exc), "is not valid JSON") from None
+        except RecursionError:
+            # A cart is three levels deep; CPython's decoder recurses per level.
+            raise ProblemError("$", "deeply nested JSON", "is nested too deeply") from None
         return cls.from_dict(data)
 
     @classmethod

@@ -57,12 +57,22 @@ class Solution:
             "algorithm": self.algorithm,
             "device": self.device,
             "elapsed_ms": float(self.elapsed_ms),
-            "complexity": int(self.complexity),
-            "estimates": {k: float(v) for k, v in self.estimates.items()},
+            "complexity": _json_count(self.complexity),
+            "estimates": json_safe({k: float(v) for k, v in self.estimates.items()}),
             "plan": self.plan,
             "gap": None if self.gap is None else float(self.gap),
             "stats": json_safe(self.stats),
         }
+
+
+# Python refuses to print ints of more than 4300 digits (sys.get_int_max_str_digits); a cart's
+# assignment count past this many digits is given as None (its log10 is in the stats).
+MAX_COUNT_DIGITS = 4000
+
+
+def _json_count(value: int) -> int | None:
+    value = int(value)
+    return value if value.bit_length() * 0.30103 < MAX_COUNT_DIGITS else None
 
 
 def json_safe(value: Any) -> Any:

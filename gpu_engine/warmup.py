@@ -60,18 +60,24 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
     t0 = time.perf_counter()
     _warm_merchant_dp(problem)
     timings["merchant-dp"] = time.perf_counter() - t0
+    if gpu:
+        t0 = time.perf_counter()
+        _warm_gpu_merchant_dp(problem)
+        timings["gpu-merchant-dp"] = time.perf_counter() - t0
     timings.update(_warm_batch(problem, gpu))
     if gpu:
         t0 = time.perf_counter()
         _warm_gpu_variants(problem)
         timings["gpu-full-variants"] = time.perf_counter() - t0
-    global _cpu_warm
+    global _cpu_warm, _gpu_warm
     _cpu_warm = True
+    _gpu_warm = _gpu_warm or gpu
     return timings
 
 
 _warm_lock = threading.Lock()
 _cpu_warm = False
+_gpu_warm = False
 
 
 def ensure_cpu_warm() -> float:
@@ -89,13 +95,29 @@ def ensure_cpu_warm() -> float:
         return time.perf_counter() - t0
 
 
+def ensure_gpu_warm() -> float:
+    """The full :func:`warmup`, GPU kernels included, once per process (the CLI calls it before
+    a GPU algorithm's budget starts). Returns the seconds spent."""
+    if _gpu_warm:
+        return 0.0
+    with _warm_lock:
+        if _gpu_warm:
+            return 0.0
+        t0 = time.perf_counter()
+        warmup(include_gpu=True)
+        return time.perf_counter() - t0
+
+
 def _warm_merchant_dp(problem: CartProblem) -> None:
     """The tiny cart's DP answers with the relaxed DP, so the merchant DP is compiled here, for
-    both choice-table dtypes it can take (uint16 up to 16 lines a merchant, int32 beyond)."""
+    both choice-table dtypes it can take (uint16 up to 16 lines a merchant, int32 beyond): the
+    whole-run function and the slices that ``solve_dp`` runs between deadline checks."""
     from gpu_engine.solvers.dp.cpu import merchant_dp
     from gpu_engine.solvers.dp.inputs import merchant_dp_inputs
+    from gpu_engine.solvers.dp.solve import run_merchant_cpu
 
     inputs = merchant_dp_inputs(problem)
+    run_merchant_cpu(problem, inputs)
     for dtype in (np.uint16, np.int32):
         pick = np.empty((inputs.merchants.size, 1 << inputs.k), dtype=dtype)
         merchant_dp(
@@ -110,6 +132,14 @@ def _warm_merchant_dp(problem: CartProblem) -> None:
             inputs.params,
             pick,
         )
+
+
+def _warm_gpu_merchant_dp(problem: CartProblem) -> None:
+    """The merchant DP's kernels (the tiny cart's ``gpu-dp`` takes the relaxed DP on the CPU)."""
+    from gpu_engine.solvers.dp.cuda import run_merchant_gpu
+    from gpu_engine.solvers.dp.inputs import merchant_dp_inputs
+
+    run_merchant_gpu(problem, merchant_dp_inputs(problem))
 
 
 def _warm_batch(problem: CartProblem, gpu: bool) -> dict[str, float]:

@@ -15,3 +15,7 @@ class SmartcartConfig(AppConfig):
         signals.worker_ready.connect(warmup.on_worker_ready, weak=False)
         signals.worker_process_init.connect(warmup.on_worker_process_init, weak=False)
         warmup.web_warmup_start()
+
+        from smartcart.metrics import metrics_register
+
+        metrics_register()

@@ -19,6 +19,8 @@ import time
 import redis
 from django.core.cache.backends.redis import RedisCache
 
+from storefront.cache_backend import SharedClientRedisCache
+
 logger = logging.getLogger(__name__)
 
 _GUARDED = (
@@ -64,7 +66,7 @@ def _guard(name: str):
     return guarded
 
 
-class ResilientRedisCache(RedisCache):
+class ResilientRedisCache(SharedClientRedisCache):
     """``RedisCache`` with socket timeouts and ``CacheUnavailable`` on outage.
 
     ``OPTIONS``: ``OUTAGE_RETRY_S`` (default 2 s: how long an outage is assumed before Redis

@@ -87,18 +87,31 @@ def catalog_cheapest_mark_stale(
     the rows written. Call it for writes that bypass ``save()`` (``QuerySet.update``, raw SQL),
     then ``catalog_cheapest_recompute_request()``."""
     ids = sorted({int(i) for i in product_ids if i is not None})
+    merchant_ids = sorted({int(i) for i in merchant_ids})
+    _page_cache_bump(product_ids=ids, merchant_ids=merchant_ids, offers=offers)
     written = 0
     if ids:
         CheapestOfferRefresh.objects.bulk_create(
             [CheapestOfferRefresh(product_id=i) for i in ids], batch_size=1000
         )
         written += len(ids)
-    merchant_ids = sorted({int(i) for i in merchant_ids})
     if merchant_ids:
         written += _mark_from(Offer.objects.filter(merchant_id__in=merchant_ids))
     if offers is not None:
         written += _mark_from(Offer.objects.filter(pk__in=offers.order_by().values("pk")))
     return written
+
+
+def _page_cache_bump(
+    *, product_ids: list[int], merchant_ids: list[int], offers: QuerySet[Offer] | None
+) -> None:
+    """The same writes change cached pages: their versions go on commit."""
+    from storefront.cache_versions import cache_versions_bump_on_commit
+
+    if offers is not None:
+        product_ids = [*product_ids, *offers.order_by().values_list("product_id", flat=True)]
+    # A merchant-wide change (terms, activity) touches every page showing the merchant.
+    cache_versions_bump_on_commit(product_ids=product_ids, catalog=True, shared=bool(merchant_ids))
 
 
 def catalog_cheapest_recompute_request() -> None:

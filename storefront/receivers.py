@@ -131,4 +131,5 @@ def shipping_zone_changed(sender, instance, **kwargs) -> None:
     offers_changed_notify(merchant_ids=[instance.merchant_id])
 
 
-from storefront import zone_index  # noqa: E402, F401  (connects the zone index receivers)
+# Connect the zone index's receivers and the page cache's versions.
+from storefront import cache_receivers, zone_index  # noqa: E402, F401

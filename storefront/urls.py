@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 
 from storefront.api.urls import fallback_urlpatterns
+from storefront.observability import views as observability
 
 # Every API module shares the one ``api`` namespace (``reverse("api:cart")``), so none of
 # them has an app_name; the JSON 404 for any other /api/v1/ path comes after all of them.
@@ -23,6 +24,9 @@ api_urlpatterns: list[URLPattern | URLResolver] = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("health/", observability.health, name="health"),
+    path("health/live", observability.liveness, name="health-live"),
+    path("metrics", observability.metrics, name="metrics"),
     path("api/v1/", include((api_urlpatterns, "api"))),
     # django-payments: the providers' return and webhook URLs.
     path("payments/", include("payments.urls")),

@@ -1,7 +1,9 @@
 """The batch solver's CUDA kernels (numba-cuda); CPU twin: :mod:`gpu_engine.batch.cpu`.
 
-Plan kernel: thread ``c`` plans cart ``c`` (:func:`gpu_engine.batch.ops.plan_cart`, the step
-the CPU plan runs under ``prange``), so the plan costs the host nothing but two small copies.
+Plan kernel: thread ``i`` of a launch over carts ``lo .. hi - 1`` plans cart ``lo + i``
+(:func:`gpu_engine.batch.ops.plan_cart`, the step the CPU plan runs under ``prange``), so the
+plan costs the host nothing but two small copies ("overlap" plans chunk by chunk:
+:mod:`gpu_engine.batch.overlap`).
 
 Solve kernel, thread-to-data mapping: one block per cart, ``T`` threads a block, by the
 method the plan chose. Which cart a block solves depends on the launch (``solve_gpu``'s
@@ -71,10 +73,22 @@ RANGE, LIGHT, INDEXED = 0, 1, 2
 # the last floor run on THREADS-thread blocks. A tier's blocks have work for every thread.
 TIERS = ((1 << 20, 1024), (1 << 16, 256))
 # How the batch reaches the device (solve_gpu): the default is the one measured fastest.
-VARIANTS = ("baseline", "pinned", "split", "split256", "split-warp")
+VARIANTS = ("baseline", "pinned", "split", "split256", "split-warp", "overlap")
 # Per split variant: (the tiers' largest block, the light carts' block).
 SPLIT = {"split": (1024, THREADS), "split256": (256, THREADS), "split-warp": (1024, 32)}
-DEFAULT_VARIANT = "split-warp"
+# "overlap" hides the copy in (a host cast, then the bus) behind the kernels chunk by chunk and
+# keeps its device arrays between batches. Measured on an H100 (BENCHMARKS.md, issue 14): at 1M
+# carts it beat "split-warp" (222.5 vs 299.6 ms), at 100k its chunks are too small to hide the
+# cast and "split-warp" won (47.1 vs 62.5 ms); the default picks by batch size between them.
+DEFAULT_VARIANT = "overlap"
+SMALL_BATCH_VARIANT = "split-warp"
+OVERLAP_MIN_CARTS = 300_000
+
+
+def default_variant(n_carts: int) -> str:
+    """The measured-fastest variant for a batch of ``n_carts``."""
+    return DEFAULT_VARIANT if n_carts >= OVERLAP_MIN_CARTS else SMALL_BATCH_VARIANT
+
 
 _full_search = cuda.jit(device=True)(ops.full_search)
 _decode_full = cuda.jit(device=True)(ops.decode_full)
@@ -239,9 +253,11 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
                         m, pick[p0 + m * size + s], l0, n, offer_ptr, offer_merchant, out_choice
                     )
         elif t == 0:
-            # Too large for the batch: every cart's block writes its total, so the answers
-            # need no initialising copy.
+            # Too large for the batch: every cart's block writes its total and choices (-1,
+            # as the CPU twin), so the answers need no initialising copy.
             out_total[c] = -1
+            for i in range(n):
+                out_choice[l0 + i] = -1
 
     return kernel
 
@@ -259,7 +275,8 @@ def _get_kernel(d: dict, shared_size: int = THREADS, mode: int = RANGE):
 def _build_plan():
     @cuda.jit
     def plan_kernel(
-        n_carts,
+        lo,
+        hi,
         line_ptr,
         line_qty,
         offer_ptr,
@@ -283,8 +300,8 @@ def _build_plan():
         pick,
         skip,
     ):
-        c = cuda.grid(1)
-        if c < n_carts:
+        c = lo + cuda.grid(1)
+        if c < hi:
             _plan_cart(
                 c,
                 line_ptr,
@@ -355,7 +372,7 @@ def solve_gpu(
     prefer: int | None = None,
     max_work: int = MAX_WORK,
     timings: dict[str, float] | None = None,
-    variant: str = DEFAULT_VARIANT,
+    variant: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan) on the GPU; carts planned
     TOO_LARGE keep total -1. One copy in; the plan kernel; the plan's small arrays out and the
@@ -365,19 +382,32 @@ def solve_gpu(
     through pinned buffers in narrow types (:mod:`gpu_engine.batch.staging`) and keeps the
     DP scratch between batches; "split", "split256" and "split-warp" also give the heaviest
     carts bigger blocks, heaviest first, and the rest 64 or 32 threads (see
-    :func:`_launch_split`). ``timings`` receives ``copy_in_ms``, ``plan_ms``, ``kernel_ms``,
-    ``copy_out_ms``, the launch count and, for the split variants, each launch's carts,
-    block size, registers and local bytes a thread."""
+    :func:`_launch_split`); "overlap" runs the "split-warp" launches chunk by chunk, each
+    chunk's copy in queued on its own stream behind the previous chunk's kernels
+    (:mod:`gpu_engine.batch.overlap`). ``timings`` receives ``copy_in_ms``, ``plan_ms``,
+    ``kernel_ms``, ``copy_out_ms`` (for "overlap": ``cast_ms``, ``plan_wait_ms``,
+    ``enqueue_ms``, ``drain_ms``, ``gpu_ms``, ``chunks``), per copied array ``in_<name>_mb``
+    and, where measured, its cast, call and copy milliseconds, the launch count and, for the
+    split variants, each launch's carts, block size, registers and local bytes a thread.
+    ``None`` picks :func:`default_variant` for the batch's size."""
+    if variant is None:
+        variant = default_variant(batch.n_carts)
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     timings = {} if timings is None else timings
     if batch.n_carts == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), plan_batch(batch)
+    if variant == "overlap":
+        from gpu_engine.batch.overlap import solve_overlap
+
+        return solve_overlap(
+            batch, prefer=-1 if prefer is None else prefer, max_work=max_work, timings=timings
+        )
     t0 = time.perf_counter()
     if variant == "baseline":
         d = _upload(_batch_arrays(batch))
     else:
-        d = staging.upload(_batch_arrays(batch))
+        d = staging.upload(_batch_arrays(batch), timings)
     cuda.synchronize()
     t1 = time.perf_counter()
     plan = _plan_on_device(batch, d, prefer=-1 if prefer is None else prefer, max_work=max_work)
@@ -567,6 +597,7 @@ def _plan_on_device(batch: PackedBatch, d: dict, *, prefer: int, max_work: int) 
         d[name] = cuda.device_array(max(1, size), dtype=dtype)
     threads = SIMULATOR_THREADS if simulator_enabled() else PLAN_THREADS
     _get_plan_kernel()[-(-n_carts // threads), threads](
+        np.int64(0),
         np.int64(n_carts),
         d["line_ptr"],
         d["line_qty"],

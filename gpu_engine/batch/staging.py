@@ -15,11 +15,20 @@ int64 literal.
 The pinned buffers are kept per process and grown as needed (a gpu worker solves many
 batches); a lock keeps two threads from staging into the same buffer. Each array's copy is
 issued on one stream as soon as it is staged, so the next array's cast overlaps it.
+
+Where the time goes: the cast is a CPU pass (about 50M values read and written at 1M carts, on
+the host's cores), and every ``cuda.to_device`` allocates its device array (the previous
+batch's arrays are freed by numba's deferred deallocations, ``cuMemFree``, which waits for the
+device). :func:`upload` reports, per array, its bytes, the cast's and the call's host
+milliseconds and the copy's device milliseconds (events), so a run shows which one costs.
+The "overlap" variant (:mod:`gpu_engine.batch.overlap`) stages slices instead
+(:func:`pinned`, :func:`cast_into`) into kept device arrays, chunk by chunk, behind kernels.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 import numba
 import numpy as np
@@ -47,20 +56,55 @@ def narrow_dtype(name: str, values: np.ndarray) -> np.dtype:
     return np.dtype(NARROW.get(name, values.dtype))
 
 
-def upload(arrays: dict[str, np.ndarray]) -> dict:
+def upload(arrays: dict[str, np.ndarray], timings: dict[str, float] | None = None) -> dict:
     """Device copies of ``arrays``: each field of :data:`NARROW` cast into its pinned buffer
     when all its values fit the narrow type (else its own type, pageable), the others as they
-    are. Returns when every copy is done."""
+    are. Returns when every copy is done. ``timings`` receives per array ``in_<name>_mb``,
+    ``in_<name>_cast_ms`` (host cast), ``in_<name>_call_ms`` (host: allocation and enqueue)
+    and ``in_<name>_copy_ms`` (device time of the copy, from events; absent in the
+    simulator)."""
     from numba import cuda
 
     out = {}
+    marks = []
     with _lock:
         stream = cuda.stream()
         for name, values in arrays.items():
+            t0 = time.perf_counter()
             staged = _stage(name, np.ascontiguousarray(values))
+            t1 = time.perf_counter()
+            before, after = cuda.event(), cuda.event()
+            before.record(stream)
             out[name] = cuda.to_device(staged, stream=stream)
+            after.record(stream)
+            marks.append((name, staged.nbytes, t1 - t0, time.perf_counter() - t1, before, after))
         stream.synchronize()
+    if timings is not None:
+        for name, nbytes, cast_s, call_s, before, after in marks:
+            timings[f"in_{name}_mb"] = nbytes / 1e6
+            timings[f"in_{name}_cast_ms"] = cast_s * 1e3
+            timings[f"in_{name}_call_ms"] = call_s * 1e3
+            copy_ms = before.elapsed_time(after)
+            if copy_ms >= 0:  # the simulator's events have no times
+                timings[f"in_{name}_copy_ms"] = copy_ms
     return out
+
+
+def pinned(name: str, size: int, dtype: type | np.dtype) -> np.ndarray:
+    """A pinned host array of ``size`` values of ``dtype``, kept per ``name`` and grown as
+    needed. The caller keeps other threads off ``name`` until its copies are done."""
+    dtype = np.dtype(dtype)
+    return _buffer(name, max(1, size) * dtype.itemsize).view(dtype)[:size]
+
+
+def cast_into(values: np.ndarray, target: np.ndarray) -> bool:
+    """``values`` cast into ``target`` (as long), in parallel for large arrays; True when every
+    value fits ``target``'s type (else ``target`` holds truncated values: discard it)."""
+    if values.size == 0:
+        return True
+    info = np.iinfo(target.dtype)
+    cast = _cast_parallel if values.size >= PARALLEL_MIN else _cast
+    return cast(values, target, info.min, info.max)
 
 
 def _stage(name: str, values: np.ndarray) -> np.ndarray:
@@ -125,7 +169,7 @@ def warm() -> None:
     """Compile both casts for every pair of types a batch can need (a benchmark's warm-up:
     small batches only take the one-thread cast)."""
     for source in (np.int64, np.int32):
-        for target in set(NARROW.values()):
+        for target in {*NARROW.values(), source}:
             values = np.zeros(1, dtype=source)
             info = np.iinfo(target)
             _cast_parts(values, np.zeros(1, dtype=target), info.min, info.max, 1)

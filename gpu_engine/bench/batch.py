@@ -48,27 +48,42 @@ def run(args) -> list[dict[str, Any]]:
     gpu = gpu_available()
     variants: list[str | None] = [v.strip() for v in args.batch_gpu_variants.split(",")]
     variants = [v for v in variants if v] or [None]
-    _warm(gpu, variants)
+    failed = _warm(gpu, variants)
     rows: list[dict[str, Any]] = []
     for n in sizes:
-        rows.extend(_size_rows(args, n, gpu, variants))
+        base = {"suite": SUITE, "case": f"{n} carts"}
+        rows.extend({**base, "solver": _solver(v), "error": e} for v, e in failed.items())
+        rows.extend(_size_rows(args, n, gpu, [v for v in variants if v not in failed]))
     return rows
 
 
-def _warm(gpu: bool, variants: list[str | None]) -> None:
+def _solver(variant: str | None) -> str:
+    return "gpu-batch" if variant is None else f"gpu-batch {variant}"
+
+
+def _warm(gpu: bool, variants: list[str | None]) -> dict[str | None, str]:
     """Compile both devices' code on a small batch: compilation is not engine time. The batch
     is large enough to hold carts of every tier of the split variants (each compiles its own
-    launches)."""
+    launches). Returns the variants that failed, with their errors: one variant's failure
+    must not cost the others their rows."""
     small = synthetic_batch(5000, seed=12345)
-    solve_packed(small, device="cpu")
+    cpu = solve_packed(small, device="cpu")
+    failed: dict[str | None, str] = {}
     if gpu:
         staging.warm()
         for variant in variants:
-            solve_packed(small, device="gpu", gpu_variant=variant)
+            try:
+                answers = solve_packed(small, device="gpu", gpu_variant=variant)
+            except Exception as exc:  # reported as the variant's row, the others still run
+                failed[variant] = f"{type(exc).__name__}: {exc}"[:300]
+                continue
+            if not np.array_equal(answers.total, cpu.total):
+                failed[variant] = "warm-up batch: totals differ from the CPU twin"
     problems = [cart_problem(small, c) for c in range(8)]
     solve_batch(problems, device="cpu")
     # The planner's first call in a process warms every CPU solver (seconds): not per-cart time.
     solve(problems[0])
+    return failed
 
 
 def _timed(batch, device: str, repeats: int, variant: str | None = None):
@@ -90,11 +105,16 @@ def _size_rows(args, n: int, gpu: bool, variants: list[str | None]) -> list[dict
     if gpu:
         staging.warm()
         for variant in variants:
-            ms, fastest, answers = _timed(batch, "gpu", args.batch_repeats, variant)
-            solver = "gpu-batch" if variant is None else f"gpu-batch {variant}"
-            row = _engine_row(base, solver, gpu_name(), ms, fastest, n, answers)
+            try:
+                ms, fastest, answers = _timed(batch, "gpu", args.batch_repeats, variant)
+            except Exception as exc:  # the variant's row says so, the others still run
+                error = f"{type(exc).__name__}: {exc}"[:300]
+                gpu_rows.append(({**base, "solver": _solver(variant), "error": error}, None))
+                continue
+            row = _engine_row(base, _solver(variant), gpu_name(), ms, fastest, n, answers)
             gpu_rows.append((row, answers))
     rows = [row for row, _ in gpu_rows]
+    gpu_rows = [(row, answers) for row, answers in gpu_rows if answers is not None]
     ref = gpu_rows[0][1] if gpu_rows else None
     cpu_ms = None
     if not args.batch_no_cpu:
@@ -111,7 +131,7 @@ def _size_rows(args, n: int, gpu: bool, variants: list[str | None]) -> list[dict
     for row, answers in gpu_rows[1:]:
         row["same_totals_as_first_gpu"] = bool(np.array_equal(answers.total, ref.total))
         row["same_choices_as_first_gpu"] = bool(np.array_equal(answers.choice, ref.choice))
-    engine_ms = min([row["engine_ms"] for row in rows[: len(gpu_rows)]] or [cpu_ms or 0.0])
+    engine_ms = min([row["engine_ms"] for row, _ in gpu_rows] or [cpu_ms or 0.0])
     rows.append(_loop_row(base, batch, args.batch_loop_sample, engine_ms or None))
     rows.append(_check_row(base, batch, ref, args))
     rows[0]["generate_s"] = round(gen_s, 2)

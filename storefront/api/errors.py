@@ -119,6 +119,7 @@ _ERROR_DESCRIPTIONS = {
     409: "The current state refuses the request (stale cart, stock, price).",
     412: "`If-Match` names an older version of the cart: nothing was written; the body's "
     "`cart` is the cart as it is now, its `ETag` the header's.",
+    413: "The request body is larger than `DATA_UPLOAD_MAX_MEMORY_SIZE`.",
     415: "Unsupported media type: send JSON.",
     422: "`Idempotency-Key` reused for a different request.",
     429: "Too many requests: retry after `Retry-After` seconds.",

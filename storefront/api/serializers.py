@@ -3,7 +3,7 @@ logic. Money is integer cents."""
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from storefront.models import MAX_LINE_QUANTITY
@@ -119,6 +119,9 @@ class FacetsSerializer(serializers.Serializer):
     ships_free = FacetValueSerializer(allow_null=True)
 
 
+# many=False: the list view answers one page object, not an array of them (drf-spectacular
+# would otherwise document a ListAPIView's response as an array).
+@extend_schema_serializer(many=False)
 class ProductPageSerializer(serializers.Serializer):
     """The product list's page: DRF's pagination plus the facets of the whole result."""
 

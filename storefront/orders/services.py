@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
+from storefront.cache_versions import cache_versions_bump_on_commit
 from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import (
@@ -285,6 +286,8 @@ def _stock_move(moves: dict[int, int], offers: dict[int, Offer]) -> None:
         stock=F("stock") + Case(*(When(pk=pk, then=Value(delta)) for pk, delta in moves.items())),
         updated_at=timezone.now(),
     )
+    # Product pages show the stock itself: theirs are re-rendered after the commit.
+    cache_versions_bump_on_commit(product_ids=[offers[pk].product_id for pk in moves])
     stale = [
         offers[pk].product_id
         for pk, delta in moves.items()

@@ -7,6 +7,7 @@ default outside DEBUG.
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -171,6 +172,7 @@ if REDIS_URL:
         "default": {
             # Short timeouts and a circuit breaker: an outage is CacheUnavailable, never a hang
             # (storefront.cache); each rate limit picks its direction (storefront.ratelimit).
+            # One redis-py client per pool, not per operation (storefront.cache_backend).
             "BACKEND": "storefront.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "smartcart",
@@ -178,6 +180,14 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# What every shopper sees alike (catalog, search and product fragments, the catalog API's
+# lists) is rendered once into this cache under versioned keys (storefront/cache_versions.py).
+# PAGE_CACHE=0 renders everything per request (benchmarks: the uncached figures);
+# PAGE_CACHE_TTL bounds how long an entry lives (and what a cache that missed version bumps
+# while it was unreachable can still serve).
+PAGE_CACHE = env_bool("PAGE_CACHE", True)
+PAGE_CACHE_TTL = int(os.environ.get("PAGE_CACHE_TTL", "600"))
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"
@@ -317,6 +327,11 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 24,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "storefront.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "storefront.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_THROTTLE_RATES": {
         "optimize": os.environ.get("OPTIMIZE_THROTTLE_RATE", "30/min"),
         "token": os.environ.get("TOKEN_THROTTLE_RATE", "10/min"),
@@ -380,3 +395,114 @@ if not DEBUG:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
     X_FRAME_OPTIONS = "DENY"
+
+# --- Operations and edge security (issue 15) ------------------------------------------------
+# Kept in one block: observability apps and middleware, login lockout, trusted proxies, the
+# API's bounded JSON parsing, database connection bounds and the static files fallback.
+INSTALLED_APPS += ["axes", "django_prometheus", "drf_spectacular_sidecar"]
+MIDDLEWARE = [
+    # Outermost: latency and status of every response, including those made below.
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    "storefront.security.middleware.ApiJsonErrorsMiddleware",
+    *MIDDLEWARE,
+    # Last, as django-axes requires: turns a flagged login into the lockout response.
+    "axes.middleware.AxesMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+AUTHENTICATION_BACKENDS = [
+    "storefront.security.backends.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+# Addresses or networks of the reverse proxies in front of the app, comma-separated. Only a
+# request whose direct peer is one of them has its X-Forwarded-For believed (see
+# storefront.security.client_ip); empty: the peer's own address is the client.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")
+
+# Failed logins (web, admin, API token) are counted per client address in the database; past
+# the limit every login from that address answers 429 with Retry-After until the cool-off ends.
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(seconds=int(os.environ.get("LOGIN_LOCKOUT_S", "900")))
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "storefront.security.client_ip.client_ip"
+AXES_LOCKOUT_CALLABLE = "storefront.security.lockout.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+# Successful logins are not logged row by row (the access log grows without bound).
+AXES_DISABLE_ACCESS_LOG = True
+
+# JSON bodies: Django's size limit also applies to the API's parser, plus a nesting limit.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", str(2_621_440)))
+API_JSON_MAX_DEPTH = int(os.environ.get("API_JSON_MAX_DEPTH", "32"))
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "storefront.security.parsers.BoundedJSONParser",
+    "rest_framework.parsers.FormParser",
+    "rest_framework.parsers.MultiPartParser",
+]
+# Swagger UI from the app's own static files, not a CDN.
+SPECTACULAR_SETTINGS.update(
+    {
+        "SWAGGER_UI_DIST": "SIDECAR",
+        "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+        "REDOC_DIST": "SIDECAR",
+        "POSTPROCESSING_HOOKS": [
+            "drf_spectacular.hooks.postprocess_schema_enums",
+            "storefront.schema_hooks.paginated_lists_document_invalid_page",
+        ],
+    }
+)
+
+# Database connections stay bounded in every server mode. On PostgreSQL each process keeps a
+# pool (Django 5.2, psycopg_pool) of at most DB_POOL_MAX_SIZE connections; connections are
+# returned to it after each request, so threads (runserver) never pin one each. CONN_MAX_AGE
+# must be 0 with a pool. DB_POOL=0 falls back to CONN_MAX_AGE.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_POOL", True):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "1")),
+        "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "8")),
+        "timeout": float(os.environ.get("DB_POOL_TIMEOUT_S", "10")),
+    }
+
+# Before collectstatic has run, pages still render (unhashed URLs served from the apps'
+# folders) and the log says what to run, instead of every page answering 500.
+if not DEBUG:
+    STORAGES["staticfiles"]["BACKEND"] = (
+        "storefront.staticstorage.ForgivingManifestStaticFilesStorage"
+    )
+    WHITENOISE_USE_FINDERS = not (STATIC_ROOT / "staticfiles.json").exists()
+
+# Plain HTTP on loopback (make prod-local, the load test): SECURE_COOKIES=0 lets the session
+# and CSRF cookies travel without TLS. Never in a deployment.
+if not DEBUG and not env_bool("SECURE_COOKIES", True):
+    SESSION_COOKIE_SECURE = False
+    CSRF_COOKIE_SECURE = False
+
+# Logs as one JSON object per line (LOG_FORMAT=json) for log shippers; plain text otherwise.
+if os.environ.get("LOG_FORMAT", "plain").lower() == "json":
+    from typing import Any, cast
+
+    _logging = cast(dict[str, Any], LOGGING)
+    _logging["formatters"]["json"] = {
+        "()": "pythonjsonlogger.json.JsonFormatter",
+        "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+        "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+    }
+    _logging["handlers"]["console"]["formatter"] = "json"
+
+# Health: a worker counts as alive while its heartbeat key is younger than this.
+HEALTH_WORKER_HEARTBEAT_S = int(os.environ.get("HEALTH_WORKER_HEARTBEAT_S", "60"))
+HEALTH_CHECK_WORKER = env_bool("HEALTH_CHECK_WORKER", bool(REDIS_URL))
+
+# Error tracking, opt-in: set SENTRY_DSN (and optionally SENTRY_ENVIRONMENT,
+# SENTRY_TRACES_SAMPLE_RATE). Nothing is sent without it.
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
+if SENTRY_DSN:
+    from storefront.observability.sentry import sentry_init
+
+    sentry_init(dsn=SENTRY_DSN)
+# /metrics answers only clients in these networks (a scraper on the host or private network).
+METRICS_ALLOWED_NETWORKS = env_list(
+    "METRICS_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16"
+)

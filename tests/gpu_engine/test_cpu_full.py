@@ -5,6 +5,7 @@ from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
 from gpu_engine.layout import full_search_layout
+from gpu_engine.planning import rates
 from gpu_engine.reference import reference_brute_force, reference_cost
 from gpu_engine.solvers.full.cpu import search_layout
 from tests.gpu_engine.strategies import carts
@@ -48,7 +49,9 @@ def test_time_boxed_search_is_flagged_not_optimal():
             for m in range(12)
         ],
     }
-    solution = solve(CartProblem.from_dict(cart), algorithm="cpu-full", budget_ms=0)
+    # Half the predicted time: within what cpu-full accepts (it refuses past 4x), and it stops.
+    budget_ms = 12**8 / rates.cpu_full_rate() * 1e3 / 2
+    solution = solve(CartProblem.from_dict(cart), algorithm="cpu-full", budget_ms=budget_ms)
     assert not solution.optimal
     assert 0 < solution.stats["searched"] < 12**8
     assert reference_cost(cart, solution.assignment) == solution.total

@@ -1,8 +1,11 @@
 """``gpu_engine.warmup``: every solver compiled once; the CPU-only flavour never touches CUDA."""
 
+import contextlib
+
 import pytest
 
 import gpu_engine.device
+from gpu_engine.problem import ProblemError
 from gpu_engine.solvers.registry import SOLVERS
 from gpu_engine.warmup import warmup
 
@@ -62,8 +65,33 @@ def test_after_warmup_no_request_compiles_anything():
     reached = {entry.split("(")[0] for entry in report["warm"]}
     assert {
         "gpu_engine.solvers.dp.cpu.merchant_dp",
-        "gpu_engine.solvers.dp.cpu.relaxed_partition_dp",
         "gpu_engine.solvers.full.cpu.search_range",
+        "gpu_engine.solvers.dp.cpu.merchant_states",
+        "gpu_engine.solvers.dp.cpu.relaxed_states",
         "gpu_engine.solvers.ga.cpu.generation",
         "gpu_engine.pricing.assignment_cost",
     } <= reached
+
+
+@pytest.mark.gpu
+def test_after_gpu_warmup_no_request_builds_a_kernel():
+    """On a real GPU: after ``warmup()``, requests of the GPU algorithms (the merchant DP's
+    kernels included) build no new kernel variant and compile no new signature."""
+    from gpu_engine import CartProblem, solve
+    from gpu_engine.planning.carts import random_cart
+    from gpu_engine.solvers.dp import cuda as dp_cuda
+    from gpu_engine.solvers.full import cuda as full_cuda
+
+    def built() -> tuple[int, int]:
+        full = sum(len(k.overloads) for k in full_cuda._kernels.values())
+        dp = sum(len(k.overloads) for ks in dp_cuda._kernels.values() for k in ks)
+        return full, dp
+
+    warmup()
+    before = built()
+    for seed, lines in ((1, 8), (2, 14), (3, 40)):
+        problem = CartProblem.from_dict(random_cart(seed, lines, n_merchants=12, offers=(1, 4)))
+        for algorithm in ("gpu-full", "gpu-dp", "gpu-ga", "auto"):
+            with contextlib.suppress(ProblemError):
+                solve(problem, algorithm=algorithm, budget_ms=500)
+    assert built() == before

@@ -29,6 +29,8 @@ def requests() -> None:
     from gpu_engine import CartProblem, ProblemError, solve
     from gpu_engine.bench.instances import seed_cart, uniform_cart
     from gpu_engine.planning.carts import random_cart
+    from gpu_engine.solvers.dp.inputs import merchant_dp_inputs
+    from gpu_engine.solvers.dp.solve import predicted_ms, run_merchant_cpu, solve_dp
 
     carts = (
         uniform_cart(4, 3, 5, seed=1),
@@ -43,6 +45,14 @@ def requests() -> None:
             # Out of a solver's reach is fine: the point is what it compiled on the way.
             with contextlib.suppress(ProblemError, MemoryError, RuntimeError):
                 solve(problem, algorithm=algorithm, budget_ms=100)
+            # The CLI's direct paths without a budget (nothing warms them in the request).
+            if problem.complexity < 10**6:
+                solve(problem, algorithm=algorithm)
+    # A merchant DP over more than 16 lines a merchant (int32 choice table), cut by its budget.
+    dense = CartProblem.from_dict(random_cart(4, 18, n_merchants=3, offers=(2, 3)))
+    inputs = merchant_dp_inputs(dense)
+    solve_dp(dense, budget_ms=predicted_ms(dense, inputs, use_gpu=False) / 3, device="cpu")
+    run_merchant_cpu(dense, inputs)
 
 
 def main() -> None:

@@ -85,10 +85,8 @@ def subset_costs(m, n_lines, amount, units, sub0, units0, params, out_cost, out_
 
 
 @numba.njit(cache=True)
-def relaxed_partition_dp(k, mask, n_lines, lines, amount, units, params):
-    """Lower bound ``f(all)`` and its partition: returns (bound, group merchant per line).
-
-    Memory: 24 bytes per subset of the k lines."""
+def relaxed_groups(k, mask, n_lines, lines, amount, units, params):
+    """``g[T]`` = cheapest single merchant's cost for the line set T, and that merchant."""
     n_merchants = mask.shape[0]
     size = np.int64(1) << k
     g = np.full(size, INF, dtype=np.int64)
@@ -104,10 +102,14 @@ def relaxed_partition_dp(k, mask, n_lines, lines, amount, units, params):
             if cost[t] < g[tmask[t]]:
                 g[tmask[t]] = cost[t]
                 g_merchant[tmask[t]] = m
-    f = np.empty(size, dtype=np.int64)
-    pick = np.zeros(size, dtype=np.int64)
-    f[0] = 0
-    for s in range(1, size):
+    return g, g_merchant
+
+
+@numba.njit(cache=True)
+def relaxed_states(lo, hi, g, f, pick):
+    """``f[s]`` and ``pick[s]`` for the line sets s in [lo, hi), ascending (``f[0]`` = 0 is
+    the caller's): every f read is of a smaller set, so ranges run in order in slices."""
+    for s in range(lo, hi):
         low = s & -s
         rest = s ^ low
         best = INF
@@ -126,6 +128,12 @@ def relaxed_partition_dp(k, mask, n_lines, lines, amount, units, params):
             u = (u - 1) & rest
         f[s] = best
         pick[s] = best_t
+
+
+@numba.njit(cache=True)
+def relaxed_backtrack(k, f, pick, g_merchant):
+    """The relaxed optimum's group merchant per line (-1 everywhere when nothing is reachable)."""
+    size = np.int64(1) << k
     choice = np.full(k, -1, dtype=np.int64)
     s = size - 1
     while s != 0 and f[size - 1] < INF:
@@ -134,11 +142,70 @@ def relaxed_partition_dp(k, mask, n_lines, lines, amount, units, params):
             if (t >> j) & 1:
                 choice[j] = g_merchant[t]
         s ^= t
-    return f[size - 1], choice
+    return choice
+
+
+@numba.njit(cache=True)
+def relaxed_tables(k):
+    size = np.int64(1) << k
+    f = np.empty(size, dtype=np.int64)
+    pick = np.zeros(size, dtype=np.int64)
+    f[0] = 0
+    return f, pick
+
+
+@numba.njit(cache=True)
+def relaxed_partition_dp(k, mask, n_lines, lines, amount, units, params):
+    """Lower bound ``f(all)`` and its partition: returns (bound, group merchant per line).
+
+    Memory: 24 bytes per subset of the k lines. One call; the solver runs the same pieces in
+    slices to check its deadline between them."""
+    g, g_merchant = relaxed_groups(k, mask, n_lines, lines, amount, units, params)
+    f, pick = relaxed_tables(k)
+    relaxed_states(1, np.int64(1) << k, g, f, pick)
+    return f[(np.int64(1) << k) - 1], relaxed_backtrack(k, f, pick, g_merchant)
 
 
 _compress = numba.njit(cache=True)(dp_ops.compress)
 _best_split = numba.njit(cache=True)(dp_ops.best_split)
+
+
+@numba.njit(cache=True)
+def merchant_states(m, hi, lo, am, n_lines, lines, h, cost, pick):
+    """Merchant m's layer over the line sets s in [lo, hi), in decreasing s (see
+    :mod:`gpu_engine.solvers.dp.ops`): slices from the top down keep every read on the
+    previous layer."""
+    for s in range(hi - 1, lo - 1, -1):
+        x = s & am
+        best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h, cost)
+        h[s] = best
+        pick[m, s] = best_t
+
+
+@numba.njit(cache=True)
+def merchant_backtrack(k, n_lines, lines, pick):
+    """The merchant per free line of the DP's optimum, from the layers' picks."""
+    n_merchants = pick.shape[0]
+    choice = np.full(k, -1, dtype=np.int64)
+    s = (np.int64(1) << k) - 1
+    for m in range(n_merchants - 1, -1, -1):
+        tc = np.int64(pick[m, s])
+        for b in range(n_lines[m]):
+            if (tc >> b) & 1:
+                choice[lines[m, b]] = m
+                s ^= np.int64(1) << lines[m, b]
+    return choice
+
+
+@numba.njit(cache=True)
+def merchant_tables(k, n_lines):
+    """The DP's layer ``h`` (h[0] = 0) and one merchant's cost table with its line masks."""
+    h = np.full(np.int64(1) << k, INF, dtype=np.int64)
+    h[0] = 0
+    max_a = n_lines.max()
+    cost = np.empty(np.int64(1) << max_a, dtype=np.int64)
+    tmask = np.empty(np.int64(1) << max_a, dtype=np.int64)
+    return h, cost, tmask
 
 
 @numba.njit(cache=True)
@@ -147,28 +214,10 @@ def merchant_dp(k, mask, n_lines, lines, amount, units, sub0, units0, params, pi
 
     ``pick`` int[M, 2^k] receives each layer's chosen compressed subset (for the backtrack).
     States are updated in place in decreasing order: ``S - T < S`` for nonempty T, so every
-    read sees the previous layer."""
-    n_merchants = mask.shape[0]
+    read sees the previous layer. One call; the solver runs the same pieces in slices."""
     size = np.int64(1) << k
-    h = np.full(size, INF, dtype=np.int64)
-    h[0] = 0
-    max_a = n_lines.max()
-    cost = np.empty(np.int64(1) << max_a, dtype=np.int64)
-    tmask = np.empty(np.int64(1) << max_a, dtype=np.int64)
-    for m in range(n_merchants):
+    h, cost, tmask = merchant_tables(k, n_lines)
+    for m in range(mask.shape[0]):
         subset_costs(m, n_lines, amount, units, sub0[m], units0[m], params, cost, tmask, lines)
-        am = mask[m]
-        for s in range(size - 1, -1, -1):
-            x = s & am
-            best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h, cost)
-            h[s] = best
-            pick[m, s] = best_t
-    choice = np.full(k, -1, dtype=np.int64)
-    s = size - 1
-    for m in range(n_merchants - 1, -1, -1):
-        tc = np.int64(pick[m, s])
-        for b in range(n_lines[m]):
-            if (tc >> b) & 1:
-                choice[lines[m, b]] = m
-                s ^= np.int64(1) << lines[m, b]
-    return h[size - 1], choice
+        merchant_states(m, size, 0, mask[m], n_lines, lines, h, cost, pick)
+    return h[size - 1], merchant_backtrack(k, n_lines, lines, pick)

@@ -16,6 +16,8 @@ Kernels and their thread-to-data mapping:
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from numba import cuda, int64
 
@@ -124,8 +126,12 @@ def _launch_shape(n: int) -> tuple[int, int]:
     return max(1, min(sms * 8, -(-n // threads))), threads
 
 
-def run_merchant_gpu(problem: CartProblem, inputs: MerchantDPInputs) -> tuple[int, np.ndarray, str]:
-    """(total, merchant per line, device name) of the exact merchant DP on the GPU."""
+def run_merchant_gpu(
+    problem: CartProblem, inputs: MerchantDPInputs, at: float | None = None
+) -> tuple[int, np.ndarray, str] | None:
+    """(total, merchant per line, device name) of the exact merchant DP on the GPU; with a
+    deadline ``at`` (a ``time.perf_counter()`` value) it waits for each layer and stops
+    between layers once the deadline has passed (None)."""
     needed = inputs.memory_bytes() + (8 << inputs.k)
     limit = gpu_memory_limit()
     if needed > limit:
@@ -172,6 +178,10 @@ def run_merchant_gpu(problem: CartProblem, inputs: MerchantDPInputs) -> tuple[in
             pick,
         )
         h_prev, h_next = h_next, h_prev
+        if at is not None:
+            cuda.synchronize()
+            if time.perf_counter() >= at:
+                return None
     out_pick = cuda.device_array(max(1, n_merch), dtype=np.int64)
     out_total = cuda.device_array(1, dtype=np.int64)
     backtrack[1, 1](

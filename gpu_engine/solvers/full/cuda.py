@@ -27,6 +27,7 @@ import itertools
 import math
 import threading
 import time
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ import numpy as np
 from numba import cuda, int32, int64
 from numba.core.errors import NumbaError
 
+from gpu_engine.budget import check_budget, refuse_if_far_over
 from gpu_engine.cuda_ops.reduce import block_min_shuffle, group_min_in
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.layout import FullSearchLayout, full_search_layout
@@ -42,6 +44,7 @@ from gpu_engine.pricing import device_merchant_cost, device_pricing_fallback, de
 from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
+from gpu_engine.solvers.full import ops as full_ops
 
 MAX_LINES = 64
 MAX_FLAT = 1024
@@ -71,136 +74,26 @@ class LaunchConfig:
     max_registers: int | None = None
 
 
+def _on_device(fn, price):
+    """``fn`` of :mod:`gpu_engine.solvers.full.ops` as a CUDA device function whose
+    ``merchant_cost`` is ``price`` (the form this numba-cuda calls, see
+    :func:`gpu_engine.pricing.device_merchant_cost`)."""
+    rebound = types.FunctionType(
+        fn.__code__, {**fn.__globals__, "merchant_cost": price}, fn.__name__, fn.__defaults__
+    )
+    return cuda.jit(device=True)(rebound)
+
+
 def _build_kernel(
     max_m: int, use_int32: bool, use_shuffle: bool, pair: bool, max_registers: int | None
 ):
     acc = int32 if use_int32 else int64
     price = device_merchant_cost()
-
-    @cuda.jit(device=True)
-    def _reprice(m, sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp):
-        c = price(sub[m], units[m], s_base[m], s_extra[m], s_free[m], s_dmin[m], s_dbp[m])
-        delta = c - cost[m]
-        cost[m] = c
-        return delta
-
-    @cuda.jit(device=True)
-    def _row_single(
-        row,
-        total,
-        lb,
-        r_b,
-        s_off,
-        s_cand,
-        s_amount,
-        s_qty,
-        sub,
-        units,
-        cost,
-        s_base,
-        s_extra,
-        s_free,
-        s_dmin,
-        s_dbp,
-        best_t,
-        best_i,
-    ):
-        """Price the row's r_b assignments: only line b's merchant changes, O(1) each."""
-        off = s_off[lb]
-        q = s_qty[lb]
-        for j in range(r_b):
-            e = off + j
-            m = s_cand[e]
-            t = total - cost[m]
-            t += price(
-                sub[m] + s_amount[e],
-                units[m] + q,
-                s_base[m],
-                s_extra[m],
-                s_free[m],
-                s_dmin[m],
-                s_dbp[m],
-            )
-            if t < best_t:
-                best_t = t
-                best_i = row * r_b + j
-        return best_t, best_i
-
-    @cuda.jit(device=True)
-    def _row_pair(
-        row,
-        total,
-        la,
-        lb,
-        r_a,
-        r_b,
-        s_off,
-        s_cand,
-        s_amount,
-        s_qty,
-        sub,
-        units,
-        cost,
-        s_base,
-        s_extra,
-        s_free,
-        s_dmin,
-        s_dbp,
-        delta_b,
-        best_t,
-        best_i,
-    ):
-        """Price the row's r_a * r_b assignments of lines a and b. When a and b go to
-        different merchants the total is separable, total + delta_a + delta_b, with each delta
-        priced once per row; when they share a merchant it is priced jointly. Either way every
-        assignment's exact total is formed and compared: two adds per assignment."""
-        off_a = s_off[la]
-        off_b = s_off[lb]
-        q_a = s_qty[la]
-        q_b = s_qty[lb]
-        for j in range(r_b):
-            e = off_b + j
-            m = s_cand[e]
-            delta_b[j] = (
-                price(
-                    sub[m] + s_amount[e],
-                    units[m] + q_b,
-                    s_base[m],
-                    s_extra[m],
-                    s_free[m],
-                    s_dmin[m],
-                    s_dbp[m],
-                )
-                - cost[m]
-            )
-        for i in range(r_a):
-            ea = off_a + i
-            ma = s_cand[ea]
-            sub_a = sub[ma] + s_amount[ea]
-            units_a = units[ma] + q_a
-            base_t = total - cost[ma]
-            with_a = base_t + price(
-                sub_a, units_a, s_base[ma], s_extra[ma], s_free[ma], s_dmin[ma], s_dbp[ma]
-            )
-            first = (row * r_a + i) * r_b
-            for j in range(r_b):
-                eb = off_b + j
-                if s_cand[eb] == ma:
-                    t = base_t + price(
-                        sub_a + s_amount[eb],
-                        units_a + q_b,
-                        s_base[ma],
-                        s_extra[ma],
-                        s_free[ma],
-                        s_dmin[ma],
-                        s_dbp[ma],
-                    )
-                else:
-                    t = with_a + delta_b[j]
-                if t < best_t:
-                    best_t = t
-                    best_i = first + j
-        return best_t, best_i
+    _decode_row = _on_device(full_ops.decode_row, price)
+    _row_state = _on_device(full_ops.row_state, price)
+    _next_row = _on_device(full_ops.next_row, price)
+    _row_single = _on_device(full_ops.row_single, price)
+    _row_pair = _on_device(full_ops.row_pair, price)
 
     # The simulator's jit takes no max_registers; pass it only when a cap is asked for.
     @cuda.jit(**({"max_registers": max_registers} if max_registers else {}))
@@ -272,21 +165,12 @@ def _build_kernel(
         while chunk < n_chunks:
             row = row_lo + chunk * rows_per_chunk
             row_end = min(row + rows_per_chunk, row_hi)
-            rest = row
-            for k in range(prefix - 1, -1, -1):
-                digits[k] = rest % s_radix[k]
-                rest //= s_radix[k]
-            for m in range(n_merchants):
-                sub[m] = sub0[m]
-                units[m] = units0[m]
-                cost[m] = 0
-            for k in range(prefix):
-                e = s_off[k] + digits[k]
-                sub[s_cand[e]] += s_amount[e]
-                units[s_cand[e]] += s_qty[k]
+            _decode_row(row, prefix, s_radix, digits)
             total = int64(0)
-            for m in range(n_merchants):
-                total += _reprice(m, sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp)
+            total += _row_state(
+                prefix, digits, s_off, s_cand, s_amount, s_qty, n_merchants, sub0, units0,
+                sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp,
+            )  # fmt: skip
             while True:
                 if pair:
                     best_t, best_i = _row_pair(
@@ -314,48 +198,16 @@ def _build_kernel(
                     )
                 else:
                     best_t, best_i = _row_single(
-                        row,
-                        total,
-                        lb,
-                        r_b,
-                        s_off,
-                        s_cand,
-                        s_amount,
-                        s_qty,
-                        sub,
-                        units,
-                        cost,
-                        s_base,
-                        s_extra,
-                        s_free,
-                        s_dmin,
-                        s_dbp,
-                        best_t,
-                        best_i,
-                    )
+                        row, total, lb, 0, r_b, r_b, s_off, s_cand, s_amount, s_qty,
+                        sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp, best_t, best_i,
+                    )  # fmt: skip
                 row += 1
                 if row >= row_end:
                     break
-                k = prefix - 1
-                while k >= 0:
-                    old = digits[k]
-                    new = old + 1
-                    if new == s_radix[k]:
-                        new = 0
-                    digits[k] = new
-                    e = s_off[k] + old
-                    m = s_cand[e]
-                    sub[m] -= s_amount[e]
-                    units[m] -= s_qty[k]
-                    total += _reprice(m, sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp)
-                    e = s_off[k] + new
-                    m = s_cand[e]
-                    sub[m] += s_amount[e]
-                    units[m] += s_qty[k]
-                    total += _reprice(m, sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp)
-                    if new != 0:
-                        break
-                    k -= 1
+                total += _next_row(
+                    prefix, digits, s_radix, s_off, s_cand, s_amount, s_qty, sub, units, cost,
+                    s_base, s_extra, s_free, s_dmin, s_dbp,
+                )  # fmt: skip
             chunk += stride
 
         # One reduction for every kernel (gpu_engine.cuda_ops.reduce); the path is fixed when
@@ -453,10 +305,7 @@ def _prepare(layout: FullSearchLayout, config: LaunchConfig) -> _DeviceProblem:
     if use_int32 and not fits32:
         raise CapacityError("items", layout.max_money(), "cart totals do not fit int32")
     dtype = np.int32 if use_int32 else np.int64
-    offsets = np.zeros(layout.n_free + 1, dtype=np.int32)
-    offsets[1:] = np.cumsum(layout.radix)
-    cand = np.concatenate([layout.cand[k, : layout.radix[k]] for k in range(layout.n_free)])
-    amount = np.concatenate([layout.amount[k, : layout.radix[k]] for k in range(layout.n_free)])
+    offsets, cand, amount = layout.flat()
     # Three transfers instead of twelve: each allocation and copy costs tens of microseconds,
     # a visible share of a 5 ms search. The kernel gets views into the packed buffers.
     ints = (offsets, cand.astype(np.int32))
@@ -620,9 +469,12 @@ def solve_gpu_full(
     device_ids: list[int] | None = None,
 ) -> Solution:
     """Exact GPU full search (a budget makes it stop early, flagged not optimal). With several
-    ``device_ids`` the rows are split over those GPUs."""
+    ``device_ids`` the rows are split over those GPUs. Refused up front (BudgetError) when the
+    predicted time at the known rate is far over the budget."""
+    budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)
+    refuse_if_far_over("gpu-full", layout.complexity / rates.gpu_full_rate() * 1e3, budget_ms)
     if layout.n_free == 0:
         choice = layout.fixed_choice
         from gpu_engine.pricing import assignment_cost

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import BudgetError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga.solve import lower_bound
@@ -273,13 +273,15 @@ def solve_milp(
     otherwise HiGHS's best incumbent (never worse than ``warm_start``) with ``optimal=False`` and
     ``gap`` = (total - bound) / total, the bound being the better of HiGHS's and
     :func:`gpu_engine.solvers.ga.solve.lower_bound`. ``budget_ms`` is a hard deadline: a run cut by
-    it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises RuntimeError when
+    it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises BudgetError when
     no feasible point is known (no warm start and no HiGHS incumbent in the time)."""
     solution, outcome = milp_best(
         problem, budget_ms=budget_ms, warm_start=warm_start, threads=threads
     )
     if solution is None:
-        raise RuntimeError(f"HiGHS found no assignment in time ({outcome.status})")
+        raise BudgetError(
+            "budget_ms", budget_ms, f"HiGHS found no assignment in time ({outcome.status})"
+        )
     return solution
 
 

@@ -30,6 +30,9 @@ def run_response(request, run: OptimizationRun, *, status_code: int = 200) -> Re
 
 
 class OptimizationListView(CartBaseView):
+    # Declared so that the schema documents the paginated object the view answers.
+    pagination_class = PageNumberPagination
+
     # Starting a run is rate limited once, in optimization_run_create (smartcart.ratelimit), so
     # the API and the web page share one counter; a second DRF throttle here would only add a
     # cache round trip to every request.
@@ -44,7 +47,7 @@ class OptimizationListView(CartBaseView):
     )
     def get(self, request):
         cart = own_cart(request)
-        paginator = PageNumberPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(optimization_run_list(cart=cart), request, view=self)
         data = OptimizationRunSerializer(page, many=True, context={"request": request}).data
         return paginator.get_paginated_response(data)

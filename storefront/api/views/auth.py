@@ -1,6 +1,6 @@
 """Token auth for mobile clients: trade a username and password for a token."""
 
-from django.contrib.auth import authenticate
+from django.contrib.auth import authenticate, user_logged_in
 from drf_spectacular.utils import extend_schema
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
@@ -12,6 +12,7 @@ from storefront.api.serializers import TokenObtainSerializer, TokenSerializer
 from storefront.api.throttles import TokenObtainRateThrottle
 from storefront.api.views.carts import validated
 from storefront.errors import ValidationFailed
+from storefront.security.lockout import LoginLocked
 
 
 class TokenObtainView(APIView):
@@ -29,16 +30,21 @@ class TokenObtainView(APIView):
         responses={
             200: TokenSerializer,
             **error_responses(
-                400, 415, 429, e400="Bad input, or `invalid_credentials` (field `password`)."
+                400, 413, 415, 429, e400="Bad input, or `invalid_credentials` (field `password`)."
             ),
         },
     )
     def post(self, request):
         data = validated(TokenObtainSerializer, request.data)
         user = authenticate(request, username=data["username"], password=data["password"])
+        # django-axes flags the request once this client is past the failed-login limit.
+        if getattr(request, "axes_locked_out", False):
+            raise LoginLocked()
         if user is None or not user.is_active:
             raise ValidationFailed(
                 "Unknown username or wrong password.", code="invalid_credentials", field="password"
             )
+        # A token is a login: the lockout's failure count restarts, as for the web login.
+        user_logged_in.send(sender=type(user), request=request, user=user)
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})

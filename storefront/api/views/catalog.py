@@ -7,6 +7,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from storefront.api.caching import CachedListMixin
 from storefront.api.errors import error_responses
 from storefront.api.serializers import (
     CategoryListSerializer,
@@ -18,6 +19,7 @@ from storefront.api.serializers import (
     ProductPageSerializer,
     ProductSerializer,
 )
+from storefront.cache_versions import CATALOG, SHARED
 from storefront.errors import NotFound
 from storefront.models import Merchant
 from storefront.search import search_prepare
@@ -41,7 +43,7 @@ class CatalogView(APIView):
     parameters=[ProductFilterSerializer],
     responses={200: ProductPageSerializer, **error_responses(400, 429)},
 )
-class ProductListView(CatalogView, generics.ListAPIView):
+class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = ProductSerializer
     pagination_class = None  # paginated in list(), next to the facets
 
@@ -101,8 +103,9 @@ class ProductOfferListView(CatalogView, APIView):
     summary="Merchants with their default shipping and discount",
     responses={200: MerchantSerializer(many=True), **error_responses(429)},
 )
-class MerchantListView(CatalogView, generics.ListAPIView):
+class MerchantListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = MerchantSerializer
+    cache_versions = (CATALOG, SHARED)
 
     def get_queryset(self):
         return merchant_list()
@@ -130,7 +133,7 @@ class MerchantDetailView(CatalogView, APIView):
     summary="Categories with their product counts",
     responses={200: CategoryListSerializer(many=True), **error_responses(429)},
 )
-class CategoryListView(CatalogView, generics.ListAPIView):
+class CategoryListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = CategoryListSerializer
 
     def get_queryset(self):

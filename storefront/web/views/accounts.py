@@ -22,9 +22,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timeuntil
 from django.views.generic.base import ContextMixin
-from rest_framework.throttling import BaseThrottle
 
 from storefront.ratelimit import window_retry_after
+from storefront.security.client_ip import client_ip
 from storefront.services import user_api_tokens_revoke
 from storefront.tasks import password_reset_mail_send_task
 from storefront.web.carts import request_cart_find
@@ -90,9 +90,8 @@ def _in_words(seconds: int) -> str:
 
 
 def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
-    # The client as the API's throttles see it (DRF's ident, which honours NUM_PROXIES).
-    # get_ident reads only request.META, which HttpRequest has; the stub asks for a DRF Request.
-    client = BaseThrottle().get_ident(request)  # type: ignore[arg-type]
+    # The client as the API's throttles and the login lockout see it (trusted proxies only).
+    client = client_ip(request)
     limits = (
         (f"client:{client}", RESET_LIMIT_PER_CLIENT),
         (f"address:{email.strip().casefold()}", RESET_LIMIT_PER_ADDRESS),

@@ -7,7 +7,9 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.functional import SimpleLazyObject
 
+from storefront.cache_versions import CATALOG, SHARED, product_version_name
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
 from storefront.search import search_prepare
@@ -16,12 +18,17 @@ from storefront.selectors import (
     MerchantTerms,
     category_list,
     merchant_terms_for_merchants,
-    product_get,
     product_list,
     product_offer_list,
 )
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import AddToCartForm, CatalogFilterForm, DestinationForm
+from storefront.web.fragments import (
+    FragmentSpec,
+    cached_value,
+    product_cached_get,
+    render_shared_page,
+)
 
 if TYPE_CHECKING:
     from storefront.selectors.catalog import ProductWithBestOffer
@@ -30,7 +37,25 @@ PRODUCTS_PER_PAGE = 24
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
-    categories = list(category_list())
+    cart = request_cart_find(request)
+    postal_code = cart.postal_code if cart else ""
+    # The grid varies with the whole query string (its forms send the shopper back to it) and
+    # with the postal code (the "ships free to" facet).
+    spec = FragmentSpec("catalog", (CATALOG,), (request.get_full_path(), postal_code))
+    # A visitor with nothing of their own may get the whole cached page: no context needed.
+    return render_shared_page(
+        request,
+        "web/catalog.html",
+        lambda: _catalog_context(request, spec, postal_code=postal_code),
+        spec,
+    )
+
+
+def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: str) -> dict:
+    # Shared by every shopper: the categories and the product grid (see web/fragments.py).
+    categories = cached_value(
+        FragmentSpec("categories", (CATALOG,)), lambda: list(category_list()), request=request
+    )
     form = CatalogFilterForm(request.GET, categories=categories)
     # A stale link with an unknown category still lists products: invalid fields fall back
     # to their defaults and the form says what was ignored.
@@ -38,8 +63,6 @@ def catalog(request: HttpRequest) -> HttpResponse:
     data = form.cleaned_data
     query = data.get("q") or ""
     category = data.get("category") or ""
-    cart = request_cart_find(request)
-    postal_code = cart.postal_code if cart else ""
     filters = CatalogFilters(
         # Prepared once for the list and every facet.
         query=search_prepare(query) if query else "",
@@ -49,20 +72,24 @@ def catalog(request: HttpRequest) -> HttpResponse:
         price_range=data.get("price") or "",
         ships_free_to=postal_code if data.get("free") else "",
     )
-    products = product_list(**filters.kwargs(), ordering=data.get("sort") or "relevance")
-    page = Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
-    facets = product_facets(filters=filters, postal_code=postal_code)
-    context = {
+
+    def page():
+        products = product_list(**filters.kwargs(), ordering=data.get("sort") or "relevance")
+        return Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
+
+    facets = SimpleLazyObject(lambda: product_facets(filters=filters, postal_code=postal_code))
+    return {
         "form": form,
-        "page": page,
+        # Only a cache miss lists the products and counts the facets.
+        "page": SimpleLazyObject(page),
         "query": query,
         "category": next((c for c in categories if c.slug == category), None),
         "categories": categories,
         "facets": facets,
-        "merchant_name": next((m.label for m in facets.merchants if m.selected), ""),
+        "merchant_name": lambda: next((m.label for m in facets.merchants if m.selected), ""),
         "filtered": filters != CatalogFilters(),
+        "catalog_fragment": spec,
     }
-    return render(request, "web/catalog.html", context)
 
 
 @dataclass(frozen=True)
@@ -70,7 +97,6 @@ class OfferRow:
     offer: Offer
     terms: MerchantTerms | None
     cheapest: bool
-    in_cart: bool
 
     @property
     def sold_out(self) -> bool:
@@ -90,7 +116,7 @@ class OfferRow:
 
 def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
     try:
-        product = product_get(slug=slug)
+        product = product_cached_get(slug=slug, request=request)
     except NotFound as error:
         raise Http404(error.message) from error
     return render_product(request, product=product)
@@ -106,34 +132,39 @@ def render_product(
 ) -> HttpResponse:
     """The product page; after a refused add, ``add_form`` carries the errors and
     ``add_target`` names the form that failed (an offer id, or ``"cheapest"``)."""
-    offers = list(product_offer_list(product=product))
     cart = request_cart_find(request)
     postal_code = cart.postal_code if cart else ""
-    # The offers carry their merchants; only the zones are left, from the zone index.
-    terms = merchant_terms_for_merchants(
-        merchants=[offer.merchant for offer in offers], postal_code=postal_code
-    )
     line = None
     if cart is not None:
         lines = CartLine.objects.select_related("offer__merchant")
         line = lines.filter(cart=cart, product=product).first()
-    rows = [
-        OfferRow(
-            offer=offer,
-            terms=terms.get(offer.merchant_id),
-            cheapest=offer.pk == product.best_offer_id,
-            in_cart=line is not None and line.offer_id == offer.pk,
+
+    def rows() -> list[OfferRow]:
+        offers = list(product_offer_list(product=product))
+        # The offers carry their merchants; only the zones are left, from the zone index.
+        terms = merchant_terms_for_merchants(
+            merchants=[offer.merchant for offer in offers], postal_code=postal_code
         )
-        for offer in offers
-    ]
+        return [
+            OfferRow(
+                offer=offer,
+                terms=terms.get(offer.merchant_id),
+                cheapest=offer.pk == product.best_offer_id,
+            )
+            for offer in offers
+        ]
+
     failed_quantity = add_form.data.get("quantity") if add_form is not None else None
+    # Only a cache miss reads the offers and their terms (the counts are callables the
+    # template calls, so a hit never reads them either).
+    offer_rows = SimpleLazyObject(rows)
     context = {
         "product": product,
-        "rows": rows,
+        "rows": offer_rows,
         # The heading counts what the buy box and the catalog card count: offers that can be
         # bought now. Sold-out offers stay listed, counted apart.
-        "buyable_count": sum(not row.sold_out for row in rows),
-        "sold_out_count": sum(row.sold_out for row in rows),
+        "buyable_count": lambda: sum(not row.sold_out for row in offer_rows),
+        "sold_out_count": lambda: sum(row.sold_out for row in offer_rows),
         "cart_line": line,
         "postal_code": postal_code,
         "destination_form": DestinationForm(
@@ -143,4 +174,12 @@ def render_product(
         "add_target": add_target,
         "failed_quantity": failed_quantity,
     }
-    return render(request, "web/product.html", context, status=status)
+    # A refused add shows the shopper's own input and errors: not shared.
+    spec = None
+    if add_form is None:
+        versions = (SHARED, product_version_name(product.pk))
+        spec = FragmentSpec("product", versions, (product.slug, postal_code))
+    context["product_fragment"] = spec
+    if status != 200:
+        return render(request, "web/product.html", context, status=status)
+    return render_shared_page(request, "web/product.html", context, spec)

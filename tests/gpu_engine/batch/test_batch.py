@@ -242,3 +242,51 @@ def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
         assert (plan.method == TOO_LARGE).any() and (plan.method != TOO_LARGE).any()
         assert (total[plan.method == TOO_LARGE] == -1).all(), variant
         assert (total[plan.method != TOO_LARGE] > 0).all(), variant
+
+
+def test_simulated_overlap_chunks_give_the_cpu_twins_answers(monkeypatch):
+    from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch import overlap
+    from gpu_engine.batch.engine import _solve_cpu
+    from gpu_engine.batch.pack import TOO_LARGE
+
+    batch = synthetic_batch(30, seed=5, max_lines=7, max_offers=6, pool=8)
+    # A value too wide for int32 in the last chunk only: the batch starts again with it wide.
+    amount = batch.offer_amount.copy()
+    amount[-1] = 1 << 40
+    batch = dataclasses.replace(batch, offer_amount=amount)
+    monkeypatch.setattr(batch_cuda, "TIERS", ((2000, 8), (300, 4)))
+    monkeypatch.setattr(overlap, "CHUNKS", 4)
+    bounds = overlap.chunk_bounds(batch, 4)
+    assert bounds.tolist()[0] == 0 and bounds.tolist()[-1] == 30 and bounds.size == 5
+    plan = plan_batch(batch, max_work=3000)
+    assert (plan.method == TOO_LARGE).any() and (plan.method == DP).any()
+    assert (plan.work >= 2000).any() and ((plan.work >= 300) & (plan.work < 2000)).any()
+    total, choice = _solve_cpu(batch, plan)
+    timings: dict[str, float] = {}
+    gpu_total, gpu_choice, gpu_plan = batch_cuda.solve_gpu(
+        batch, max_work=3000, timings=timings, variant="overlap"
+    )
+    assert timings["chunks"] == 4 and timings["in_offer_amount_mb"] == amount.nbytes / 1e6
+    np.testing.assert_array_equal(gpu_total, total)
+    np.testing.assert_array_equal(gpu_choice, choice)
+    for name in ("method", "complexity", "work", "ws_ptr", "pick_ptr", "skip"):
+        np.testing.assert_array_equal(getattr(gpu_plan, name), getattr(plan, name), err_msg=name)
+    # The same arrays, kept, serve a smaller batch next (views of the first one's).
+    small = synthetic_batch(9, seed=6, max_lines=6, max_offers=5, pool=8)
+    cpu = solve_packed(small, device="cpu")
+    gpu = solve_packed(small, device="gpu", gpu_variant="overlap")
+    np.testing.assert_array_equal(gpu.total, cpu.total)
+    np.testing.assert_array_equal(gpu.choice, cpu.choice)
+    overlap.release()
+    batch_cuda.release_scratch()
+
+
+def test_overlap_chunks_cover_the_batch_in_order():
+    from gpu_engine.batch.overlap import chunk_bounds
+
+    batch = synthetic_batch(50, seed=1)
+    for chunks in (1, 4, 8, 80):
+        bounds = chunk_bounds(batch, chunks)
+        assert bounds[0] == 0 and bounds[-1] == 50 and (np.diff(bounds) > 0).all()
+        assert bounds.size - 1 <= chunks

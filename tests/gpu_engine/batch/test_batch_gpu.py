@@ -50,3 +50,24 @@ def test_a_value_too_wide_to_narrow_travels_wide():
     gpu = solve_packed(wide, device="gpu", gpu_variant=DEFAULT_VARIANT)
     np.testing.assert_array_equal(gpu.total, cpu.total)
     np.testing.assert_array_equal(gpu.choice, cpu.choice)
+
+
+@pytest.mark.gpu
+def test_overlap_chunks_with_too_large_carts_give_the_cpu_twins_answers():
+    from gpu_engine.batch.cuda import solve_gpu
+    from gpu_engine.batch.engine import _solve_cpu
+    from gpu_engine.batch.pack import TOO_LARGE, plan_batch
+
+    batch = synthetic_batch(30_000, seed=13)
+    plan = plan_batch(batch, max_work=1 << 16)
+    assert (plan.method == TOO_LARGE).any()
+    total, choice = _solve_cpu(batch, plan)
+    for _ in range(2):  # the second batch runs on the arrays the first one kept
+        timings: dict[str, float] = {}
+        gpu_total, gpu_choice, gpu_plan = solve_gpu(
+            batch, max_work=1 << 16, timings=timings, variant="overlap"
+        )
+        assert timings["chunks"] > 1
+        np.testing.assert_array_equal(gpu_total, total)
+        np.testing.assert_array_equal(gpu_choice, choice)
+        np.testing.assert_array_equal(gpu_plan.ws_ptr, plan.ws_ptr)

@@ -175,3 +175,10 @@ def test_inline_optimize_reads_three_times_and_writes_once(alice_api, cart):
     assert 'FROM "storefront_cart" LEFT OUTER JOIN "storefront_cartline"' in statements[1]
     assert 'FROM "storefront_offer"' in statements[2]
     assert '"smartcart_optimizationrun"' in statements[3]
+
+
+def test_deeply_nested_json_body_is_400_not_500(alice_api, cart):
+    body = "[" * 50_000 + "]" * 50_000
+    response = alice_api.post(URL, data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "parse_error"

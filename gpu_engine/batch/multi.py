@@ -1,0 +1,272 @@
+"""One batch of carts spread over several GPUs of this host (issue 17).
+
+The carts are cut into contiguous shares, one per entry of ``device_ids``, balanced by the
+plan's predicted work (:func:`gpu_engine.batch.pack.plan_batch`, on the CPU: a cart's steps
+plus a block's worth of fixed cost, so shares of tiny carts still split evenly). Each share is
+sliced out of the packed arrays (rebased CSR offsets, only the pricing rows it uses) and solved
+by :func:`gpu_engine.batch.engine.solve_packed` in its own host thread inside
+``cuda.gpus[device_id]``, so each thread launches on its own device's context. Thread ``i``
+owns share ``i``; the answers are concatenated in cart order.
+
+Every cart's plan and answer depend on that cart alone (its lines, offers and merchants; a
+cart's scratch offsets are relative to its launch), so the merged answers equal one device's
+answers bit for bit, whatever the split. The same id may repeat (two threads on one card),
+which is how the split is exercised with a single GPU.
+
+Until :mod:`gpu_engine.batch.cuda` keeps its reusable DP scratch (and the lock held while its
+kernels run) per device, shares on different GPUs take the variant that allocates per batch
+(:func:`multi_device_variant`): correct, but the shared lock still serialises their kernels.
+
+In the CUDA simulator the shares run one after the other: the simulator swaps module globals
+while a kernel runs, so two host threads cannot launch at once there.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import overload
+
+import numpy as np
+
+from gpu_engine.batch.answers import build_solutions
+from gpu_engine.batch.engine import BatchResult, RawAnswers, solve_packed
+from gpu_engine.batch.pack import BatchPlan, PackedBatch, csr_offsets, pack_problems, plan_batch
+from gpu_engine.device import simulator_enabled
+from gpu_engine.problem import CartProblem
+
+# A cart's fixed cost in plan steps: one block of 64 threads launched, its lines read, its
+# answer written, even when it prices a single assignment.
+CART_OVERHEAD = 64
+
+# Allocates its DP scratch per batch (no process-wide buffer): see multi_device_variant.
+FALLBACK_VARIANT = "baseline"
+
+ShareSolver = Callable[[PackedBatch, int], RawAnswers]
+
+
+def solve_share_on_gpu(
+    share: PackedBatch, device_id: int, *, gpu_variant: str | None = None
+) -> RawAnswers:
+    """The default share solver: the batch kernel on GPU ``device_id`` (its context made
+    current in the calling thread for the duration)."""
+    from numba import cuda
+
+    with cuda.gpus[device_id]:
+        return solve_packed(share, device="gpu", gpu_variant=gpu_variant)
+
+
+def multi_device_variant(device_ids: Sequence[int]) -> str | None:
+    """The GPU variant that is safe for these devices: the engine's default (None) on one
+    device; on several, :data:`FALLBACK_VARIANT` unless :mod:`gpu_engine.batch.cuda` keeps its
+    reusable DP scratch per device (``SCRATCH_PER_DEVICE``). A process-wide buffer allocated
+    on one GPU must never reach a kernel on another, and the fallback allocates per batch."""
+    if len(set(device_ids)) < 2:
+        return None
+    from gpu_engine.batch import cuda as batch_cuda
+
+    return None if getattr(batch_cuda, "SCRATCH_PER_DEVICE", False) else FALLBACK_VARIANT
+
+
+@overload
+def solve_batch_multi(
+    problems_or_packed: PackedBatch,
+    *,
+    device_ids: Sequence[int],
+    share_solver: ShareSolver | None = None,
+) -> RawAnswers: ...
+
+
+@overload
+def solve_batch_multi(
+    problems_or_packed: Sequence[CartProblem],
+    *,
+    device_ids: Sequence[int],
+    share_solver: ShareSolver | None = None,
+) -> BatchResult: ...
+
+
+def solve_batch_multi(
+    problems_or_packed: PackedBatch | Sequence[CartProblem],
+    *,
+    device_ids: Sequence[int],
+    share_solver: ShareSolver | None = None,
+) -> RawAnswers | BatchResult:
+    """Exact answers of every cart, the batch split over ``device_ids`` (one host thread and
+    one share each). A :class:`PackedBatch` gives :class:`RawAnswers` (arrays); problems give
+    a :class:`BatchResult` (Solutions, None for carts too large), as ``solve_batch`` does.
+    ``share_solver(share, device_id)`` replaces the GPU (tests pass the CPU twin)."""
+    if isinstance(problems_or_packed, PackedBatch):
+        return solve_packed_multi(
+            problems_or_packed, device_ids=device_ids, share_solver=share_solver
+        )
+    problems = problems_or_packed
+    t0 = time.perf_counter()
+    batch = pack_problems(problems)
+    answers = solve_packed_multi(batch, device_ids=device_ids, share_solver=share_solver)
+    solutions = build_solutions(
+        problems,
+        batch,
+        answers.plan.method,
+        answers.total,
+        answers.choice,
+        device=answers.device,
+        batch_ms=(time.perf_counter() - t0) * 1e3,
+    )
+    return BatchResult(
+        solutions=solutions, device=answers.device, elapsed_ms=(time.perf_counter() - t0) * 1e3
+    )
+
+
+def solve_packed_multi(
+    batch: PackedBatch,
+    *,
+    device_ids: Sequence[int],
+    share_solver: ShareSolver | None = None,
+) -> RawAnswers:
+    """:func:`solve_batch_multi` on packed carts. ``timings``: ``split_ms`` (the host plan
+    and the cuts), ``slice_ms``, ``shares_ms`` (all threads, wall), per share
+    ``share<i>_ms`` / ``share<i>_carts``, and ``merge_ms``."""
+    ids = list(device_ids)
+    if not ids:
+        raise ValueError("device_ids must name at least one device")
+    variant = None if share_solver else multi_device_variant(ids)
+    solver = share_solver or functools.partial(solve_share_on_gpu, gpu_variant=variant)
+    t0 = time.perf_counter()
+    cuts = share_cuts(plan_batch(batch).work, len(ids))
+    t1 = time.perf_counter()
+    shares = [slice_batch(batch, lo, hi) for lo, hi in itertools.pairwise(cuts)]
+    t2 = time.perf_counter()
+    results, share_ms = _run_shares(shares, ids, solver, sequential=_sequential(share_solver))
+    t3 = time.perf_counter()
+    merged = merge_answers(results)
+    timings = dict(merged.timings)
+    for i, (share, ms) in enumerate(zip(shares, share_ms, strict=True)):
+        timings[f"share{i}_ms"] = ms
+        timings[f"share{i}_carts"] = float(share.n_carts)
+    timings.update(
+        split_ms=(t1 - t0) * 1e3,
+        slice_ms=(t2 - t1) * 1e3,
+        shares_ms=(t3 - t2) * 1e3,
+        merge_ms=(time.perf_counter() - t3) * 1e3,
+        fallback_variant=float(variant is not None),
+    )
+    return RawAnswers(
+        total=merged.total,
+        choice=merged.choice,
+        plan=merged.plan,
+        device=merged.device,
+        timings=timings,
+    )
+
+
+def _sequential(share_solver: ShareSolver | None) -> bool:
+    # Only the simulator's kernels must not overlap; a CPU share solver may run in threads.
+    return share_solver is None and simulator_enabled()
+
+
+def share_cuts(work: np.ndarray, n_shares: int) -> np.ndarray:
+    """``n_shares + 1`` cart offsets (from 0 to the cart count, non-decreasing) cutting the
+    carts into contiguous shares of about equal predicted work (``work`` per cart plus
+    :data:`CART_OVERHEAD`)."""
+    n = work.size
+    weight = np.cumsum(work.astype(np.float64) + CART_OVERHEAD)
+    total = float(weight[-1]) if n else 0.0
+    targets = total * np.arange(1, n_shares) / n_shares
+    # The first cart whose running sum reaches a target ends its share or opens the next one,
+    # whichever leaves the share nearer the target (a heavy cart must not pull two together).
+    first = np.minimum(np.searchsorted(weight, targets, side="left"), max(n - 1, 0))
+    prefix = np.concatenate(([0.0], weight))
+    after = prefix[np.minimum(first + 1, n)] if n else targets
+    before = prefix[first] if n else targets
+    inner = np.where(after - targets <= targets - before, first + 1, first)
+    inner = np.maximum.accumulate(np.minimum(inner, n)) if n else np.zeros_like(first)
+    return np.concatenate(([0], inner, [n])).astype(np.int64)
+
+
+def slice_batch(batch: PackedBatch, lo: int, hi: int) -> PackedBatch:
+    """Carts ``lo .. hi - 1`` as a batch of their own: offsets rebased to 0, and only the
+    contiguous span of pricing rows its merchants use (a merchant pool stays whole; one row
+    per merchant, as :func:`pack_problems` makes, is cut to the share's rows)."""
+    l0, l1 = int(batch.line_ptr[lo]), int(batch.line_ptr[hi])
+    o0, o1 = int(batch.offer_ptr[l0]), int(batch.offer_ptr[l1])
+    m0, m1 = int(batch.merch_ptr[lo]), int(batch.merch_ptr[hi])
+    rows = batch.merch_row[m0:m1]
+    r0, r1 = (int(rows.min()), int(rows.max()) + 1) if rows.size else (0, 0)
+    return PackedBatch(
+        line_ptr=batch.line_ptr[lo : hi + 1] - l0,
+        line_qty=batch.line_qty[l0:l1],
+        offer_ptr=batch.offer_ptr[l0 : l1 + 1] - o0,
+        offer_merchant=batch.offer_merchant[o0:o1],
+        offer_amount=batch.offer_amount[o0:o1],
+        merch_ptr=batch.merch_ptr[lo : hi + 1] - m0,
+        merch_row=(rows - r0).astype(np.int32),
+        base=batch.base[r0:r1],
+        extra=batch.extra[r0:r1],
+        free_over=batch.free_over[r0:r1],
+        dmin=batch.dmin[r0:r1],
+        dbp=batch.dbp[r0:r1],
+        merchant_index=batch.merchant_index[m0:m1],
+    )
+
+
+def _run_shares(
+    shares: list[PackedBatch], ids: list[int], solver: ShareSolver, *, sequential: bool
+) -> tuple[list[RawAnswers], list[float]]:
+    """Each share solved by ``solver`` on its device, one host thread each (or in turn)."""
+    results: list[RawAnswers | BaseException | None] = [None] * len(shares)
+    elapsed = [0.0] * len(shares)
+
+    def work(slot: int) -> None:
+        t0 = time.perf_counter()
+        try:
+            results[slot] = solver(shares[slot], ids[slot])
+        except BaseException as exc:  # re-raised in the caller's thread
+            results[slot] = exc
+        elapsed[slot] = (time.perf_counter() - t0) * 1e3
+
+    if sequential or len(shares) == 1:
+        for slot in range(len(shares)):
+            work(slot)
+    else:
+        threads = [threading.Thread(target=work, args=(slot,)) for slot in range(len(shares))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    done: list[RawAnswers] = []
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+        assert result is not None, "every share thread stores its answers or its error"
+        done.append(result)
+    return done, elapsed
+
+
+def merge_answers(parts: list[RawAnswers]) -> RawAnswers:
+    """The shares' answers and plans concatenated in cart order (scratch offsets re-summed;
+    per-line choices and per-merchant flags are share-local already, so they just append).
+    ``timings``: each share's phase times summed (device time, not wall)."""
+    plans = [p.plan for p in parts]
+    timings: dict[str, float] = {}
+    for part in parts:
+        for key, value in part.timings.items():
+            timings[key] = timings.get(key, 0.0) + float(value)
+    devices = sorted({p.device for p in parts})
+    return RawAnswers(
+        total=np.concatenate([p.total for p in parts]),
+        choice=np.concatenate([p.choice for p in parts]),
+        plan=BatchPlan(
+            method=np.concatenate([p.method for p in plans]),
+            complexity=np.concatenate([p.complexity for p in plans]),
+            work=np.concatenate([p.work for p in plans]),
+            ws_ptr=csr_offsets(np.concatenate([np.diff(p.ws_ptr) for p in plans])),
+            pick_ptr=csr_offsets(np.concatenate([np.diff(p.pick_ptr) for p in plans])),
+            skip=np.concatenate([p.skip for p in plans]),
+        ),
+        device="+".join(devices),
+        timings=timings,
+    )

@@ -1,0 +1,74 @@
+"""Catalog API lists rendered once for everyone: the JSON body is kept in the shared cache
+under versioned keys (``storefront.cache_versions``) with its ETag and the time it was
+rendered, and served as is; ``If-None-Match`` / ``If-Modified-Since`` answer 304.
+
+Only the JSON rendering is cached (the browsable API renders normally). Errors (a bad filter)
+raise before anything is stored. With the cache off or down the body is rendered per request,
+and conditional requests still work (the ETag is the body's digest).
+"""
+
+import hashlib
+import time
+from dataclasses import dataclass
+
+from django.http import HttpResponse, HttpResponseNotModified
+from django.utils.http import http_date, parse_etags, parse_http_date_safe, quote_etag
+from rest_framework import generics
+from rest_framework.renderers import JSONRenderer
+
+from storefront.cache_versions import CATALOG
+from storefront.web.fragments import FragmentSpec, cached_value
+
+
+@dataclass(frozen=True)
+class CachedBody:
+    body: bytes
+    content_type: str
+    etag: str
+    last_modified: int
+
+
+def _not_modified(request, entry: CachedBody) -> bool:
+    if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
+    if if_none_match:
+        etags = parse_etags(if_none_match)
+        return "*" in etags or entry.etag in etags
+    since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
+    return since is not None and entry.last_modified <= since
+
+
+class CachedListMixin(generics.ListAPIView):
+    """For list views whose answer depends only on the URL and the catalog."""
+
+    cache_versions: tuple[str, ...] = (CATALOG,)
+
+    # get(), not list(): a view may write its own list() (the products add their facets).
+    def get(self, request, *args, **kwargs):
+        renderer = getattr(request, "accepted_renderer", None)
+        if not isinstance(renderer, JSONRenderer):
+            return super().get(request, *args, **kwargs)
+
+        def render() -> CachedBody:
+            response = super(CachedListMixin, self).get(request, *args, **kwargs)
+            body = renderer.render(response.data, renderer_context=self.get_renderer_context())
+            digest = hashlib.sha1(body, usedforsecurity=False).hexdigest()
+            return CachedBody(
+                body=body,
+                content_type=renderer.media_type,
+                etag=quote_etag(digest),
+                last_modified=int(time.time()),
+            )
+
+        spec = FragmentSpec(
+            f"api:{type(self).__name__}", self.cache_versions, (request.get_full_path(),)
+        )
+        entry = cached_value(spec, render, kind="pa")
+        headers = {"ETag": entry.etag, "Last-Modified": http_date(entry.last_modified)}
+        response: HttpResponse
+        if _not_modified(request, entry):
+            response = HttpResponseNotModified()
+        else:
+            response = HttpResponse(entry.body, content_type=entry.content_type)
+        for name, value in {**headers, "Vary": "Accept", "Cache-Control": "no-cache"}.items():
+            response[name] = value
+        return response

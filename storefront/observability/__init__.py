@@ -1,0 +1,1 @@
+"""Operations: health checks, Prometheus collectors, the worker heartbeat, error tracking."""

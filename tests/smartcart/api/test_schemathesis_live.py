@@ -1,0 +1,74 @@
+"""schemathesis fuzzes every operation of the published schema against a live gunicorn
+(DEBUG off, its own SQLite database), a bounded number of examples each and bounded in time:
+no 5xx, and every response conforms to the schema."""
+
+import subprocess
+import sys
+
+from tests.live_server import ROOT, free_port, gunicorn, manage, serve, server_env
+
+EXAMPLES_PER_OPERATION = 20
+MAX_TIME_S = 60
+
+SHOPPER_TOKEN = """
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from storefront.models import Offer
+from storefront.services import cart_line_add, cart_get_or_create
+user = get_user_model().objects.create_user("fuzz", password="fuzz-pass-123")
+cart = cart_get_or_create(user=user)
+for offer in Offer.objects.order_by("id")[:3]:
+    cart_line_add(cart=cart, offer=offer, quantity=1)
+print(Token.objects.create(user=user).key)
+"""
+
+
+def test_schemathesis_finds_no_server_error(tmp_path):
+    port = free_port()
+    env = server_env(
+        database_url=f"sqlite:///{tmp_path / 'live.sqlite3'}",
+        # The fuzzer is one client sending hundreds of requests: limits would hide the API.
+        TOKEN_THROTTLE_RATE="100000/min",
+        OPTIMIZE_THROTTLE_RATE="100000/min",
+        LOGIN_FAILURE_LIMIT="100000",
+    )
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo", "--merchants", "5", "--products", "40")
+    token = manage(env, "shell", "-c", SHOPPER_TOKEN).strip().splitlines()[-1]
+    with serve(env, gunicorn(port, workers=2), port=port) as base:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "schemathesis.cli",
+                "run",
+                f"{base}/api/v1/schema/?format=json",
+                "--url",
+                base,
+                "--checks",
+                "not_a_server_error,status_code_conformance,"
+                "content_type_conformance,response_schema_conformance",
+                "--phases",
+                "examples,fuzzing",
+                "--max-examples",
+                str(EXAMPLES_PER_OPERATION),
+                "--max-time",
+                str(MAX_TIME_S),
+                "--seed",
+                "15",
+                "--request-timeout",
+                "30",
+                "--header",
+                f"Authorization: Token {token}",
+                "--generation-database",
+                "none",
+                "--no-color",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=MAX_TIME_S + 120,
+            check=False,
+        )
+    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]

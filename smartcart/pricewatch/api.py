@@ -78,7 +78,7 @@ class PriceWatchSettingsView(APIView):
         tags=["cart"],
         summary="Turn the price-watch e-mail on or off",
         request=PriceWatchEmailSerializer,
-        responses={200: PriceWatchEmailSerializer, **error_responses(400, 401, 403, 429)},
+        responses={200: PriceWatchEmailSerializer, **error_responses(400, 401, 403, 415, 429)},
     )
     def put(self, request):
         serializer = PriceWatchEmailSerializer(data=request.data)

@@ -1,7 +1,12 @@
-"""drf-spectacular post-processing: what every paginated list answers besides its page.
+"""drf-spectacular post-processing: responses the views do not declare one by one.
 
-A ``page`` past the end (or not a number) is a 404 with the API's error body; the views do
-not declare it one by one, so it is added here to each operation that takes ``page``.
+A ``page`` past the end (or not a number) is a 404 with the API's error body; it is added
+to each operation that takes ``page``.
+
+A request line (method, path and query string) longer than gunicorn's ``limit_request_line``
+(4094 bytes by default) is answered 414 by gunicorn itself, before the app runs: the body is
+gunicorn's HTML page, not the API's JSON error. Any operation can get it (any URL can carry
+a long query string), so it is added to every operation.
 """
 
 INVALID_PAGE = {
@@ -9,13 +14,32 @@ INVALID_PAGE = {
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
 }
 
+URI_TOO_LONG = {
+    "description": (
+        "The request line (path and query string) is over the web server's limit (gunicorn's "
+        "`limit_request_line`, 4094 bytes by default). Answered by the web server before the "
+        "API runs, so the body is an HTML page, not the API's JSON error."
+    ),
+    "content": {"text/html": {"schema": {"type": "string"}}},
+}
 
-def paginated_lists_document_invalid_page(result, generator, request, public):
+
+def _operations(result):
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
-            if not isinstance(operation, dict):
-                continue
-            params = operation.get("parameters", [])
-            if any(p.get("in") == "query" and p.get("name") == "page" for p in params):
-                operation.setdefault("responses", {}).setdefault("404", INVALID_PAGE)
+            if isinstance(operation, dict):
+                yield operation
+
+
+def paginated_lists_document_invalid_page(result, generator, request, public):
+    for operation in _operations(result):
+        params = operation.get("parameters", [])
+        if any(p.get("in") == "query" and p.get("name") == "page" for p in params):
+            operation.setdefault("responses", {}).setdefault("404", INVALID_PAGE)
+    return result
+
+
+def every_operation_documents_uri_too_long(result, generator, request, public):
+    for operation in _operations(result):
+        operation.setdefault("responses", {}).setdefault("414", URI_TOO_LONG)
     return result

@@ -448,6 +448,7 @@ SPECTACULAR_SETTINGS.update(
         "POSTPROCESSING_HOOKS": [
             "drf_spectacular.hooks.postprocess_schema_enums",
             "storefront.schema_hooks.paginated_lists_document_invalid_page",
+            "storefront.schema_hooks.every_operation_documents_uri_too_long",
         ],
     }
 )

@@ -4,15 +4,18 @@ Sent once per committed transaction that changed offers (price, stock, active, p
 a merchant's terms (shipping, discount, active) or a merchant's shipping zones, with the ids
 of the products and merchants concerned. Every writer calls ``offers_changed_notify``: the
 model receivers (``storefront.receivers``) for ORM saves and deletes, the admin's bulk
-actions, the feed import for each batch it commits. Nothing is sent for a transaction that
-rolls back.
+actions, the feed import once per import (``offers_changed_deferred``: its batches commit
+one by one, and each would otherwise ask the listeners for a run of its own). Nothing is sent
+for a transaction that rolls back.
 
 The storefront never imports its listeners (``smartcart`` re-optimises open carts on it).
 Receivers run after the commit (``robust``: a failing receiver is logged, the write stands)
 and get ``product_ids`` and ``merchant_ids`` as frozensets of ints.
 """
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from django.db import transaction
 from django.dispatch import Signal
@@ -93,3 +96,33 @@ def offers_changed_notify(
             transaction.on_commit(pending, using=using, robust=True)
         else:
             pending()
+
+
+class DeferredChanges:
+    """The ids of the transactions that committed inside ``offers_changed_deferred``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # batches may commit on several writer threads
+        self.product_ids: set[int] = set()
+        self.merchant_ids: set[int] = set()
+
+    def add(
+        self, *, product_ids: Iterable[int | None] = (), merchant_ids: Iterable[int | None] = ()
+    ) -> None:
+        """Adds the ids of a transaction that committed (called after its ``atomic`` block)."""
+        with self._lock:
+            self.product_ids |= _ids(product_ids)
+            self.merchant_ids |= _ids(merchant_ids)
+
+
+@contextmanager
+def offers_changed_deferred() -> Iterator[DeferredChanges]:
+    """One ``offers_changed`` for many transactions: the writer records each transaction's
+    ids with ``add`` once it committed; they are sent together when the block ends, normally
+    or by an error (what committed before it stands and must be told), on the commit of the
+    caller's transaction when there is one."""
+    deferred = DeferredChanges()
+    try:
+        yield deferred
+    finally:
+        offers_changed_notify(product_ids=deferred.product_ids, merchant_ids=deferred.merchant_ids)

@@ -10,7 +10,11 @@ from storefront.observability import views as observability
 
 # Every API module shares the one ``api`` namespace (``reverse("api:cart")``), so none of
 # them has an app_name; the JSON 404 for any other /api/v1/ path comes after all of them.
-API_URLCONFS = ("storefront.api.urls", "smartcart.api.optimization_urls")
+API_URLCONFS = (
+    "storefront.api.urls",
+    "smartcart.api.optimization_urls",
+    "smartcart.pricewatch.api_urls",
+)
 WEB_URLCONFS = ("smartcart.web.urls", "smartcart.pricewatch.urls", "storefront.web.urls")
 
 api_urlpatterns: list[URLPattern | URLResolver] = [

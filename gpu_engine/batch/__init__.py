@@ -8,14 +8,17 @@ the CPU twin (:mod:`gpu_engine.batch.cpu`). ``device="auto"`` uses the GPU only 
 ``cuda.is_available()`` at run time; nothing here touches CUDA at import time.
 """
 
-from gpu_engine.batch.engine import BatchResult, solve_batch, solve_packed
+from gpu_engine.batch.answers import price_choice
+from gpu_engine.batch.engine import BatchResult, RawAnswers, solve_batch, solve_packed
 from gpu_engine.batch.pack import PackedBatch, pack_problems, plan_batch
 
 __all__ = [
     "BatchResult",
     "PackedBatch",
+    "RawAnswers",
     "pack_problems",
     "plan_batch",
+    "price_choice",
     "solve_batch",
     "solve_packed",
 ]

@@ -63,6 +63,24 @@ def _reprice(
     return out, totals
 
 
+def price_choice(batch: PackedBatch, choice: np.ndarray, offer_amount: np.ndarray | None = None):
+    """The pricing routine over a whole packed batch: ``choice`` gives each packed line its
+    cart-local merchant; ``offer_amount`` (default the batch's) may replace the amounts, e.g.
+    to price lines at other unit prices. Returns (parts int64[5, M]: per packed merchant
+    subtotal, units, discount, shipping, cost of its chosen lines; totals int64[C])."""
+    return _reprice(
+        batch.line_ptr,
+        batch.line_qty,
+        batch.offer_ptr,
+        batch.offer_merchant,
+        batch.offer_amount if offer_amount is None else offer_amount,
+        batch.merch_ptr,
+        batch.merch_row,
+        batch.params,
+        np.ascontiguousarray(choice, dtype=np.int64),
+    )
+
+
 def build_solutions(
     problems: Sequence[CartProblem],
     batch: PackedBatch,

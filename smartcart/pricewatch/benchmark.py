@@ -7,8 +7,10 @@ cheapest offer seven times in ten, else at a random one, written with
 ``bulk_create``, then ``ANALYZE``. The feed (timed): one UPDATE changes the price of a share
 of the bench offers (as a merchant feed's import writer would, in SQL) and the transaction
 tells ``offers_changed`` its products. The job (timed): with tasks in-process (no broker), the
-price-watch run starts on that commit and handles every affected cart; its
-``PriceWatchRun`` row gives the counts, the statements and their time, and the solver time.
+price-watch run starts on that commit and handles every affected cart; with a broker the
+commit sends the task to the route's queue (``gpu`` or ``cpu``) after the countdown and a
+worker runs it, while this process waits for its ``PriceWatchRun`` row to finish. The row
+gives the counts, the statements and their time, the solver time and device, and the route.
 Every bench row is deleted at the end unless kept.
 """
 
@@ -141,9 +143,10 @@ class Outcome:
     run: PriceWatchRun
 
 
-def feed_apply(*, share: float, seed: int) -> Outcome:
+def feed_apply(*, share: float, seed: int, wait_s: float = 0.0) -> Outcome:
     """Changes ``share`` of the bench offers' prices in one transaction, as a feed would; the
-    price-watch run happens on its commit (tasks in-process). Timed together."""
+    price-watch run happens on its commit (tasks in-process), or on a worker: then ``wait_s``
+    is how long to wait for that run to finish. Timed together."""
     PriceWatchRun.objects.filter(status=PriceWatchRun.Status.RUNNING).delete()
     before = PriceWatchRun.objects.order_by("-id").values_list("id", flat=True).first() or 0
     rng = random.Random(seed)
@@ -161,12 +164,33 @@ def feed_apply(*, share: float, seed: int) -> Outcome:
         )
         offers_changed_notify(product_ids=changed)
         feed_s = time.perf_counter() - start
+    run = _run_finished(before=before, start=start, wait_s=wait_s)
     end_to_end = time.perf_counter() - start
     cpu_s = time.process_time() - cpu_start
-    run = PriceWatchRun.objects.filter(id__gt=before).order_by("-id").first()
     if run is None:
-        raise RuntimeError("The feed's commit started no price-watch run (is it turned off?)")
+        why = (
+            f"that finished within {wait_s:.0f} s (does a worker serve its queue?)"
+            if wait_s
+            else "(is it turned off?)"
+        )
+        raise RuntimeError(f"The feed's commit started no price-watch run {why}")
     return Outcome(feed_s, end_to_end, cpu_s, len(repriced), run)
+
+
+def _run_finished(*, before: int, start: float, wait_s: float) -> PriceWatchRun | None:
+    """The first run after ``before`` once it is no longer running (polled every 0.2 s up to
+    ``wait_s`` after ``start``; in-process it has finished already). On a worker, a run that
+    checked no cart is the previous bench's clean-up (its deleted rows are changes too)."""
+    finished = PriceWatchRun.objects.filter(id__gt=before).exclude(
+        status=PriceWatchRun.Status.RUNNING
+    )
+    if wait_s:
+        finished = finished.filter(carts_checked__gt=0)
+    while True:
+        run = finished.order_by("id").first()
+        if run is not None or time.perf_counter() - start > wait_s:
+            return run
+        time.sleep(0.2)
 
 
 def market_delete() -> None:

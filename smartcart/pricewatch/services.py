@@ -23,18 +23,23 @@ wait for the next run.
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 
+import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from gpu_engine import Solution, solve
-from gpu_engine.batch import solve_batch
+from gpu_engine.batch import price_choice, solve_batch, solve_packed
+from gpu_engine.batch.pack import METHOD_NAMES, TOO_LARGE
+from gpu_engine.results import SolverInconsistency
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchEmailOptIn, PriceWatchRun
+from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import (
     CartRead,
     carts_problems_build,
@@ -206,6 +211,21 @@ def _finish(run, counts: _Counts, meter: _QueryMeter, t0: float, *, status, erro
     return run
 
 
+@dataclass
+class _Checked:
+    """One checked cart: its totals now, at the lines' added prices and after the best
+    assignment, and ``answer(improvable)``: the run fields of the best answer (or of the
+    cart as it stands when the saving is under the floors), built only for a notice."""
+
+    cart_id: int
+    cart_version: int
+    owner_id: int | None
+    current_total: int
+    added_total: int
+    suggested_total: int
+    answer: Callable[[bool], dict]
+
+
 def _solutions(carts: list[CartRead], *, device: str, counts: _Counts) -> list[Solution]:
     start = time.perf_counter()
     result = solve_batch([cart.build.problem for cart in carts], device=device)
@@ -224,6 +244,91 @@ def _solutions(carts: list[CartRead], *, device: str, counts: _Counts) -> list[S
     ]
     counts.solve_ms += (time.perf_counter() - start) * 1000.0
     return solutions
+
+
+def _checked_problems(*, cart_ids: list[int], device: str, counts: _Counts) -> list[_Checked]:
+    """The carts checked through one ``CartProblem`` each (the single-cart path's builder)."""
+    read = carts_problems_build(cart_ids=cart_ids)
+    counts.skipped += read.skipped
+    if not read.carts:
+        return []
+    solutions = _solutions(read.carts, device=device, counts=counts)
+    return [
+        _Checked(
+            cart_id=cart.build.cart_id,
+            cart_version=cart.build.cart_version,
+            owner_id=cart.owner_id,
+            current_total=cart.current_total,
+            added_total=cart.added_total,
+            suggested_total=int(solution.total),
+            answer=partial(_problem_answer, cart.build, solution),
+        )
+        for cart, solution in zip(read.carts, solutions, strict=True)
+    ]
+
+
+def _problem_answer(build, solution: Solution, improvable: bool) -> dict:
+    return _notice_answer(build, solution if improvable else _kept(build, solution))
+
+
+def _checked_packed(*, cart_ids: list[int], device: str, counts: _Counts) -> list[_Checked]:
+    """The carts checked from the chunk's packed rows (``packed.carts_packed_read``): one
+    ``solve_packed`` call, answers turned into rows only for notices. Carts the batch cannot
+    take (too large, or a money bound to check exactly) go through ``_checked_problems``."""
+    chunk = carts_packed_read(cart_ids=cart_ids)
+    counts.skipped += chunk.skipped
+    fallback = list(chunk.fallback)
+    checked: list[_Checked] = []
+    if chunk.n_carts:
+        start = time.perf_counter()
+        raw = solve_packed(chunk.batch, device=device)
+        counts.device = counts.device or raw.device
+        solved = raw.plan.method != TOO_LARGE
+        per_line = np.repeat(solved, np.diff(chunk.batch.line_ptr))
+        parts, priced = price_choice(chunk.batch, np.where(per_line, raw.choice, 0))
+        wrong = np.flatnonzero(solved & (priced != raw.total))
+        if wrong.size:
+            raise SolverInconsistency(
+                f"batch: cart {chunk.cart_ids[int(wrong[0])]} total "
+                f"{int(raw.total[wrong[0]])} != priced {int(priced[wrong[0]])}"
+            )
+        elapsed = (time.perf_counter() - start) * 1000.0
+        counts.solve_ms += elapsed
+        per_cart = elapsed / chunk.n_carts
+        for c in range(chunk.n_carts):
+            kind = int(raw.plan.method[c])
+            if kind == TOO_LARGE:
+                fallback.append(chunk.cart_ids[c])
+                continue
+            checked.append(
+                _Checked(
+                    cart_id=chunk.cart_ids[c],
+                    cart_version=chunk.versions[c],
+                    owner_id=chunk.owners[c],
+                    current_total=int(chunk.current[c]),
+                    added_total=int(chunk.added[c]),
+                    suggested_total=int(priced[c]),
+                    answer=partial(
+                        _packed_answer, chunk, c, raw, parts, int(priced[c]), kind, per_cart
+                    ),
+                )
+            )
+    if fallback:
+        checked += _checked_problems(cart_ids=sorted(fallback), device=device, counts=counts)
+    return checked
+
+
+def _packed_answer(chunk, c, raw, parts, total, kind, elapsed_ms, improvable: bool) -> dict:
+    common = {"algorithm": METHOD_NAMES[kind], "device": raw.device, "elapsed_ms": elapsed_ms}
+    if improvable:
+        return chunk.answer_fields(c, choice=raw.choice, parts=parts, total=total, **common)
+    return chunk.answer_fields(
+        c,
+        choice=chunk.current_choice,
+        parts=chunk.current_parts,
+        total=int(chunk.current[c]),
+        **common,
+    )
 
 
 def _counts_as(amount: int, total: int) -> bool:
@@ -249,11 +354,11 @@ def _kept(build, solution: Solution) -> Solution:
     )
 
 
-def _notice_fields(cart: CartRead, solution: Solution, counts: _Counts) -> dict | None:
+def _notice_fields(cart: _Checked, counts: _Counts) -> dict | None:
     """The notice this cart gets now, as run fields; ``None``: nothing worth saying. Decided
     on the totals first: the stored answer is built only for a notice."""
     current = cart.current_total
-    savings = max(0, current - int(solution.total))
+    savings = max(0, current - cart.suggested_total)
     increase = max(0, current - cart.added_total)
     improvable = _counts_as(savings, current)
     price_up = _counts_as(increase, cart.added_total)
@@ -261,8 +366,7 @@ def _notice_fields(cart: CartRead, solution: Solution, counts: _Counts) -> dict 
     counts.price_up += price_up
     if not improvable and not price_up:
         return None
-    answer = solution if improvable else _kept(cart.build, solution)
-    fields = _notice_answer(cart.build, answer)
+    fields = cart.answer(improvable)
     fields["price_increase"] = increase if price_up else None
     return fields
 
@@ -308,36 +412,33 @@ def _same(run: OptimizationRun, fields: dict) -> bool:
 def _check_chunk(
     *, run: PriceWatchRun, cart_ids: list[int], device: str, counts: _Counts, meter: "_QueryMeter"
 ):
-    read = carts_problems_build(cart_ids=cart_ids)
     counts.checked += len(cart_ids)
-    counts.skipped += read.skipped
-    if not read.carts:
+    carts = _checked_packed(cart_ids=cart_ids, device=device, counts=counts)
+    if not carts:
         return
-    solutions = _solutions(read.carts, device=device, counts=counts)
     existing: dict[int, list[OptimizationRun]] = {}
-    for notice in price_watch_notices_current(cart_ids=[c.build.cart_id for c in read.carts]):
+    for notice in price_watch_notices_current(cart_ids=[c.cart_id for c in carts]):
         existing.setdefault(notice.cart_id, []).append(notice)
     now = timezone.now()
     created: list[OptimizationRun] = []
     retired: list[int] = []
-    for cart, solution in zip(read.carts, solutions, strict=True):
-        build = cart.build
-        notices = existing.get(build.cart_id, [])
-        if any(n.dismissed_at and n.cart_version == build.cart_version for n in notices):
+    for cart in carts:
+        notices = existing.get(cart.cart_id, [])
+        if any(n.dismissed_at and n.cart_version == cart.cart_version for n in notices):
             continue  # the shopper said no to this cart version
-        fields = _notice_fields(cart, solution, counts)
+        fields = _notice_fields(cart, counts)
         shown = [n for n in notices if n.dismissed_at is None and n.applied_at is None]
         if fields is not None and any(_same(n, fields) for n in shown):
             continue  # unchanged: keep the notice the shopper may be looking at
         retired += [n.pk for n in notices]
         if fields is not None:
-            created.append(_notice_run(run=run, build=build, fields=fields, now=now))
+            created.append(_notice_run(run=run, cart_id=cart.cart_id, fields=fields, now=now))
     with _run_write():
         if retired:
             OptimizationRun.objects.filter(pk__in=retired).update(superseded_at=now)
         _notices_insert(created, meter=meter)
     counts.notified += len(created)
-    owners = {cart.build.cart_id: cart.owner_id for cart in read.carts}
+    owners = {cart.cart_id: cart.owner_id for cart in carts}
     counts.emails += _emails_queue(run=run, created=created, owners=owners)
 
 
@@ -371,9 +472,9 @@ def _notices_insert(created: list[OptimizationRun], *, meter: "_QueryMeter") -> 
     meter.seconds += time.perf_counter() - start
 
 
-def _notice_run(*, run: PriceWatchRun, build, fields: dict, now) -> OptimizationRun:
+def _notice_run(*, run: PriceWatchRun, cart_id: int, fields: dict, now) -> OptimizationRun:
     return OptimizationRun(
-        cart_id=build.cart_id,
+        cart_id=cart_id,
         source=OptimizationRun.Source.PRICE_WATCH,
         price_watch_run=run,
         status=OptimizationRun.Status.DONE,

@@ -7,7 +7,11 @@ importing them (as ``storefront.web.cart_panels`` is for the cart page).
     def provider(*, cart: Cart) -> Mapping[str, Any]: ...
 
 and returns JSON-ready fields, merged into the response in the providers' order (a provider
-must not reuse a name the cart serializer has). Providers only read.
+must not reuse a name the cart serializer has). Providers only read. A provider documents its
+fields in the OpenAPI schema with a ``schema_fields()`` method returning
+``{name: serializer field}``: ``cart_resource_serializer()`` is the cart serializer with
+those fields added (the ``CartResource`` component: the cart endpoints' bodies; the
+checkout review's ``cart`` is the plain ``Cart``, without them).
 """
 
 from collections.abc import Mapping
@@ -16,12 +20,17 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.utils.module_loading import import_string
+from rest_framework import serializers
 
 from storefront.models import Cart
 
 
 class CartFieldsProvider(Protocol):
     def __call__(self, *, cart: Cart) -> Mapping[str, Any]: ...
+
+
+def _paths() -> tuple[str, ...]:
+    return tuple(getattr(settings, "STOREFRONT_CART_API_FIELDS", ()))
 
 
 @cache
@@ -32,6 +41,33 @@ def _providers(paths: tuple[str, ...]) -> tuple[CartFieldsProvider, ...]:
 def cart_api_fields(*, cart: Cart) -> dict[str, Any]:
     """Every configured provider's fields for ``cart`` (none configured: none)."""
     fields: dict[str, Any] = {}
-    for provider in _providers(tuple(getattr(settings, "STOREFRONT_CART_API_FIELDS", ()))):
+    for provider in _providers(_paths()):
         fields.update(provider(cart=cart))
     return fields
+
+
+@cache
+def _resource_serializer(paths: tuple[str, ...]) -> type[serializers.Serializer]:
+    from storefront.api.serializers import CartSerializer
+
+    declared: dict[str, serializers.Field] = {}
+    for provider in _providers(paths):
+        schema_fields = getattr(provider, "schema_fields", None)
+        if schema_fields is not None:
+            declared.update(schema_fields())
+    clash = set(declared) & set(CartSerializer().fields)
+    if clash:
+        raise ValueError(f"cart API fields reuse the cart serializer's names: {sorted(clash)}")
+    resource = type(
+        "CartResourceSerializer",
+        (CartSerializer,),
+        {"__module__": __name__, "__doc__": CartSerializer.__doc__, **declared},
+    )
+    return resource
+
+
+def cart_resource_serializer() -> type[serializers.Serializer]:
+    """The API's cart as responses hold it, for the schema: ``CartSerializer`` and every
+    provider's ``schema_fields()`` (the body itself is ``CartSerializer``'s data merged with
+    ``cart_api_fields``)."""
+    return _resource_serializer(_paths())

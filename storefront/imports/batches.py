@@ -16,12 +16,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from storefront.models import ImportJob, ImportJobBatch
-from storefront.offer_changes import offers_changed_notify
+from storefront.offer_changes import DeferredChanges, offers_changed_deferred
 
 Progress = Callable[[ImportJob], None]
 
 
-def _write_one(job: ImportJob, writer, index: int, rows_total: int) -> None:
+def _write_one(
+    job: ImportJob, writer, index: int, rows_total: int, changes: DeferredChanges
+) -> None:
     """Writes batch ``index`` and records it, in one transaction."""
     lo, hi = index * job.batch_size, min((index + 1) * job.batch_size, rows_total)
     start = time.perf_counter()
@@ -46,7 +48,7 @@ def _write_one(job: ImportJob, writer, index: int, rows_total: int) -> None:
             offers_unchanged=F("offers_unchanged") + counts.unchanged,
             offers_superseded=F("offers_superseded") + counts.superseded,
         )
-        offers_changed_notify(product_ids=counts.product_ids)
+    changes.add(product_ids=counts.product_ids)
 
 
 def _writer_threads() -> int:
@@ -62,12 +64,26 @@ def batches_write(
     *, job: ImportJob, writer, indexes: list[int], rows: int, progress: Progress | None
 ) -> None:
     """Writes the batches ``indexes`` of ``rows`` data rows, each in its own transaction with
-    its record; raises the first error after the other writers stopped at a batch boundary."""
+    its record; raises the first error after the other writers stopped at a batch boundary.
+    ``offers_changed`` goes out once for all the batches that committed, at the end: one
+    price-watch run per import, not one per batch."""
+    with offers_changed_deferred() as changes:
+        _batches_write(job, writer, indexes, rows, progress, changes)
+
+
+def _batches_write(
+    job: ImportJob,
+    writer,
+    indexes: list[int],
+    rows: int,
+    progress: Progress | None,
+    changes: DeferredChanges,
+) -> None:
     todo = indexes
     threads = min(_writer_threads(), len(todo))
     if threads <= 1:
         for index in todo:
-            _write_one(job, writer, index, rows)
+            _write_one(job, writer, index, rows, changes)
             if progress:
                 job.refresh_from_db()
                 progress(job)
@@ -84,7 +100,7 @@ def batches_write(
                     index = next(pending, None)
                 if index is None:
                     return
-                _write_one(job, writer, index, rows)
+                _write_one(job, writer, index, rows, changes)
                 finished.put(None)
         except BaseException as error:  # handed to the caller's thread below
             failed.set()

@@ -70,3 +70,55 @@ def test_bulk_activation_is_a_change(sent, django_capture_on_commit_callbacks):
             merchants=Merchant.objects.filter(pk=offers[0].merchant_id), active=False
         )
     assert sent == [({o.product_id for o in offers}, set()), (set(), {offers[0].merchant_id})]
+
+
+def test_a_feed_import_sends_once_for_all_its_batches(
+    sent, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    from django.core.files.base import ContentFile
+
+    from storefront.imports.services import import_job_create, import_job_run
+    from storefront.models import ImportJobBatch
+    from storefront.validators import gtin_check_digit
+    from tests.factories import ProductFactory
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    merchant = MerchantFactory(slug="acme")
+    products = [ProductFactory() for _ in range(5)]
+    rows = [f"{p.gtin},SKU-{n},{10 + n}.00,5,1" for n, p in enumerate(products)]
+    # A row no batch can write: its batch rolls back, the others stand.
+    bad_gtin = "29" + "0" * 10
+    rows.append(f"{bad_gtin}{gtin_check_digit(bad_gtin)},SKU-X,1.00,1,1")
+    feed = "gtin,merchant_sku,price,stock,active\n" + "\n".join(rows) + "\n"
+    sent.clear()
+    job = import_job_create(
+        merchant=merchant,
+        file=ContentFile(feed.encode(), name="feed.csv"),
+        format="",
+        batch_size=2,
+        enqueue=False,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        job = import_job_run(job_id=job.pk)
+    assert ImportJobBatch.objects.filter(job=job).count() == 3
+    assert sent == [({p.pk for p in products}, set())]
+
+
+def test_a_deferred_block_sends_what_committed_even_when_it_fails(
+    sent, django_capture_on_commit_callbacks
+):
+    from storefront.offer_changes import offers_changed_deferred
+
+    first, second = OfferFactory(), OfferFactory()
+    sent.clear()
+    with (
+        django_capture_on_commit_callbacks(execute=True),
+        pytest.raises(RuntimeError),
+        offers_changed_deferred() as changes,
+    ):
+        changes.add(product_ids=[first.product_id])
+        changes.add(merchant_ids=[first.merchant_id])
+        assert sent == []
+        raise RuntimeError  # before the second batch committed
+    assert sent == [({first.product_id}, {first.merchant_id})]
+    assert second.product_id not in sent[0][0]

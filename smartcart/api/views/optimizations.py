@@ -17,8 +17,8 @@ from smartcart.services import (
     optimization_run_create,
     optimization_run_dismiss,
 )
+from storefront.api.cart_fields import cart_resource_serializer
 from storefront.api.errors import error_responses
-from storefront.api.serializers import CartSerializer
 from storefront.api.views.carts import CartBaseView, cart_response, no_cart, own_cart, validated
 from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
@@ -117,7 +117,7 @@ class OptimizationApplyView(CartBaseView):
         "done, already applied or dismissed (`not_done`, `already_applied`, `dismissed`).",
         request=None,
         responses={
-            200: OpenApiResponse(CartSerializer, description="The updated cart."),
+            200: OpenApiResponse(cart_resource_serializer(), description="The updated cart."),
             **error_responses(401, 403, 404, 409, 429),
         },
     )

@@ -3,7 +3,7 @@ import platform
 import time
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 
 from gpu_engine import warmup
@@ -13,8 +13,9 @@ from smartcart.pricewatch import benchmark
 class Command(BaseCommand):
     help = (
         "Price watch end to end: N open bench carts, a feed changing a share of the prices, "
-        "then the whole price-watch job (in-process): carts/s, queries per cart, DB and "
-        "solver time per cart, end-to-end time. Use a database of its own (PostgreSQL)."
+        "then the whole price-watch job (in-process without a broker, else on the workers "
+        "of the route's queue): carts/s, queries per cart, DB and solver time per cart, "
+        "end-to-end time, where it ran. Use a database of its own (PostgreSQL)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -28,15 +29,37 @@ class Command(BaseCommand):
         parser.add_argument("--share", type=float, default=0.1, help="Share of offers repriced.")
         parser.add_argument("--seed", type=int, default=14)
         parser.add_argument("--keep", action="store_true", help="Keep the bench rows.")
+        parser.add_argument(
+            "--route",
+            choices=("cpu", "gpu", "auto"),
+            default="cpu",
+            help="The queue the job goes to with a broker: cpu, gpu (SMARTCART_GPU_QUEUE on "
+            "in this process), auto (the settings decide). In-process: the solver device "
+            "(gpu: the batch on the GPU when there is one).",
+        )
+        parser.add_argument(
+            "--wait", type=float, default=540.0, help="With a broker: seconds to wait for it."
+        )
+        parser.add_argument(
+            "--countdown",
+            type=float,
+            default=1.0,
+            help="With a broker: the burst's countdown (SMARTCART_PRICE_WATCH_COUNTDOWN_S).",
+        )
 
     def handle(self, *args, **options) -> None:
         from storefront.celery import app
 
-        if not app.conf.task_always_eager:
-            raise CommandError("Run it with tasks in-process: unset REDIS_URL.")
+        queued = not app.conf.task_always_eager
+        if options["route"] != "auto":
+            settings.SMARTCART_GPU_QUEUE = options["route"] == "gpu"
         settings.SMARTCART_PRICE_WATCH = True
-        settings.SMARTCART_GPU_QUEUE = False
-        warmup(include_gpu=False)
+        settings.SMARTCART_PRICE_WATCH_COUNTDOWN_S = options["countdown"]
+        if not queued:
+            warmup(include_gpu=options["route"] == "gpu")
+        self.stdout.write(
+            f"mode: {'queued to the workers (broker)' if queued else 'in-process (no broker)'}"
+        )
         benchmark.market_delete()
         t0 = time.perf_counter()
         market = benchmark.market_create(
@@ -49,15 +72,25 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"setup: {market} in {time.perf_counter() - t0:.1f} s")
         try:
-            outcome = benchmark.feed_apply(share=options["share"], seed=options["seed"])
-            self._report(market, outcome)
+            outcome = benchmark.feed_apply(
+                share=options["share"],
+                seed=options["seed"],
+                wait_s=options["wait"] if queued else 0,
+            )
+            self._report(market, outcome, queued=queued, countdown=options["countdown"])
         finally:
             if not options["keep"]:
                 benchmark.market_delete()
 
-    def _report(self, market, outcome) -> None:
+    def _report(self, market, outcome, *, queued: bool, countdown: float) -> None:
         run = outcome.run
         checked = max(run.carts_checked, 1)
+        self.stdout.write(
+            f"ran: on a worker of the {run.route} queue (sent {countdown:g} s after the "
+            "feed's commit: end to end includes that countdown and the queue)"
+            if queued
+            else f"ran: in-process (no broker), route {run.route}"
+        )
         self.stdout.write(
             f"database: {connection.vendor} {connection.settings_dict.get('NAME')}; "
             f"host: {platform.node()} ({platform.processor() or platform.machine()}); "
@@ -75,11 +108,13 @@ class Command(BaseCommand):
         self.stdout.write(
             f"job: {run.duration_ms / 1000:.2f} s = {rate:.0f} carts/s; "
             f"end to end (feed + job) {outcome.end_to_end_s:.2f} s, of which this process "
-            f"was on a CPU {outcome.cpu_s:.2f} s; load average {os.getloadavg()[0]:.1f}"
+            f"was on a CPU {outcome.cpu_s:.2f} s"
+            f"{' (it only waited: the job ran on the worker)' if queued else ''}; "
+            f"load average {os.getloadavg()[0]:.1f}"
         )
         self.stdout.write(
             f"per cart: {run.queries / checked:.4f} queries ({run.queries} in all), DB "
             f"{run.db_ms / checked:.3f} ms, solve {run.solve_ms / checked:.3f} ms, rest "
             f"{(run.duration_ms - run.db_ms - run.solve_ms) / checked:.3f} ms (Python: reading "
-            "rows, building problems, pricing answers)"
+            "rows, packing, building the notices)"
         )

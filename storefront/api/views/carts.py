@@ -8,7 +8,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from storefront.api.cart_fields import cart_api_fields
+from storefront.api.cart_fields import cart_api_fields, cart_resource_serializer
 from storefront.api.errors import error_responses
 from storefront.api.serializers import (
     CartDestinationSerializer,
@@ -44,6 +44,9 @@ def own_cart(request) -> Cart:
     if cart is None:
         raise no_cart()
     return cart
+
+
+CartResource = cart_resource_serializer()
 
 
 def cart_response(cart: Cart, *, status_code: int = status.HTTP_200_OK) -> Response:
@@ -94,7 +97,7 @@ class CartView(CartBaseView):
         summary="Your cart, priced now",
         parameters=[IF_NONE_MATCH],
         responses={
-            200: CartSerializer,
+            200: CartResource,
             304: OpenApiResponse(description="Unchanged since the `ETag` you sent."),
             **error_responses(401, 403, 404, 429),
         },
@@ -109,8 +112,8 @@ class CartView(CartBaseView):
         request=None,
         parameters=[IF_MATCH],
         responses={
-            201: OpenApiResponse(CartSerializer, description="Created."),
-            200: OpenApiResponse(CartSerializer, description="You already had one."),
+            201: OpenApiResponse(CartResource, description="Created."),
+            200: OpenApiResponse(CartResource, description="You already had one."),
             **STALE,
             **error_responses(401, 403, 429),
         },
@@ -132,7 +135,7 @@ class CartLineListView(CartBaseView):
         parameters=[IDEMPOTENCY_KEY_PARAMETER, IF_MATCH],
         request=CartLineAddSerializer,
         responses={
-            201: OpenApiResponse(CartSerializer, description="The cart with the line."),
+            201: OpenApiResponse(CartResource, description="The cart with the line."),
             **STALE,
             **error_responses(
                 400,
@@ -169,7 +172,7 @@ class CartLineDetailView(CartBaseView):
         parameters=[IF_MATCH],
         request=CartLineQuantitySerializer,
         responses={
-            200: CartSerializer,
+            200: CartResource,
             **STALE,
             **error_responses(
                 400, 401, 403, 404, 409, 415, 429, e409="`offer_inactive` or `insufficient_stock`."
@@ -205,7 +208,7 @@ class CartDestinationView(CartBaseView):
         parameters=[IF_MATCH],
         request=CartDestinationSerializer,
         responses={
-            200: CartSerializer,
+            200: CartResource,
             **STALE,
             **error_responses(400, 401, 403, 415, 429),
         },

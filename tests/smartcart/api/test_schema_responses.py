@@ -93,6 +93,11 @@ def test_every_endpoint_answers_as_documented(api, alice_api, shopper, schema):
         ),
         200,
     )
+    watch = "/api/v1/cart/price-watch/"
+    check(watch, "GET", api.get(watch), 401)
+    check(watch, "GET", alice_api.get(watch), 200)
+    check(watch, "PUT", alice_api.put(watch, {"email": True}, format="json"), 200)
+    check(watch, "PUT", alice_api.put(watch, {}, format="json"), 400)
     extra = OfferFactory(product=ProductFactory(name="Extra"), merchant=merchant)
     added = alice_api.post(
         "/api/v1/cart/lines/", {"offer_id": extra.pk, "quantity": 1}, format="json"

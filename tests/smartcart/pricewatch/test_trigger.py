@@ -116,3 +116,33 @@ def test_a_cache_outage_still_schedules_the_run(
     with django_capture_on_commit_callbacks(execute=True):
         offer_update(offer=offer, unit_price=321)
     assert len(broker) == 1
+
+
+def test_in_process_a_multi_batch_feed_import_is_one_run(
+    settings, tmp_path, django_capture_on_commit_callbacks
+):
+    from django.core.files.base import ContentFile
+
+    from storefront.imports.services import import_job_create, import_job_run
+    from tests.factories import CartFactory, CartLineFactory, MerchantFactory
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    feed_merchant = MerchantFactory(slug="feed")
+    offers = [OfferFactory(unit_price=2000) for _ in range(6)]
+    cart = CartFactory()
+    for offer in offers:
+        CartLineFactory(cart=cart, offer=offer)
+    rows = [f"{o.product.gtin},F-{n},5.00,9,1" for n, o in enumerate(offers)]
+    feed = "gtin,merchant_sku,price,stock,active\n" + "\n".join(rows) + "\n"
+    job = import_job_create(
+        merchant=feed_merchant,
+        file=ContentFile(feed.encode(), name="feed.csv"),
+        format="",
+        batch_size=2,
+        enqueue=False,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        job = import_job_run(job_id=job.pk)
+    assert job.batches_committed == 3
+    run = PriceWatchRun.objects.get()
+    assert (run.products_changed, run.carts_checked) == (6, 1)

@@ -29,6 +29,7 @@ def test_schema_documents_every_endpoint_and_errors(api):
         "/api/v1/cart/lines/": {"post"},
         "/api/v1/cart/lines/{line_id}/": {"patch", "delete"},
         "/api/v1/cart/destination/": {"put"},
+        "/api/v1/cart/price-watch/": {"get", "put"},
         "/api/v1/cart/optimizations/": {"get", "post"},
         "/api/v1/cart/optimizations/{run_id}/": {"get"},
         "/api/v1/cart/optimizations/{run_id}/apply/": {"post"},
@@ -58,3 +59,54 @@ def test_swagger_ui_is_served(api):
     response = api.get("/api/v1/docs/")
     assert response.status_code == 200
     assert b"swagger" in response.content.lower()
+
+
+def _json_schema(node):
+    """OpenAPI 3.0 to JSON Schema for validation: ``nullable: true`` becomes "or null"."""
+    if isinstance(node, list):
+        return [_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _json_schema(value) for key, value in node.items() if key != "nullable"}
+    if node.get("nullable"):
+        return {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+def test_a_cart_with_a_price_watch_notice_matches_the_schema(client_for, shopper):
+    """The cart resource's hook fields are in the schema: a real body with a notice
+    validates against the documented response, ``price_watch`` included."""
+    import jsonschema
+
+    from smartcart.models import OptimizationRun
+    from storefront.services import cart_get_or_create
+    from tests.factories import CartLineFactory
+
+    api = client_for(shopper)
+    cart = cart_get_or_create(user=shopper)
+    line = CartLineFactory(cart=cart)
+    cart.refresh_from_db()
+    OptimizationRun.objects.create(
+        cart=cart,
+        source=OptimizationRun.Source.PRICE_WATCH,
+        status=OptimizationRun.Status.DONE,
+        cart_version=cart.version,
+        current_total=line.offer.unit_price + 499,
+        suggested_total=line.offer.unit_price + 299,
+        savings=200,
+        price_increase=None,
+    )
+    schema = api.get("/api/v1/schema/?format=json").json()
+    body = api.get("/api/v1/cart/").json()
+    assert body["price_watch"]["savings"] == 200
+    response = schema["paths"]["/api/v1/cart/"]["get"]["responses"]["200"]
+    ref = response["content"]["application/json"]["schema"]
+    resource = _json_schema({**ref, "components": schema["components"]})
+    assert "price_watch" in schema["components"]["schemas"]["CartResource"]["properties"]
+    assert "price_watch" in schema["components"]["schemas"]["CartResource"]["required"]
+    jsonschema.validate(body, resource)
+    body["price_watch"] = None  # no notice: null is documented too
+    jsonschema.validate(body, resource)
+    body["price_watch"] = {"savings": "a lot"}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(body, resource)

@@ -1,0 +1,412 @@
+"""A chunk of carts read straight into the batch solver's packed input, with NumPy.
+
+``carts_problems_build`` builds one ``CartProblem`` per cart (about 0.8 ms each, most of a
+run's time). ``carts_packed_read`` reads the same two queries and builds the
+``gpu_engine.batch.PackedBatch`` of the whole chunk at once, as ``pack_problems`` would pack
+those problems: the lines in their order, each line's eligible offers (an active offer of an
+active merchant whose shipping rule is known, with the stock for the line's quantity) by unit
+price then merchant id, cart-local merchants numbered in merchant id order. The merchants'
+pricing rows are shared: one row per (merchant, destination) of the chunk.
+
+Carts that the single-cart path would refuse (a line not buyable as it stands, its own offer
+without a rule) are ``skipped``; carts whose money bound needs the exact check go to
+``fallback`` (the ``CartProblem`` path decides them), as do carts too large for the batch
+after solving. Suggestion rows are built only for the carts that get a notice
+(``PackedChunk.answer_fields``), in the exact shape ``services._notice_answer`` gives.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpu_engine.batch import PackedBatch, price_choice
+from gpu_engine.problem import MONEY_LIMIT
+from smartcart.pricewatch.selectors import _LINE_COLUMNS, _OFFER_COLUMNS
+from storefront.models import CartLine, Offer
+from storefront.models.catalog import stock_covers
+from storefront.pricing import missing_for_free_shipping
+from storefront.selectors import shipping_rules_for_destinations
+from storefront.zone_index import zone_index_invalidate
+
+# Carts whose float bound comes near the engine's money limit get its exact (Python int)
+# check on the CartProblem path.
+_BOUND_CHECK = float(MONEY_LIMIT) / 4
+
+
+@dataclass
+class PackedChunk:
+    """The packed carts of a chunk and what turns an answer back into database ids.
+
+    Per packed cart ``c``: ``cart_ids[c]``, ``versions[c]``, ``owners[c]``, ``current[c]``
+    and ``added[c]`` (the total now, and at the unit prices the lines were added at). Per
+    packed line: ``line_ids``, ``product_ids``, ``names``, ``own`` (its own offer's packed
+    index) and ``current_choice`` (its own merchant, cart-local). Per packed offer:
+    ``offer_ids``, ``offer_merchants`` (database ids), ``offer_prices``. Per packed merchant:
+    ``merchant_ids``, ``free_over`` (None: never free). ``sizes[c]``: problem merchants and
+    offers (ineligible ones included, as ``CartProblemBuild.size`` counts them)."""
+
+    batch: PackedBatch
+    cart_ids: list[int] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    owners: list[int | None] = field(default_factory=list)
+    current: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    added: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    current_choice: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    current_parts: np.ndarray = field(default_factory=lambda: np.zeros((5, 0), np.int64))
+    line_ids: list[int] = field(default_factory=list)
+    product_ids: list[int] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    own: list[int] = field(default_factory=list)
+    offer_ids: list[int] = field(default_factory=list)
+    offer_merchants: list[int] = field(default_factory=list)
+    offer_prices: list[int] = field(default_factory=list)
+    merchant_ids: list[int] = field(default_factory=list)
+    merchant_names: dict[int, str] = field(default_factory=dict)
+    free_over: list[int | None] = field(default_factory=list)
+    sizes: list[tuple[int, int]] = field(default_factory=list)
+    skipped: int = 0
+    fallback: list[int] = field(default_factory=list)
+
+    @property
+    def n_carts(self) -> int:
+        return len(self.cart_ids)
+
+    def answer_fields(
+        self,
+        c: int,
+        *,
+        choice: np.ndarray,
+        parts: np.ndarray,
+        total: int,
+        algorithm: str,
+        device: str,
+        elapsed_ms: float,
+    ) -> dict:
+        """The done run's answer fields of packed cart ``c`` for the cart-local merchant per
+        line ``choice`` (priced in ``parts``, see ``price_choice``), as
+        ``services._notice_answer`` stores a ``Solution`` of the same assignment."""
+        batch = self.batch
+        l0, l1 = int(batch.line_ptr[c]), int(batch.line_ptr[c + 1])
+        local = [int(m) for m in choice[l0:l1]]
+        current = [int(m) for m in self.current_choice[l0:l1]]
+        current_total = int(self.current[c])
+        counts = np.diff(batch.offer_ptr[l0 : l1 + 1])
+        return {
+            "cart_version": self.versions[c],
+            "algorithm": algorithm,
+            "optimal": True,
+            "device": device,
+            "current_total": current_total,
+            "suggested_total": total,
+            "savings": current_total - total,
+            "suggestion": {
+                "lines": [self._line_row(l0 + i, m) for i, m in enumerate(local)],
+                "merchants": self._merchant_rows(c, local, parts),
+                "current_merchants": self._merchant_rows(c, current, self.current_parts),
+                "kept_current": local == current,
+            },
+            "plan": {"price_watch": True},
+            "solve_ms": elapsed_ms,
+            "elapsed_ms": elapsed_ms,
+            "problem_size": {
+                "lines": l1 - l0,
+                "merchants": self.sizes[c][0],
+                "offers": self.sizes[c][1],
+                "complexity": str(math.prod(int(k) for k in counts)),
+            },
+        }
+
+    def _offer_of(self, line: int, local: int) -> int:
+        batch = self.batch
+        for o in range(int(batch.offer_ptr[line]), int(batch.offer_ptr[line + 1])):
+            if int(batch.offer_merchant[o]) == local:
+                return o
+        raise LookupError(f"packed line {line} has no offer of local merchant {local}")
+
+    def _line_row(self, line: int, local: int) -> dict:
+        old, new = self.own[line], self._offer_of(line, local)
+        old_merchant, new_merchant = self.offer_merchants[old], self.offer_merchants[new]
+        return {
+            "line_id": self.line_ids[line],
+            "product_id": self.product_ids[line],
+            "product_name": self.names[line],
+            "quantity": int(self.batch.line_qty[line]),
+            "old_offer_id": self.offer_ids[old],
+            "old_merchant_id": old_merchant,
+            "old_merchant_name": self.merchant_names[old_merchant],
+            "old_unit_price": self.offer_prices[old],
+            "new_offer_id": self.offer_ids[new],
+            "new_merchant_id": new_merchant,
+            "new_merchant_name": self.merchant_names[new_merchant],
+            "new_unit_price": self.offer_prices[new],
+            "changed": self.offer_ids[new] != self.offer_ids[old],
+        }
+
+    def _merchant_rows(self, c: int, local: list[int], parts: np.ndarray) -> list[dict]:
+        l0, m0 = int(self.batch.line_ptr[c]), int(self.batch.merch_ptr[c])
+        lines: dict[int, list[int]] = {}
+        for i, m in enumerate(local):
+            lines.setdefault(m, []).append(self.line_ids[l0 + i])
+        rows = []
+        for m in sorted(lines):
+            j = m0 + m
+            sub, units, discount, shipping, cost = (int(v) for v in parts[:, j])
+            merchant_id = self.merchant_ids[j]
+            free_over = self.free_over[j]
+            rows.append(
+                {
+                    "merchant_id": merchant_id,
+                    "merchant_name": self.merchant_names[merchant_id],
+                    "line_ids": lines[m],
+                    "units": units,
+                    "subtotal": sub,
+                    "discount": discount,
+                    "shipping": shipping,
+                    "cost": cost,
+                    "free_over": free_over,
+                    "missing_for_free_shipping": missing_for_free_shipping(
+                        goods=sub - discount, shipping=shipping, free_over=free_over
+                    ),
+                }
+            )
+        return rows
+
+
+def _read(cart_ids: list[int]) -> tuple[list[tuple], list[tuple]]:
+    lines = list(
+        CartLine.objects.filter(cart_id__in=cart_ids)
+        .order_by("cart_id", "created_at", "id")
+        .values_list(*_LINE_COLUMNS)
+        .iterator(chunk_size=5000)
+    )
+    products = CartLine.objects.filter(cart_id__in=cart_ids).values("product_id")
+    offers = list(
+        Offer.objects.filter(product_id__in=products, active=True, merchant__active=True)
+        .order_by()
+        .values_list(*_OFFER_COLUMNS)
+        .iterator(chunk_size=5000)
+    )
+    return lines, offers
+
+
+def _rules(keys: list[tuple[int, str]]) -> list:
+    rules = shipping_rules_for_destinations(pairs=keys)
+    if any(rule is None for rule in rules):
+        # A merchant the index does not know yet: rebuild once, as the CartProblem path does.
+        zone_index_invalidate()
+        rules = shipping_rules_for_destinations(pairs=keys)
+    return rules
+
+
+def _col(rows: list[tuple], k: int, dtype=np.int64) -> np.ndarray:
+    return np.fromiter((row[k] for row in rows), dtype, len(rows))
+
+
+def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
+    """The packed batch of the carts of ``cart_ids`` as they stand, in two queries (plus the
+    zone index's when it is rebuilt); see the module docstring."""
+    line_rows, offer_rows = _read(list(cart_ids))
+    n_lines = len(line_rows)
+    l_cart = _col(line_rows, 0)
+    carts, l_cpos = np.unique(l_cart, return_inverse=True)
+    n_carts = carts.size
+    first = np.searchsorted(l_cart, carts)
+    postal_of = [line_rows[int(i)][2] for i in first]
+    postal_codes = sorted(set(postal_of), key=lambda p: (p is None, p or ""))
+    postal_index = {p: i for i, p in enumerate(postal_codes)}
+    cart_postal = np.array([postal_index[p] for p in postal_of], np.int64)
+    l_qty = _col(line_rows, 5)
+    l_product = _col(line_rows, 6)
+    l_merchant = _col(line_rows, 11)
+    bad_line = np.fromiter(
+        (
+            not (row[9] and row[12] and stock_covers(row[10], row[5]))  # active, merchant, stock
+            for row in line_rows
+        ),
+        bool,
+        n_lines,
+    )
+    bad = np.zeros(n_carts, bool)
+    bad[l_cpos[bad_line]] = True
+
+    # Every (line, offer of its product): the product's offers by a sorted index.
+    o_product = _col(offer_rows, 1)
+    o_merchant = _col(offer_rows, 2)
+    o_price = _col(offer_rows, 3)
+    o_stock = np.fromiter((-1 if r[4] is None else r[4] for r in offer_rows), np.int64)
+    order = np.argsort(o_product, kind="stable")
+    lo = np.searchsorted(o_product[order], l_product, "left")
+    hi = np.searchsorted(o_product[order], l_product, "right")
+    per_line = hi - lo
+    p_line = np.repeat(np.arange(n_lines), per_line)
+    starts = np.repeat(np.cumsum(per_line) - per_line, per_line)
+    p_offer = order[np.repeat(lo, per_line) + np.arange(p_line.size) - starts]
+    p_cart = l_cpos[p_line]
+    p_merchant = o_merchant[p_offer]
+
+    # Shipping: one rule per (merchant, destination): the shared pricing rows.
+    n_postal = max(len(postal_codes), 1)
+    rule_keys, p_rule = np.unique(p_merchant * n_postal + cart_postal[p_cart], return_inverse=True)
+    keys = [(int(k // n_postal), postal_codes[int(k % n_postal)]) for k in rule_keys]
+    rules = _rules(keys)
+    discounts = {r[2]: (r[6], r[7]) for r in offer_rows}
+    rule_ok = np.array([rule is not None for rule in rules], bool)
+    params = _params(keys, rules, discounts)
+
+    kept = rule_ok[p_rule] if p_rule.size else np.zeros(0, bool)
+    own = kept & (p_merchant == l_merchant[p_line])
+    has_own = np.bincount(p_line[own], minlength=n_lines) > 0
+    bad[l_cpos[~has_own]] = True
+    eligible = kept & ((o_stock[p_offer] < 0) | (o_stock[p_offer] >= l_qty[p_line]))
+
+    fallback = _bound_suspect(
+        n_carts, l_cpos, l_qty, p_line, p_cart, o_price[p_offer], eligible, kept, params, p_rule
+    )
+    good = ~bad & ~fallback
+    chunk = _pack(
+        good=good,
+        carts=carts,
+        line_rows=line_rows,
+        l_cpos=l_cpos,
+        l_qty=l_qty,
+        l_merchant=l_merchant,
+        p_line=p_line,
+        p_cart=p_cart,
+        p_offer=p_offer,
+        p_merchant=p_merchant,
+        p_rule=p_rule,
+        kept=kept,
+        eligible=eligible,
+        offer_rows=offer_rows,
+        o_price=o_price,
+        params=params,
+        rules=rules,
+    )
+    chunk.skipped = len(set(cart_ids)) - n_carts + int(bad.sum())
+    chunk.fallback = [int(i) for i in carts[fallback & ~bad]]
+    chunk.merchant_names = {r[2]: r[5] for r in offer_rows}
+    return chunk
+
+
+def _params(keys, rules, discounts) -> np.ndarray:
+    """int64[5, R]: base, extra, free_over (-1: never), dmin, dbp (0: no discount) per row."""
+    out = np.zeros((5, len(keys)), np.int64)
+    for r, ((merchant_id, _), rule) in enumerate(zip(keys, rules, strict=True)):
+        if rule is None:
+            continue
+        min_units, bp = discounts[merchant_id]
+        has_discount = min_units is not None and bp is not None
+        out[:, r] = (
+            rule.base_fee,
+            rule.per_extra_unit,
+            -1 if rule.free_over is None else rule.free_over,
+            min_units if has_discount else 0,
+            bp if has_discount else 0,
+        )
+    return out
+
+
+def _bound_suspect(n_carts, l_cpos, l_qty, p_line, p_cart, p_price, eligible, kept, params, p_rule):
+    """Carts whose worst-case total (as ``CartProblem`` bounds it) may come near int64."""
+    dearest = np.zeros(l_qty.size)
+    np.maximum.at(dearest, p_line[eligible], p_price[eligible].astype(float))
+    goods = np.bincount(l_cpos, weights=l_qty * dearest, minlength=n_carts)
+    units = np.bincount(l_cpos, weights=l_qty.astype(float), minlength=n_carts)
+    lines = np.bincount(l_cpos, minlength=n_carts).astype(float)
+    base = np.zeros(n_carts)
+    extra = np.zeros(n_carts)
+    np.maximum.at(base, p_cart[kept], params[0, p_rule[kept]].astype(float))
+    np.maximum.at(extra, p_cart[kept], params[1, p_rule[kept]].astype(float))
+    return goods + lines * base + extra * units + units >= _BOUND_CHECK
+
+
+def _pack(**a) -> PackedChunk:
+    good, l_cpos = a["good"], a["l_cpos"]
+    carts = a["carts"][good]
+    cart_new = np.cumsum(good) - 1  # old cart position -> packed position
+    line_keep = good[l_cpos]
+    line_new = np.cumsum(line_keep) - 1
+    lines = np.flatnonzero(line_keep)
+    p_keep = a["eligible"] & good[a["p_cart"]]
+    # Offers by packed line, unit price, merchant id (the problem's candidate order).
+    sel = np.flatnonzero(p_keep)
+    price = a["o_price"][a["p_offer"][sel]]
+    merchant = a["p_merchant"][sel]
+    sel = sel[np.lexsort((merchant, price, a["p_line"][sel]))]
+    s_line = line_new[a["p_line"][sel]]
+    s_cart = cart_new[a["p_cart"][sel]]
+    s_merchant = a["p_merchant"][sel]
+    span = int(a["p_merchant"].max(initial=0)) + 1
+    cm, s_cm = np.unique(s_cart * span + s_merchant, return_inverse=True)
+    cm_cart = cm // span
+    n = carts.size
+    merch_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(cm_cart, minlength=n), out=merch_ptr[1:])
+    s_local = s_cm - merch_ptr[s_cart]
+    merch_row = np.zeros(cm.size, np.int32)
+    merch_row[s_cm] = a["p_rule"][sel]
+    # The problem's merchants: every merchant with a rule, eligible for a line or not.
+    k_sel = np.flatnonzero(a["kept"] & good[a["p_cart"]])
+    problem_cm = np.unique(cart_new[a["p_cart"][k_sel]] * span + a["p_merchant"][k_sel])
+    problem_ptr = np.searchsorted(problem_cm, np.arange(n + 1) * span)
+    merchant_index = np.searchsorted(problem_cm, cm) - problem_ptr[cm_cart]
+    offers_per_cart = np.bincount(cart_new[a["p_cart"][k_sel]], minlength=n)
+
+    l_qty = np.ascontiguousarray(a["l_qty"][lines])
+    line_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(cart_new[l_cpos[lines]], minlength=n), out=line_ptr[1:])
+    offer_ptr = np.zeros(lines.size + 1, np.int64)
+    np.cumsum(np.bincount(s_line, minlength=lines.size), out=offer_ptr[1:])
+    s_price = a["o_price"][a["p_offer"][sel]]
+    params = a["params"]
+    batch = PackedBatch(
+        line_ptr=line_ptr,
+        line_qty=l_qty,
+        offer_ptr=offer_ptr,
+        offer_merchant=s_local.astype(np.int32),
+        offer_amount=l_qty[s_line] * s_price,
+        merch_ptr=merch_ptr,
+        merch_row=merch_row,
+        base=np.ascontiguousarray(params[0]),
+        extra=np.ascontiguousarray(params[1]),
+        free_over=np.ascontiguousarray(params[2]),
+        dmin=np.ascontiguousarray(params[3]),
+        dbp=np.ascontiguousarray(params[4]),
+        merchant_index=merchant_index.astype(np.int64),
+    )
+    # Each packed line's own offer and merchant.
+    own_mask = s_merchant == a["l_merchant"][lines][s_line]
+    own = np.zeros(lines.size, np.int64)
+    own[s_line[own_mask]] = np.flatnonzero(own_mask)
+    current_choice = s_local[own].astype(np.int64)
+    line_rows, offer_rows = a["line_rows"], a["offer_rows"]
+    snapshot = np.fromiter((line_rows[int(i)][13] for i in lines), np.int64, lines.size)
+    added_amount = batch.offer_amount.copy()
+    added_amount[own] = l_qty * snapshot
+    current_parts, current = price_choice(batch, current_choice)
+    _, added = price_choice(batch, current_choice, added_amount)
+    rules = a["rules"]
+    s_offer = a["p_offer"][sel]
+    return PackedChunk(
+        batch=batch,
+        cart_ids=[int(c) for c in carts],
+        versions=[line_rows[int(lines[int(p)])][1] for p in line_ptr[:-1]],
+        owners=[line_rows[int(lines[int(p)])][3] for p in line_ptr[:-1]],
+        current=current,
+        added=added,
+        current_choice=current_choice,
+        current_parts=current_parts,
+        line_ids=[line_rows[int(i)][4] for i in lines],
+        product_ids=[line_rows[int(i)][6] for i in lines],
+        names=[line_rows[int(i)][7] for i in lines],
+        own=own.tolist(),
+        offer_ids=[offer_rows[int(o)][0] for o in s_offer],
+        offer_merchants=s_merchant.tolist(),
+        offer_prices=s_price.tolist(),
+        merchant_ids=(cm % span).tolist(),
+        free_over=[rules[int(r)].free_over for r in merch_row],
+        sizes=[
+            (int(problem_ptr[c + 1] - problem_ptr[c]), int(offers_per_cart[c])) for c in range(n)
+        ],
+    )

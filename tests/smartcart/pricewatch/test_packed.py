@@ -1,0 +1,97 @@
+"""The packed chunk reader against the CartProblem path: the same carts, totals and notice
+fields, to the cent, on random markets (zones, discounts, free shipping, stock limits, ties,
+zero prices, unbuyable lines, prices that moved since the lines were added)."""
+
+import random
+
+import pytest
+
+from smartcart.pricewatch.packed import carts_packed_read
+from smartcart.pricewatch.services import _checked_packed, _checked_problems, _Counts
+from storefront.models import Cart, Offer
+from tests.factories import (
+    CartFactory,
+    CartLineFactory,
+    MerchantFactory,
+    OfferFactory,
+    ProductFactory,
+    ShippingZoneFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+_TIMINGS = ("solve_ms", "elapsed_ms")
+
+
+def _random_market(rng: random.Random, n_carts: int) -> list[int]:
+    merchants = [
+        MerchantFactory(
+            base_fee=rng.choice([0, 300, 499]),
+            per_extra_unit=rng.choice([0, 100]),
+            free_over=rng.choice([None, 2000, 5000]),
+            with_discount=rng.random() < 0.5,
+        )
+        for _ in range(5)
+    ]
+    for merchant in merchants[:3]:
+        ShippingZoneFactory(merchant=merchant, postal_prefix=rng.choice(["", "1", "10"]))
+    products = [ProductFactory() for _ in range(6)]
+    offers = []
+    for product in products:
+        for merchant in rng.sample(merchants, rng.randint(1, 5)):
+            offers.append(
+                OfferFactory(
+                    product=product,
+                    merchant=merchant,
+                    unit_price=rng.choice([0, 500, 500, 750, 1000, 1999]),
+                    stock=rng.choice([None, None, 0, 1, 3]),
+                )
+            )
+    for _ in range(n_carts):
+        cart = CartFactory(owner=UserFactory(), postal_code=rng.choice(["", "1011", "2000"]))
+        for product in rng.sample(products, rng.randint(1, 5)):
+            offer = rng.choice([o for o in offers if o.product_id == product.pk])
+            CartLineFactory(
+                cart=cart,
+                offer=offer,
+                quantity=rng.randint(1, 3),
+                unit_price_snapshot=max(0, offer.unit_price + rng.choice([0, 0, -100, 250])),
+            )
+    for offer in rng.sample(offers, 2):
+        Offer.objects.filter(pk=offer.pk).update(active=False)
+    return list(Cart.objects.order_by("id").values_list("id", flat=True))
+
+
+def _seen(carts) -> dict:
+    out = {}
+    for cart in carts:
+        answers = []
+        for improvable in (True, False):
+            fields = cart.answer(improvable)
+            answers.append({k: v for k, v in fields.items() if k not in _TIMINGS})
+        out[cart.cart_id] = (
+            cart.cart_version,
+            cart.owner_id,
+            cart.current_total,
+            cart.added_total,
+            cart.suggested_total,
+            answers,
+        )
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_packed_path_checks_carts_as_the_problem_path_does(seed):
+    cart_ids = _random_market(random.Random(seed), 30)
+    ids = [*cart_ids, 10**9]  # and a cart that is gone
+    packed, problems = _Counts(), _Counts()
+    by_packed = _seen(_checked_packed(cart_ids=ids, device="cpu", counts=packed))
+    by_problem = _seen(_checked_problems(cart_ids=ids, device="cpu", counts=problems))
+    assert by_packed == by_problem
+    assert packed.skipped == problems.skipped
+    assert len(by_packed) + packed.skipped == len(cart_ids) + 1
+    assert len(by_packed) > 0
+    # Every buyable cart went through the packed batch, none back to the problem path.
+    chunk = carts_packed_read(cart_ids=cart_ids)
+    assert chunk.n_carts == len(by_packed) and not chunk.fallback

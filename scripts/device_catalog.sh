@@ -16,7 +16,8 @@ python3 -c "import numpy, numba, numba_cuda, cupy, torch; print('numpy', numpy._
 'cupy', cupy.__version__, 'torch', torch.__version__)" | tee -a "$OUT/gpu.txt"
 
 SMARTCART_REAL_GPU=1 timeout "${CATALOG_TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q \
-    -p no:cacheprovider tests/gpu_engine/test_cheapest_offer.py tests/gpu_engine/test_radix_tree.py \
+    -p no:cacheprovider tests/gpu_engine/catalog/cheapest_offer/test_cheapest_offer.py \
+    tests/gpu_engine/catalog/radix/test_radix_tree.py \
     2>&1 | tee "$OUT/pytest_gpu.log"
 echo "pytest exit: ${PIPESTATUS[0]}" | tee -a "$OUT/pytest_gpu.log"
 

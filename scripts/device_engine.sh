@@ -20,7 +20,7 @@ unset NUMBA_ENABLE_CUDASIM
 } 2>&1 | tee "$OUT/env.txt"
 
 timeout "${TEST_TIMEOUT:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -p no:django \
-    tests/gpu_engine/test_gpu_full.py tests/gpu_engine/test_gpu_dp.py 2>&1 | tee "$OUT/gpu_tests.txt"
+    tests/gpu_engine/solvers/full/test_gpu_full.py tests/gpu_engine/solvers/dp/test_gpu_dp.py 2>&1 | tee "$OUT/gpu_tests.txt"
 
 timeout "${BENCH_TIMEOUT:-300}" python3 -m gpu_engine bench \
     --suite full_search --full-search-variants --suite seed_cart --suite subset_dp \

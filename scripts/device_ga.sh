@@ -30,7 +30,7 @@ phase() {  # phase NAME TIMEOUT CMD...: run, log, and report the exit code and s
 }
 
 phase tests "${TEST_TIMEOUT:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider -p no:django \
-    tests/gpu_engine/test_ga_cuda.py
+    tests/gpu_engine/solvers/ga/test_ga_cuda.py
 phase calibrate "${CAL_TIMEOUT:-60}" python3 -m gpu_engine.planning.calibrate \
     --out "$OUT/profile.json"
 if [ -s "$OUT/profile.json" ]; then export GPU_ENGINE_PROFILE="$OUT/profile.json"; fi

@@ -16,8 +16,8 @@ from gpu_engine.pricing import assignment_cost
 from gpu_engine.reference import reference_brute_force
 from gpu_engine.solvers.ga.core import GaConfig, drop_greedy, ga_arrays, seeded_individuals
 from gpu_engine.solvers.ga.solve import solve_ga
+from tests.gpu_engine.planning.test_planner import _profile
 from tests.gpu_engine.strategies import carts
-from tests.gpu_engine.test_planner import _profile
 
 pytestmark = pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaDeprecationWarning")
 

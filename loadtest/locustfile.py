@@ -1,9 +1,13 @@
 """Load scenarios for the production-like stack (``make prod-local SEED=1``).
 
 ``Shopper``: an anonymous shopper on the web pages: the catalog, a search, a product page,
-add to cart (two products), the cart, Improve cart (polling while it runs), apply. Each
-visit starts a new session, so carts stay shopper-sized. ``Trivial``: ``GET /health/live``,
-the cheapest request through the whole middleware stack: the framework's ceiling.
+add to cart (two products), the cart, Improve cart (polling while it runs), apply, then a
+guest checkout: the address form (a German address), the review, place the order, pay it
+with django-payments' dummy provider and open the order page. Each visit starts a new
+session, so carts stay shopper-sized. Placing orders is rate limited per client address:
+run the stack with ``ORDER_PLACE_THROTTLE_RATE`` raised (BENCHMARKS.md, "Issue 15").
+``Trivial``: ``GET /health/live``, the cheapest request through the whole middleware stack:
+the framework's ceiling.
 
 Choose one with ``--class-picker`` or by naming it after the options: ``locust -f
 loadtest/locustfile.py ... Shopper``. ``loadtest/run.py`` steps both through user counts.
@@ -18,6 +22,17 @@ PRODUCT_IDS = re.compile(r'name="product" value="(\d+)"')
 PRODUCT_SLUGS = re.compile(r'href="/products/([^/"]+)/"')
 APPLY_URL = re.compile(r'action="(/cart/improve/\d+/apply/)"')
 POLL_URL = re.compile(r'data-poll-url="(/cart/improve/\d+/)"')
+PLACE_FIELDS = re.compile(r'name="(review_token|idempotency_key)" value="([^"]+)"')
+ADDRESS = {
+    "email": "loadtest@example.com",
+    "full_name": "Lotte Last",
+    "address_line": "Invalidenstr. 117",
+    "city": "Berlin",
+    "postal_code": "10115",
+    "country": "DE",
+}
+# The dummy provider's form: a confirmed, accepted payment without 3-D Secure.
+PAID = {"status": "confirmed", "fraud_status": "accept", "gateway_response": "3ds-disabled"}
 SEARCH_TERMS = ("phone", "cable", "book", "lamp", "pro", "mini", "kit", "set")
 
 
@@ -30,9 +45,43 @@ class Shopper(FastHttpUser):
                 return cookie.value
         return ""
 
-    def _post(self, url: str, data: dict, *, name: str):
+    def _post(self, url: str, data: dict, *, name: str, follow: bool = True):
         data = {**data, "csrfmiddlewaretoken": self._cookie("csrftoken")}
-        return self.client.post(url, data=data, name=name, allow_redirects=True)
+        return self.client.post(url, data=data, name=name, allow_redirects=follow)
+
+    def _redirect(self, response, *, name: str, expected: str) -> str:
+        """The Location of the 302 the step should answer, or "". A step that lands elsewhere
+        (an empty cart sends back to the cart) is recorded as a failure; a 4xx already is."""
+        location = response.headers.get("Location", "") if response.status_code == 302 else ""
+        if expected not in location and response.status_code < 400:
+            self.environment.events.request.fire(
+                request_type="POST",
+                name=f"{name}: no redirect",
+                response_time=0,
+                response_length=0,
+                exception=AssertionError(f"{name}: {response.status_code} {location!r}"),
+                context={},
+            )
+            return ""
+        return location if expected in location else ""
+
+    def _checkout(self) -> None:
+        self.client.get("/checkout/", name="checkout address")
+        address = self._post("/checkout/", ADDRESS, name="checkout address post", follow=False)
+        if not self._redirect(address, name="checkout address post", expected="/review/"):
+            return
+        fields = dict(
+            PLACE_FIELDS.findall(self.client.get("/checkout/review/", name="review").text)
+        )
+        placed = self._post("/checkout/place/", fields, name="place order", follow=False)
+        pay_url = self._redirect(placed, name="place order", expected="/pay/")
+        if not pay_url:
+            return
+        self.client.get(pay_url, name="pay page")
+        paid = self._post(pay_url, PAID, name="pay", follow=False)
+        order_url = self._redirect(paid, name="pay", expected="/orders/")
+        if order_url:
+            self.client.get(order_url, name="order page")
 
     @task
     def visit(self) -> None:
@@ -58,6 +107,7 @@ class Shopper(FastHttpUser):
         apply = APPLY_URL.search(page)
         if apply:
             self._post(apply.group(1), {}, name="apply")
+        self._checkout()
 
 
 class Trivial(FastHttpUser):

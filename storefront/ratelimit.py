@@ -44,15 +44,19 @@ def local_fallback_cache() -> BaseCache:
 _PERIODS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def throttle_rate(*, scope: str) -> tuple[int, int] | None:
-    """``(requests, window seconds)`` of ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][scope]``
-    (``"10/min"`` -> ``(10, 60)``), or ``None``: no limit."""
-    rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES")
-    rate = rates.get(scope) if isinstance(rates, dict) else None
+def parse_rate(rate: str | None) -> tuple[int, int] | None:
+    """``"10/min"`` -> ``(10, 60)``; None or empty: no limit."""
     if not rate:
         return None
     count, period = rate.split("/")
     return int(count), _PERIODS_S[period.strip()[0]]
+
+
+def throttle_rate(*, scope: str) -> tuple[int, int] | None:
+    """``(requests, window seconds)`` of ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][scope]``
+    (``"10/min"`` -> ``(10, 60)``), or ``None``: no limit."""
+    rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES")
+    return parse_rate(rates.get(scope) if isinstance(rates, dict) else None)
 
 
 def throttle_rate_check(*, scope: str, key: str, too_often: str, on_outage: Outage) -> None:

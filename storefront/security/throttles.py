@@ -12,18 +12,8 @@ from typing import Any, cast
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
-from storefront.ratelimit import window_retry_after
+from storefront.ratelimit import parse_rate, window_retry_after
 from storefront.security.client_ip import client_ip
-
-_PERIODS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_rate(rate: str | None) -> tuple[int, int] | None:
-    """``"10/min"`` -> ``(10, 60)``; None or empty: no limit."""
-    if not rate:
-        return None
-    count, period = rate.split("/")
-    return int(count), _PERIODS_S[period.strip()[0]]
 
 
 class FixedWindowRateThrottle(BaseThrottle):

@@ -387,8 +387,10 @@ def offers_active_set(*, offers: QuerySet[Offer], active: bool) -> int:
     ``QuerySet.update`` sends no signals: the products whose cheapest offer may change are
     marked in the same transaction, and a recompute is asked for after it."""
     with transaction.atomic():
-        catalog_cheapest_mark_stale(offers=offers)
-        offers_changed_notify(product_ids=offers.values_list("product_id", flat=True))
+        # Read once: the stale marks, the page cache and the price watch all want these ids.
+        product_ids = list(offers.order_by().values_list("product_id", flat=True))
+        catalog_cheapest_mark_stale(product_ids=product_ids)
+        offers_changed_notify(product_ids=product_ids)
         updated = offers.update(active=active)
         catalog_cheapest_recompute_request()
     return updated
@@ -398,8 +400,9 @@ def merchants_active_set(*, merchants: QuerySet[Merchant], active: bool) -> int:
     """``offers_active_set`` for whole merchants: every product they sell may change its
     cheapest offer."""
     with transaction.atomic():
-        catalog_cheapest_mark_stale(merchant_ids=merchants.values_list("pk", flat=True))
-        offers_changed_notify(merchant_ids=merchants.values_list("pk", flat=True))
+        merchant_ids = list(merchants.values_list("pk", flat=True))
+        catalog_cheapest_mark_stale(merchant_ids=merchant_ids)
+        offers_changed_notify(merchant_ids=merchant_ids)
         updated = merchants.update(active=active)
         catalog_cheapest_recompute_request()
     return updated

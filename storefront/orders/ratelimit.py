@@ -1,6 +1,6 @@
 """How often one shopper may place orders, from the web pages and the API alike: a signed-in
-shopper is counted by account, a guest by client address (DRF's ident, which honours
-``NUM_PROXIES``), so new guest sessions do not reset the count.
+shopper is counted by account, a guest by client address (``storefront.security.client_ip``:
+``X-Forwarded-For`` only from ``TRUSTED_PROXIES``), so new guest sessions do not reset the count.
 
 The rate is ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["order_place"]`` (env
 ``ORDER_PLACE_THROTTLE_RATE``, ``"10/min"``), counted in Django's cache by
@@ -12,9 +12,9 @@ import hashlib
 
 from django.http import HttpRequest
 from rest_framework.request import Request
-from rest_framework.throttling import BaseThrottle
 
 from storefront.ratelimit import throttle_rate_check
+from storefront.security.client_ip import client_ip
 
 
 def order_place_ident(request: HttpRequest | Request) -> str:
@@ -22,10 +22,8 @@ def order_place_ident(request: HttpRequest | Request) -> str:
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return f"user:{user.pk}"
-    # get_ident reads only request.META, which HttpRequest has; the stub asks for a DRF Request.
-    client = BaseThrottle().get_ident(request)  # type: ignore[arg-type]
-    # Hashed: a forwarded-for list is not a safe cache key.
-    return "client:" + hashlib.sha256(str(client).encode()).hexdigest()[:32]
+    # Hashed: an IPv6 address is not a safe cache key as it is.
+    return "client:" + hashlib.sha256(client_ip(request).encode()).hexdigest()[:32]
 
 
 def order_place_rate_check(*, ident: str) -> None:

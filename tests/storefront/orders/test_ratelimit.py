@@ -2,14 +2,15 @@
 address for guests; 429 with Retry-After, and nothing placed."""
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from storefront.errors import Throttled
 from storefront.models import Order
-from storefront.orders.ratelimit import order_place_rate_check
+from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
 from storefront.ratelimit import local_fallback_cache
 from tests.factories import UserFactory
 from tests.redis_server import private_redis  # noqa: F401  (fixture)
@@ -127,3 +128,17 @@ def test_with_redis_down_orders_are_placed_and_counted_per_process(redis_down, s
     assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
     assert Order.objects.count() == 1
     local_fallback_cache().clear()
+
+
+def test_a_guest_rotating_x_forwarded_for_is_still_one_client(settings):
+    """A guest is counted by ``client_ip``: a forwarded-for header from an untrusted peer is
+    the client's own claim, so a new one on each request does not start a new count."""
+    settings.TRUSTED_PROXIES = []
+    factory = RequestFactory()
+    idents = set()
+    for n in range(5):
+        request = factory.post("/checkout/place/", REMOTE_ADDR="203.0.113.7")
+        request.META["HTTP_X_FORWARDED_FOR"] = f"198.51.100.{n}"
+        request.user = AnonymousUser()
+        idents.add(order_place_ident(request))
+    assert len(idents) == 1

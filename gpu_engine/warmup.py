@@ -161,10 +161,13 @@ def _warm_batch(problem: CartProblem, gpu: bool) -> dict[str, float]:
 def _warm_batch_gpu_variants(problem: CartProblem) -> None:
     """Both variants the GPU batch picks by size (small batches "split-warp", large ones
     "overlap", see gpu_engine.batch.cuda.default_variant) run here once, each method each."""
+    from gpu_engine.batch import staging
     from gpu_engine.batch.cuda import DEFAULT_VARIANT, SMALL_BATCH_VARIANT
     from gpu_engine.batch.engine import solve_packed
     from gpu_engine.batch.pack import DP, FULL, pack_problems
 
+    # The parallel cast into pinned buffers only runs on large batches: compile it here too.
+    staging.warm()
     batch = pack_problems([problem])
     for variant in (SMALL_BATCH_VARIANT, DEFAULT_VARIANT):
         for prefer in (FULL, DP):

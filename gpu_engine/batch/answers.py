@@ -94,17 +94,7 @@ def build_solutions(
     """One Solution per problem (None where the plan said TOO_LARGE)."""
     solved = (method != TOO_LARGE)[np.repeat(np.arange(batch.n_carts), np.diff(batch.line_ptr))]
     safe_choice = np.where(solved, choice, 0)
-    parts, priced = _reprice(
-        batch.line_ptr,
-        batch.line_qty,
-        batch.offer_ptr,
-        batch.offer_merchant,
-        batch.offer_amount,
-        batch.merch_ptr,
-        batch.merch_row,
-        batch.params,
-        safe_choice,
-    )
+    parts, priced = price_choice(batch, safe_choice)
     wrong = np.flatnonzero((method != TOO_LARGE) & (priced != total))
     if wrong.size:
         c = int(wrong[0])

@@ -87,12 +87,7 @@ def solve_packed(
     if where == "gpu":
         from gpu_engine.batch.gpu import solve_gpu
 
-        if gpu_variant is None:
-            total, choice, plan = solve_gpu(batch, prefer=prefer, timings=timings)
-        else:
-            total, choice, plan = solve_gpu(
-                batch, prefer=prefer, timings=timings, variant=gpu_variant
-            )
+        total, choice, plan = solve_gpu(batch, prefer=prefer, timings=timings, variant=gpu_variant)
         return RawAnswers(total=total, choice=choice, plan=plan, device=where, timings=timings)
     t0 = time.perf_counter()
     with _threads(batch.n_carts >= PARALLEL_MIN_CARTS):

@@ -112,13 +112,8 @@ def _stage(name: str, values: np.ndarray) -> np.ndarray:
     narrow type or a value does not fit it."""
     if name not in NARROW or values.size == 0:
         return values
-    dtype = np.dtype(NARROW[name])
-    info = np.iinfo(NARROW[name])
-    target = _buffer(name, values.size * dtype.itemsize).view(dtype)[: values.size]
-    cast = _cast_parallel if values.size >= PARALLEL_MIN else _cast
-    if cast(values, target, info.min, info.max):
-        return target
-    return values
+    target = pinned(name, values.size, NARROW[name])
+    return target if cast_into(values, target) else values
 
 
 def _buffer(name: str, nbytes: int) -> np.ndarray:

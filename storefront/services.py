@@ -32,14 +32,15 @@ from storefront.offer_changes import offers_changed_notify
 from storefront.validators import gtin_normalize, postal_code_normalize, validate_postal_code
 
 
-def _lock_cart(cart: Cart) -> Cart:
+def cart_lock_for_update(cart: Cart) -> Cart:
+    """``cart``'s row, locked for the current transaction (``NotFound`` once it is gone)."""
     try:
         return Cart.objects.select_for_update().get(pk=cart.pk)
     except Cart.DoesNotExist:
         raise NotFound("No such cart.", code="cart_not_found", field="cart") from None
 
 
-def _cart_bump_version(cart: Cart, *, locked: Cart) -> None:
+def cart_version_bump(cart: Cart, *, locked: Cart) -> None:
     """Increments the version in SQL (never a read-modify-write in Python) and copies the
     new value onto the caller's instance."""
     Cart.objects.filter(pk=locked.pk).update(version=F("version") + 1, updated_at=timezone.now())
@@ -137,7 +138,7 @@ def cart_line_add(*, cart: Cart, offer: Offer, quantity: int = 1) -> CartLine:
     the quantity leaves 1..MAX_LINE_QUANTITY or the cart already has MAX_CART_LINES lines.
     """
     quantity = _check_quantity(quantity)
-    locked = _lock_cart(cart)
+    locked = cart_lock_for_update(cart)
     offer = _fresh_offer(offer)
     line = (
         CartLine.objects.select_for_update()
@@ -167,7 +168,7 @@ def cart_line_add(*, cart: Cart, offer: Offer, quantity: int = 1) -> CartLine:
             line.unit_price_snapshot = offer.unit_price
         line.quantity = total
         line.save(update_fields=["offer", "unit_price_snapshot", "quantity", "updated_at"])
-    _cart_bump_version(cart, locked=locked)
+    cart_version_bump(cart, locked=locked)
     return line
 
 
@@ -180,7 +181,7 @@ def cart_line_set_quantity(*, cart: Cart, line_id: int, quantity: int) -> CartLi
     already has changes nothing and keeps the version.
     """
     quantity = _check_quantity(quantity)
-    locked = _lock_cart(cart)
+    locked = cart_lock_for_update(cart)
     line = _line_in_cart(locked, line_id)
     if quantity == line.quantity:
         return line
@@ -188,14 +189,14 @@ def cart_line_set_quantity(*, cart: Cart, line_id: int, quantity: int) -> CartLi
         _check_buyable(line.offer, quantity)
     line.quantity = quantity
     line.save(update_fields=["quantity", "updated_at"])
-    _cart_bump_version(cart, locked=locked)
+    cart_version_bump(cart, locked=locked)
     return line
 
 
 @transaction.atomic
 def cart_line_set_offer(*, cart: Cart, line_id: int, offer: Offer) -> CartLine:
     """Buys a line from another offer of the same product, keeping its quantity."""
-    locked = _lock_cart(cart)
+    locked = cart_lock_for_update(cart)
     line = _line_in_cart(locked, line_id)
     offer = _fresh_offer(offer)
     if offer.product_id != line.product_id:
@@ -210,15 +211,15 @@ def cart_line_set_offer(*, cart: Cart, line_id: int, offer: Offer) -> CartLine:
     line.offer = offer
     line.unit_price_snapshot = offer.unit_price
     line.save(update_fields=["offer", "unit_price_snapshot", "updated_at"])
-    _cart_bump_version(cart, locked=locked)
+    cart_version_bump(cart, locked=locked)
     return line
 
 
 @transaction.atomic
 def cart_line_remove(*, cart: Cart, line_id: int) -> None:
-    locked = _lock_cart(cart)
+    locked = cart_lock_for_update(cart)
     _line_in_cart(locked, line_id).delete()
-    _cart_bump_version(cart, locked=locked)
+    cart_version_bump(cart, locked=locked)
 
 
 @transaction.atomic
@@ -233,10 +234,10 @@ def cart_destination_set(*, cart: Cart, postal_code: str | None) -> Cart:
             raise ValidationFailed(
                 error.messages[0], code="postal_code_invalid", field="postal_code"
             ) from error
-    locked = _lock_cart(cart)
+    locked = cart_lock_for_update(cart)
     if locked.postal_code != normalized:
         Cart.objects.filter(pk=locked.pk).update(postal_code=normalized)
-        _cart_bump_version(cart, locked=locked)
+        cart_version_bump(cart, locked=locked)
     cart.postal_code = normalized
     return cart
 
@@ -254,7 +255,7 @@ def cart_merge(*, source: Cart, target: Cart) -> Cart:
         return target
     # Lock in id order so two merges touching the same carts cannot deadlock.
     first, second = sorted((source, target), key=lambda cart: cart.pk)
-    locked = {cart.pk: _lock_cart(cart) for cart in (first, second)}
+    locked = {cart.pk: cart_lock_for_update(cart) for cart in (first, second)}
     locked_source, locked_target = locked[source.pk], locked[target.pk]
     source_lines = list(CartLine.objects.filter(cart_id=locked_source.pk))
     if not source_lines and (locked_target.postal_code or not locked_source.postal_code):
@@ -270,7 +271,7 @@ def cart_merge(*, source: Cart, target: Cart) -> Cart:
         Cart.objects.filter(pk=locked_target.pk).update(postal_code=locked_source.postal_code)
         target.postal_code = locked_source.postal_code
     locked_source.delete()
-    _cart_bump_version(target, locked=locked_target)
+    cart_version_bump(target, locked=locked_target)
     return target
 
 

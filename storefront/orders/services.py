@@ -31,6 +31,7 @@ from storefront.models import (
 )
 from storefront.orders.review import CheckoutChanged, review_changes, review_token_read
 from storefront.selectors import cart_pricing_summary_via_sql
+from storefront.services import cart_lock_for_update, cart_version_bump
 from storefront.validators import postal_code_normalize, validate_postal_code
 
 IDEMPOTENCY_KEY_RE = re.compile(r"^[A-Za-z0-9_.:-]{8,100}$")
@@ -153,13 +154,6 @@ def order_place(
         return existing
 
 
-def _lock_cart(cart: Cart) -> Cart:
-    try:
-        return Cart.objects.select_for_update().get(pk=cart.pk)
-    except Cart.DoesNotExist:
-        raise NotFound("No such cart.", code="cart_not_found", field="cart") from None
-
-
 def _lock_offers(offer_ids) -> dict[int, Offer]:
     """Row locks in id order: every checkout takes them in the same order (no deadlock)."""
     offers = Offer.objects.select_for_update(of=("self",)).filter(pk__in=set(offer_ids))
@@ -169,7 +163,7 @@ def _lock_offers(offer_ids) -> dict[int, Offer]:
 def _place_locked(
     *, cart: Cart, user, address: ShippingAddress, before, scope: str, key: str
 ) -> Order:
-    locked = _lock_cart(cart)
+    locked = cart_lock_for_update(cart)
     existing = _order_by_key(scope, key)  # the first of two racing requests committed
     if existing is not None:
         return existing
@@ -199,8 +193,7 @@ def _place_locked(
     order = _order_create(summary=summary, user=user, address=address, scope=scope, key=key)
     _stock_take(summary=summary, offers=offers)
     CartLine.objects.filter(cart_id=locked.pk).delete()
-    Cart.objects.filter(pk=locked.pk).update(version=F("version") + 1, updated_at=timezone.now())
-    cart.refresh_from_db(fields=["version", "updated_at"])
+    cart_version_bump(cart, locked=locked)
     return order
 
 

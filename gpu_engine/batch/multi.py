@@ -113,14 +113,17 @@ def solve_packed_multi(
     share_solver: ShareSolver | None = None,
 ) -> RawAnswers:
     """:func:`solve_batch_multi` on packed carts. ``timings``: ``split_ms`` (the host plan
-    and the cuts), ``slice_ms``, ``shares_ms`` (all threads, wall), per share
-    ``share<i>_ms`` / ``share<i>_carts``, and ``merge_ms``."""
+    and the cuts; none for a single device), ``slice_ms``, ``shares_ms`` (all threads, wall),
+    per share ``share<i>_ms`` / ``share<i>_carts``, and ``merge_ms``."""
     ids = list(device_ids)
     if not ids:
         raise ValueError("device_ids must name at least one device")
     solver = share_solver or solve_share_on_gpu
     t0 = time.perf_counter()
-    cuts = share_cuts(plan_batch(batch).work, len(ids))
+    if len(ids) == 1:  # one share: nothing to balance, so no host plan
+        cuts = np.array([0, batch.n_carts], dtype=np.int64)
+    else:
+        cuts = share_cuts(plan_batch(batch).work, len(ids))
     t1 = time.perf_counter()
     shares = [slice_batch(batch, lo, hi) for lo, hi in itertools.pairwise(cuts)]
     t2 = time.perf_counter()

@@ -172,8 +172,10 @@ def _cast_steps(values, target, lo, hi, parts):
     return bad.sum() == 0
 
 
-_cast_parts = numba.njit(cache=True, parallel=True)(_cast_steps)
-_cast_serial = numba.njit(cache=True)(_cast_steps)
+# nogil: the casts touch arrays only, and a thread casting for one GPU must not hold the GIL
+# that the thread of another GPU needs to enqueue its copies and kernels.
+_cast_parts = numba.njit(cache=True, parallel=True, nogil=True)(_cast_steps)
+_cast_serial = numba.njit(cache=True, nogil=True)(_cast_steps)
 
 
 def _cast_parallel(values, target, lo, hi) -> bool:

@@ -146,3 +146,9 @@ def test_parallel_casts_take_turns_before_numba_has_chosen_a_layer(monkeypatch):
     target = np.empty(10, dtype=np.int32)
     assert staging._cast_parallel(values, target, -(2**31), 2**31 - 1)
     np.testing.assert_array_equal(target, values)
+
+
+def test_the_casts_release_the_gil():
+    # Two GPUs' host threads cast at once; one holding the GIL would stall the other's enqueues.
+    assert staging._cast_parts.targetoptions["nogil"]
+    assert staging._cast_serial.targetoptions["nogil"]

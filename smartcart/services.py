@@ -25,9 +25,14 @@ from gpu_engine import ProblemError, Solution, solve
 from gpu_engine.solution import MerchantCost, json_safe
 from smartcart.lease import lapsed_runs_recover, lease_heartbeat, lease_lapsed, lease_renew
 from smartcart.models import OptimizationRun
-from smartcart.outage import broker_available, outage_error, outage_route_choose
 from smartcart.ratelimit import improve_rate_check
-from smartcart.routing import RouteChoice, rate_profile, route_choose, route_in_request
+from smartcart.routing import (
+    RouteChoice,
+    outage_error,
+    rate_profile,
+    route_choose,
+    route_in_request,
+)
 from smartcart.selectors import (
     CartLines,
     CartProblemBuild,
@@ -229,9 +234,6 @@ def optimization_run_create(
     build = cart_problem_build(cart=cart, lines=lines)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
-    if choice.route != OptimizationRun.Route.INLINE and not broker_available():
-        # Before any write: a 503 the client retries must leave nothing behind.
-        choice = outage_route_choose(problem=build.problem, budget_ms=budget_ms)
     if choice.route == OptimizationRun.Route.INLINE:
         return _create_inline(
             cart=cart, user=user, build=build, build_ms=build_ms, choice=choice, t0=t0

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from smartcart.models import OptimizationRun
-from smartcart.outage import broker_check_forget as broker_state_forget
+from smartcart.routing import broker_state_forget
 from storefront.cache import cache_outage_forget
 from storefront.models import CartLine
 from tests.carts import cart_with_choices
@@ -68,6 +68,21 @@ def test_improve_solves_a_small_cart_in_the_request_with_the_broker_down(redis_g
     body = response.json()
     assert body["status"] == "done"
     assert body["route"] == "inline"
+
+
+@override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_OUTAGE_INLINE_MAX_MS=10_000)
+def test_finding_the_broker_down_costs_one_short_try(redis_gone, monkeypatch):
+    """The probe tries once with its short timeouts: kombu's retry loop sleeps two seconds
+    before its first retry (the old availability probe went through it: 2.1 s per outage
+    answer on a refused connection)."""
+    import kombu.utils.functional
+
+    slept = []
+    monkeypatch.setattr(kombu.utils.functional, "sleep", slept.append)
+    cart = cart_with_choices()
+    response = _api(cart.owner).post("/api/v1/cart/optimizations/", {}, format="json")
+    assert response.status_code == 201, response.content
+    assert slept == []
 
 
 @override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_OUTAGE_INLINE_MAX_MS=0)

@@ -3,7 +3,9 @@ or dismiss its suggestion, and fail runs that a lost worker left behind.
 
 Errors are ``storefront.errors`` domain errors, mapped to HTTP by the API's one handler:
 ``ValidationFailed`` (400), ``NotFound`` (404), ``Conflict`` (409, with a stable ``code``),
-``Throttled`` (429, with ``retry_after``).
+``Throttled`` (429, with ``retry_after``), and smartcart's ``ServiceUnavailable`` (503, with
+``retry_after``: the broker is down and the cart too large to solve in the request, decided by
+``routing.route_choose`` before anything is written).
 """
 
 import logging

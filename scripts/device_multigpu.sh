@@ -19,6 +19,9 @@
 #       host's cores, GPU_ENGINE_HOST_THREADS=nproc/k, and they warm up at once), every pass's
 #       answers compared with the first pass's.
 # Python phases run with PYTHONFAULTHANDLER=1: a crash (even at exit) prints its stacks.
+# OMP_WAIT_POLICY is passed through to the workers as given (unset by default: with each
+# worker on its share of the cores no team spins on another's cores, and PASSIVE would put a
+# futex wake into every parallel cast); export OMP_WAIT_POLICY=PASSIVE for an A/B run.
 # With one GPU the split runs as two shares / two workers on the same card (0,0), so the
 # plumbing and the one-card numbers come back while no multi-GPU kind is lent.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0; nothing here uses NCCL, but a library that
@@ -110,7 +113,7 @@ start_workers() {  # $1 workers, each on its share of the host's cores; waits fo
     [ "$threads" -ge 1 ] || threads=1
     for i in $(seq 0 $((k - 1))); do
         echo "gpu worker $i of $k: CUDA_VISIBLE_DEVICES=$((i % NGPU)) --pool=solo" \
-            "GPU_ENGINE_HOST_THREADS=$threads" | tee -a "$LOG"
+            "GPU_ENGINE_HOST_THREADS=$threads OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}" | tee -a "$LOG"
         CUDA_VISIBLE_DEVICES=$((i % NGPU)) GPU_ENGINE_HOST_THREADS=$threads "$PY" -m celery \
             -A storefront worker -Q gpu --pool=solo --concurrency=1 --prefetch-multiplier=1 \
             --without-gossip --without-mingle -I smartcart.batch_queue -n "gpu$i@%h" \

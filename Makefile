@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 GPU    ?= 0
+# numba host threads per gpu worker: with N workers on a host, cores // N (empty: every core).
+HOST_THREADS ?=
 
 .PHONY: venv demo test lint format worker worker-cpu worker-gpu beat bench calibrate clean prod-local loadtest
 
@@ -90,8 +92,9 @@ worker-cpu: venv
 	$(BIN)/celery -A storefront worker -Q cpu --prefetch-multiplier=1 -n cpu@%h --loglevel=INFO
 
 # One solo worker per GPU: CUDA does not survive fork. Start one per card: make worker-gpu GPU=1
+# With N cards on one host give each its share of the cores: HOST_THREADS=$$(( $$(nproc) / N )).
 worker-gpu: venv
-	CUDA_VISIBLE_DEVICES=$(GPU) $(BIN)/celery -A storefront worker -Q gpu --pool=solo \
+	CUDA_VISIBLE_DEVICES=$(GPU) GPU_ENGINE_HOST_THREADS=$(HOST_THREADS) $(BIN)/celery -A storefront worker -Q gpu --pool=solo \
 		--concurrency=1 --prefetch-multiplier=1 -n gpu$(GPU)@%h --loglevel=INFO
 
 # Periodic jobs (reaping optimisation runs stuck past their time limit): run exactly one.

@@ -14,9 +14,14 @@
 #       (Redis carried as .debs, as scripts/device_django.sh does), price-watch-shaped batch
 #       jobs fed through the `gpu` queue (`manage.py bench_batch_queue`): 1M carts in 20 jobs
 #       sent at once, then a load of 400 jobs of 2,000 carts with 2 jobs in flight per worker;
-#       jobs/s, carts/s, round-trip p50/p95 as workers are added (all start and warm up at
-#       once, then are measured at N, then 1, 2, 4 ... below it, largest first, stopping
-#       workers between), every pass's answers compared with the first pass's.
+#       jobs/s, carts/s, round-trip p50/p95 as workers are added (N workers, then 1, 2, 4 ...
+#       below N, largest first; each pass starts its k workers afresh with their share of the
+#       host's cores, GPU_ENGINE_HOST_THREADS=nproc/k, and they warm up at once), every pass's
+#       answers compared with the first pass's.
+# Python phases run with PYTHONFAULTHANDLER=1: a crash (even at exit) prints its stacks.
+# OMP_WAIT_POLICY is passed through to the workers as given (unset by default: with each
+# worker on its share of the cores no team spins on another's cores, and PASSIVE would put a
+# futex wake into every parallel cast); export OMP_WAIT_POLICY=PASSIVE for an A/B run.
 # With one GPU the split runs as two shares / two workers on the same card (0,0), so the
 # plumbing and the one-card numbers come back while no multi-GPU kind is lent.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0; nothing here uses NCCL, but a library that
@@ -36,7 +41,7 @@ TOTAL_S="${TOTAL_S:-530}"
 RESERVE_S=15
 # shellcheck source=scripts/device_common.sh
 source "$(dirname "$0")/device_common.sh"
-export NCCL_NVLS_ENABLE=0
+export NCCL_NVLS_ENABLE=0 PYTHONFAULTHANDLER=1
 
 if [ "${DRY_RUN:-0}" = 1 ]; then
     REDIS_PORT="${REDIS_PORT:-6391}"  # a private server: never the one others use here
@@ -92,41 +97,51 @@ fi
 export REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0 DATABASE_URL=sqlite:////tmp/multigpu.sqlite3
 export SECRET_KEY=device-run ALLOWED_HOSTS=localhost,127.0.0.1 DEBUG=0 SMARTCART_GPU_QUEUE=1
 PIDS=()
+stop_workers() {  # warm shutdown: the queue is empty between passes
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    PIDS=()
+}
 stop_all() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-    wait
+    stop_workers
     "$REDIS_CLI" -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1
 }
 trap stop_all EXIT
-for i in $(seq 0 $((WORKERS - 1))); do
-    echo "gpu worker $i: CUDA_VISIBLE_DEVICES=$((i % NGPU)) --pool=solo" | tee -a "$LOG"
-    CUDA_VISIBLE_DEVICES=$((i % NGPU)) "$PY" -m celery -A storefront worker -Q gpu --pool=solo \
-        --concurrency=1 --prefetch-multiplier=1 --without-gossip --without-mingle \
-        -I smartcart.batch_queue -n "gpu$i@%h" --loglevel=INFO >"$OUT/worker_$i.log" 2>&1 &
-    PIDS+=($!)
-done
-t0=$SECONDS
-while [ $((SECONDS - t0)) -lt "${WARM_CAP:-150}" ]; do
-    [ "$(grep -l 'gpu warm-up took' "$OUT"/worker_*.log 2>/dev/null | wc -l)" -ge "$WORKERS" ] \
-        && break
-    sleep 1
-done
-grep -h "gpu warm-up took\|ready\." "$OUT"/worker_*.log | cut -c1-160 | tee -a "$LOG"
-echo "workers warm after $((SECONDS - t0)) s" | tee -a "$LOG"
+CORES=$(nproc)
+start_workers() {  # $1 workers, each on its share of the host's cores; waits for their warm-up
+    local k=$1 threads=$((CORES / $1)) t0=$SECONDS i
+    [ "$threads" -ge 1 ] || threads=1
+    for i in $(seq 0 $((k - 1))); do
+        echo "gpu worker $i of $k: CUDA_VISIBLE_DEVICES=$((i % NGPU)) --pool=solo" \
+            "GPU_ENGINE_HOST_THREADS=$threads OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}" | tee -a "$LOG"
+        CUDA_VISIBLE_DEVICES=$((i % NGPU)) GPU_ENGINE_HOST_THREADS=$threads "$PY" -m celery \
+            -A storefront worker -Q gpu --pool=solo --concurrency=1 --prefetch-multiplier=1 \
+            --without-gossip --without-mingle -I smartcart.batch_queue -n "gpu$i@%h" \
+            --loglevel=INFO >"$OUT/worker_${k}w_$i.log" 2>&1 &
+        PIDS+=($!)
+    done
+    while [ $((SECONDS - t0)) -lt "${WARM_CAP:-150}" ]; do
+        [ "$(grep -l 'gpu warm-up took' "$OUT"/worker_"${k}"w_*.log 2>/dev/null | wc -l)" -ge "$k" ] \
+            && break
+        sleep 1
+    done
+    grep -h "host threads\|gpu warm-up took\|ready\." "$OUT"/worker_"${k}"w_*.log | cut -c1-160 \
+        | tee -a "$LOG"
+    echo "$k workers warm after $((SECONDS - t0)) s" | tee -a "$LOG"
+}
 
 # Worker counts measured: all of them, then 1, 2, 4 ... below, largest first.
 COUNTS=()
 c=1
 while [ "$c" -lt "$WORKERS" ]; do COUNTS=("$c" "${COUNTS[@]}"); c=$((c * 2)); done
 COUNTS=("$WORKERS" "${COUNTS[@]}")
-alive=$WORKERS
 rm -f "$OUT"/digests_*.json
 for k in "${COUNTS[@]}"; do
-    while [ "$alive" -gt "$k" ]; do  # warm shutdown of the newest worker: the queue is empty
-        kill -TERM "${PIDS[$((alive - 1))]}" 2>/dev/null
-        wait "${PIDS[$((alive - 1))]}" 2>/dev/null
-        alive=$((alive - 1))
-    done
+    if [ $((TOTAL_S - RESERVE_S - SECONDS)) -lt 60 ]; then  # no time to warm up and measure
+        echo "=== ${k}-worker passes skipped: $((TOTAL_S - RESERVE_S - SECONDS)) s left" | tee -a "$LOG"
+        break
+    fi
+    start_workers "$k"
     phase "queue_1m_${k}w" "${QUEUE_CAP:-60}" "$PY" manage.py bench_batch_queue \
         --carts "$QUEUE_CARTS" --jobs 20 --label "$k workers, $QUEUE_CARTS carts" \
         --digests "$OUT/digests_1m.json" --json "$OUT/queue_1m_${k}w.json"
@@ -134,6 +149,7 @@ for k in "${COUNTS[@]}"; do
         --carts $((LOAD_JOBS * LOAD_CARTS)) --jobs "$LOAD_JOBS" --seed 1 \
         --in-flight $((2 * k)) --label "$k workers, load" \
         --digests "$OUT/digests_load.json" --json "$OUT/queue_load_${k}w.json"
+    stop_workers
 done
 grep -h "ERROR\|Traceback" "$OUT"/worker_*.log | sort | uniq -c | head -10 | tee -a "$LOG"
 

@@ -158,6 +158,10 @@ def on_worker_ready(sender=None, **kwargs) -> None:
 
 
 def on_worker_process_init(**kwargs) -> None:
-    # Sent in each prefork child, and by the solo pool in the worker process itself.
+    # Sent in each prefork child, and by the solo pool in the worker process itself, in the
+    # thread that runs its jobs: numba's thread count (GPU_ENGINE_HOST_THREADS) is per thread.
+    from gpu_engine.batch.threads import host_threads_apply
+
+    logger.info("gpu_engine host threads: %s", host_threads_apply() or "numba's default")
     if warmup_enabled():
         engine_warmup_in_background(CPU)

@@ -14,15 +14,33 @@ The pinned host buffers could serve any context (unified addressing), but a buff
 by the thread that stages through it until its copies are done, so they are kept per device
 too. Finding a device's set takes no lock once it exists (a dict read); only the first batch
 on a device takes the registry's lock to make it. Nothing here touches CUDA at import time.
+
+At exit: device arrays, streams and pinned buffers are freed by finalizers, which would run
+during interpreter teardown, after or while the CUDA contexts go away (a process that had
+used two GPUs from threads segfaulted after its last output). So the first device state made
+registers :func:`release_every_device` with :mod:`atexit` (lazily: by then numba's driver is
+loaded, and atexit runs handlers last-in first-out, so ours runs while every context is
+alive); it synchronises each device and frees its kept state inside that device's context.
+Share threads (:mod:`gpu_engine.batch.multi`) own no kept state and release nothing.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import gc
+import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+logger = logging.getLogger(__name__)
+
+# How long the exit hook waits for a batch still running on a device (a daemon thread).
+EXIT_LOCK_S = 10.0
 
 
 @dataclass(eq=False)
@@ -46,6 +64,7 @@ class DeviceKept:
 
 _kept: dict[int, DeviceKept] = {}
 _registry_lock = threading.Lock()
+_exit_hook_registered = False
 
 
 def device_key() -> int:
@@ -66,6 +85,7 @@ def kept_for(key: int) -> DeviceKept:
     if kept is None:
         with _registry_lock:
             kept = _kept.setdefault(key, DeviceKept(key=key))
+            _register_exit_hook()
     return kept
 
 
@@ -78,3 +98,70 @@ def every_device() -> list[DeviceKept]:
     """Every device's kept state made so far."""
     with _registry_lock:
         return list(_kept.values())
+
+
+def _register_exit_hook() -> None:
+    """Registers :func:`release_every_device` once per process (the caller holds
+    ``_registry_lock``)."""
+    global _exit_hook_registered
+    if not _exit_hook_registered:
+        atexit.register(release_every_device)
+        _exit_hook_registered = True
+
+
+def _device_context(key: int) -> contextlib.AbstractContextManager[Any]:
+    """Device ``key``'s context made current in this thread while the block runs."""
+    from numba import cuda
+
+    return cuda.gpus[key]
+
+
+def release_every_device(
+    device_context: Callable[[int], contextlib.AbstractContextManager[Any]] | None = None,
+) -> list[int]:
+    """Frees every device's kept state inside that device's context, after its work is done,
+    and flushes numba's pending deallocations there; the registry is emptied, so a second call
+    frees nothing. Returns the keys released. A device whose batch still holds its locks after
+    :data:`EXIT_LOCK_S` is left alone (freeing buffers under a running kernel is worse)."""
+    enter = device_context or _device_context
+    with _registry_lock:
+        kept_list = list(_kept.values())
+        _kept.clear()
+    released = []
+    for kept in kept_list:
+        if not kept.stage_lock.acquire(timeout=EXIT_LOCK_S):
+            logger.warning("device %s still stages a batch at exit; its state is kept", kept.key)
+            continue
+        try:
+            if not kept.lock.acquire(timeout=EXIT_LOCK_S):
+                logger.warning("device %s still runs a batch at exit; its state is kept", kept.key)
+                continue
+            try:
+                _release_in_context(kept, enter)
+                released.append(kept.key)
+            finally:
+                kept.lock.release()
+        finally:
+            kept.stage_lock.release()
+    return released
+
+
+def _release_in_context(
+    kept: DeviceKept, enter: Callable[[int], contextlib.AbstractContextManager[Any]]
+) -> None:
+    from numba import cuda
+
+    try:
+        with enter(kept.key):
+            cuda.synchronize()
+            kept.scratch.clear()
+            kept.arrays.clear()
+            kept.streams.clear()
+            kept.pinned.clear()
+            # Finalizers queue device frees; a cycle may still hold a buffer.
+            gc.collect()
+            deallocations = getattr(cuda.current_context(), "deallocations", None)
+            if deallocations is not None:
+                deallocations.clear()
+    except Exception:  # at exit: report, and let the other devices be released
+        logger.exception("releasing device %s's kept state failed", kept.key)

@@ -19,6 +19,12 @@ between batches (DP scratch, the "overlap" arrays and streams, pinned buffers) i
 device with a lock per device (:mod:`gpu_engine.batch.kept`), so shares on different GPUs run
 at once on buffers of their own, and shares on the same GPU take turns on its buffers.
 
+numba's parallel host code (the shares' casts into pinned buffers) runs a thread team per
+calling thread; two share threads each with the caller's full team (every core) ran 500k carts
+each as slowly as one GPU ran 1M. So each share thread uses its share of the caller's count,
+``max(1, numba.get_num_threads() // shares)`` (thread-local, so the caller's count is
+unchanged; :mod:`gpu_engine.batch.threads`).
+
 In the CUDA simulator the shares run one after the other: the simulator swaps module globals
 while a kernel runs, so two host threads cannot launch at once there.
 """
@@ -36,6 +42,7 @@ import numpy as np
 from gpu_engine.batch.answers import build_solutions
 from gpu_engine.batch.engine import BatchResult, RawAnswers, solve_packed
 from gpu_engine.batch.pack import BatchPlan, PackedBatch, csr_offsets, pack_problems, plan_batch
+from gpu_engine.batch.threads import threads_limited
 from gpu_engine.device import simulator_enabled
 from gpu_engine.problem import CartProblem
 
@@ -202,7 +209,11 @@ def slice_batch(batch: PackedBatch, lo: int, hi: int) -> PackedBatch:
 def _run_shares(
     shares: list[PackedBatch], ids: list[int], solver: ShareSolver, *, sequential: bool
 ) -> tuple[list[RawAnswers], list[float]]:
-    """Each share solved by ``solver`` on its device, one host thread each (or in turn)."""
+    """Each share solved by ``solver`` on its device, one host thread each (or in turn, in the
+    caller's thread). A share thread runs numba's parallel code on its share of the caller's
+    host threads."""
+    import numba
+
     results: list[RawAnswers | BaseException | None] = [None] * len(shares)
     elapsed = [0.0] * len(shares)
 
@@ -214,11 +225,19 @@ def _run_shares(
             results[slot] = exc
         elapsed[slot] = (time.perf_counter() - t0) * 1e3
 
+    def work_on_share_of_threads(slot: int, count: int) -> None:
+        with threads_limited(count):
+            work(slot)
+
     if sequential or len(shares) == 1:
         for slot in range(len(shares)):
             work(slot)
     else:
-        threads = [threading.Thread(target=work, args=(slot,)) for slot in range(len(shares))]
+        per_share = max(1, numba.get_num_threads() // len(shares))
+        threads = [
+            threading.Thread(target=work_on_share_of_threads, args=(slot, per_share))
+            for slot in range(len(shares))
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:

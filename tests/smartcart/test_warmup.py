@@ -100,3 +100,24 @@ def test_engine_warmup_logs_failures_instead_of_raising(monkeypatch, caplog):
     monkeypatch.setitem(warmup.WARMUPS, "gpu", broken)
     warmup.engine_warmup("gpu")
     assert "warm-up failed" in caplog.text
+
+
+def test_worker_start_gives_the_job_thread_its_share_of_host_threads(fresh_process, monkeypatch):
+    """GPU_ENGINE_HOST_THREADS is applied where the worker starts, in the thread that runs its
+    jobs (numba's count is per thread; a fresh thread stands in for the worker's)."""
+    import threading
+
+    import numba
+
+    monkeypatch.setenv("GPU_ENGINE_HOST_THREADS", "1")
+    seen = []
+
+    def start():
+        warmup.on_worker_process_init()
+        seen.append(numba.get_num_threads())
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join()
+    warmup.engine_warmup_once("cpu")
+    assert seen == [1]

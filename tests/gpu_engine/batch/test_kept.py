@@ -152,3 +152,51 @@ def test_the_casts_release_the_gil():
     # Two GPUs' host threads cast at once; one holding the GIL would stall the other's enqueues.
     assert staging._cast_parts.targetoptions["nogil"]
     assert staging._cast_serial.targetoptions["nogil"]
+
+
+def test_exit_hook_releases_every_devices_state_in_its_context_once(fake_devices, monkeypatch):
+    """At exit every device's kept state is freed inside that device's context (numba's
+    finalizers would otherwise free it during teardown, after the contexts); a second call
+    frees nothing, and the hook is registered once, when the first state is made."""
+    import contextlib
+
+    from gpu_engine.batch import kept as kept_module
+
+    registered = []
+    monkeypatch.setattr(kept_module, "_exit_hook_registered", False)
+    monkeypatch.setattr(kept_module.atexit, "register", registered.append)
+    batch = synthetic_batch(40, seed=2, max_lines=4, max_offers=4, pool=8)
+    for key in (0, 1):
+        fake_devices.key = key
+        solve_packed(batch, device="gpu", gpu_variant="overlap")
+    fake_devices.key = 0
+    assert registered == [kept_module.release_every_device]
+    states = {key: kept_for(key) for key in (0, 1)}
+    assert all(k.pinned and k.scratch for k in states.values())
+
+    entered: list[int] = []
+
+    @contextlib.contextmanager
+    def context_of(key):
+        entered.append(key)
+        # What the kept state is cleared under: this device's context, its locks held.
+        assert states[key].lock.locked() and states[key].stage_lock.locked()
+        yield
+
+    assert sorted(kept_module.release_every_device(context_of)) == [0, 1]
+    assert sorted(entered) == [0, 1]
+    for state in states.values():
+        assert not (state.scratch or state.arrays or state.streams or state.pinned)
+        assert not state.lock.locked() and not state.stage_lock.locked()
+    assert kept_module.every_device() == []
+    assert kept_module.release_every_device(context_of) == [] and len(entered) == 2
+
+
+def test_exit_hook_uses_the_simulators_device_context(fake_devices):
+    from gpu_engine.batch import kept as kept_module
+
+    solve_packed(synthetic_batch(20, seed=1, max_lines=3, max_offers=3, pool=6), device="gpu")
+    state = kept_for(0)
+    assert state.pinned
+    assert kept_module.release_every_device() == [0]
+    assert not state.pinned and not state.scratch

@@ -228,3 +228,28 @@ def test_a_batch_on_gpu_1_never_waits_for_gpu_0s_locks():
         assert not thread.is_alive(), "GPU 1's batch waited for GPU 0's lock"
     np.testing.assert_array_equal(answers[0].total, want.total)
     np.testing.assert_array_equal(answers[0].choice, want.choice)
+
+
+def test_share_threads_run_on_their_share_of_the_callers_host_threads():
+    """numba's thread count is per thread: each share thread takes ``callers // shares`` (at
+    least 1), and the caller's own count is what it was afterwards."""
+    import numba
+
+    from gpu_engine.batch.threads import threads_limited
+
+    batch = synthetic_batch(90, seed=3, max_lines=5, max_offers=4, pool=12)
+    pool = int(numba.config.NUMBA_NUM_THREADS)
+    for caller, shares in ((pool, 2), (pool, 3), (1, 2)):
+        seen: list[tuple[int, int]] = []
+
+        def share_solver(share, device_id, seen=seen):
+            seen.append((device_id, numba.get_num_threads()))
+            return _cpu_share(share, device_id)
+
+        with threads_limited(caller):
+            solve_batch_multi(batch, device_ids=list(range(shares)), share_solver=share_solver)
+            assert numba.get_num_threads() == caller
+        assert sorted(d for d, _ in seen) == list(range(shares))
+        # A new thread would start at numba's default (the pool): the caller's 1 must carry.
+        assert {n for _, n in seen} == {max(1, caller // shares)}
+    assert numba.get_num_threads() == pool

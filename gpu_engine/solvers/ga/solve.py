@@ -21,6 +21,7 @@ proven lower bound (then, and only then, ``optimal`` is True).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -31,55 +32,105 @@ from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga import cpu as ga_cpu
-from gpu_engine.solvers.ga.core import GaArrays, GaConfig, ga_arrays, rng_states, seeded_individuals
+from gpu_engine.solvers.ga.core import (
+    NO_CANDIDATE,
+    GaArrays,
+    GaConfig,
+    ga_arrays,
+    rng_states,
+    seeded_individuals,
+)
+from gpu_engine.solvers.ga.workers import cpu_threads, run_chunks
 
-# A CPU core breeds about a hundred children a few hundred times in 500 ms: the budget, not
-# stalling, should end its runs.
+# The CPU's knobs; its population is chosen per cart by :func:`cpu_config`.
 CPU_CONFIG = GaConfig(population=128, stall_generations=200)
 # On the lent H200 a generation of 16384 children (100 lines) takes about 2 ms: some 50
 # generations in a 100 ms budget, the best of the population sizes measured (BENCHMARKS.md).
 GPU_CONFIG = GaConfig(population=16384, child_ls_steps=8, stall_generations=100)
+# A CPU child costs about this many ns per (line, candidate) pair and descent step (crossover,
+# mutation and each step scan the pairs), measured on this project's 2-core VM and the H100
+# host's cores (5-11 ns; the larger, so that loaded machines still get their generations).
+CPU_CHILD_NS = 10.0
+# A generation's target time on each thread. On the families of issue 13 (50-200 lines, GA
+# phases of 100 and 500 ms) the populations whose generations took 1-2 ms on a core (64-128
+# children at 50 lines, 32-64 at 200) came closest to the optimum: more generations, and with
+# them more elite passes, beat more children per generation at these budgets (BENCHMARKS.md).
+CPU_GENERATION_US = 1500.0
+CPU_POPULATION_MIN = 32
+CPU_POPULATION_MAX = 1024
 BP_SCALE = 10_000
 # Generations whose durations predict the next one (the longest of them is assumed).
 _TIMING_WINDOW = 4
 
 
+def cpu_config(arrays: GaArrays, threads: int, base: GaConfig = CPU_CONFIG) -> GaConfig:
+    """``base`` with the population the CPU breeds in about ``CPU_GENERATION_US`` per
+    generation on ``threads`` threads (a power of two in ``CPU_POPULATION_MIN`` ..
+    ``CPU_POPULATION_MAX``). A function of the cart's size and the thread count only, never of
+    the budget or the clock: a run stays a pure function of the seed and its step count, which
+    the planner's monotonicity rests on."""
+    pairs = int(arrays.cnt.sum()) + arrays.n_lines
+    child_us = CPU_CHILD_NS * pairs * (1 + base.child_ls_steps) / 1e3
+    wanted = max(1.0, threads * CPU_GENERATION_US / child_us)
+    population = 1 << round(math.log2(wanted))
+    population = min(CPU_POPULATION_MAX, max(CPU_POPULATION_MIN, population))
+    return base.with_(population=population)
+
+
 def lower_bound(problem: CartProblem) -> int:
     """A proven lower bound: every line at its cheapest unit price after the largest discount
     that could apply (shipping >= 0, and a floored discount is at most its exact share)."""
-    arrays = ga_arrays(problem)
+    return arrays_lower_bound(ga_arrays(problem))
+
+
+def arrays_lower_bound(arrays: GaArrays) -> int:
+    """:func:`lower_bound` of a cart already compacted (over each line's candidates only: a
+    10,000-line cart's full price matrix took tens of ms)."""
     reachable = arrays.params[3] > 0
-    units_max = (arrays.price >= 0).astype(np.int64).T @ arrays.qty
-    bp = np.where(reachable & (units_max >= arrays.params[3]), arrays.params[4], 0)
-    scaled = np.where(
-        arrays.price >= 0, arrays.qty[:, None] * arrays.price * (BP_SCALE - bp[None, :]), -1
+    units_max = np.zeros(arrays.n_merchants, dtype=np.int64)
+    valid = arrays.cand >= 0
+    np.add.at(
+        units_max, arrays.cand[valid], np.broadcast_to(arrays.qty[:, None], valid.shape)[valid]
     )
-    per_line = np.where(scaled >= 0, scaled, np.iinfo(np.int64).max).min(axis=1)
+    bp = np.where(reachable & (units_max >= arrays.params[3]), arrays.params[4], 0)
+    cand = np.where(valid, arrays.cand, 0)
+    price = np.take_along_axis(arrays.price, cand, axis=1)
+    scaled = arrays.qty[:, None] * price * (BP_SCALE - bp[cand])
+    per_line = np.where(valid, scaled, np.iinfo(np.int64).max).min(axis=1)
     total = sum(int(v) for v in per_line)
     return -(-total // BP_SCALE)
 
 
 class Population(Protocol):
-    """One device's population: the steps the driver loop calls."""
+    """One device's population: the steps the driver loop calls. A step given a ``deadline``
+    (a ``time.perf_counter()`` value) may stop at it with part of its work done, keeping what it
+    found, and then sets ``cut`` to the step's name; the driver then stops."""
 
     device: str
+    cut: str | None
 
-    def initialise(self) -> None: ...
+    def initialise(self, *, deadline: float | None = None) -> None: ...
     def best(self) -> tuple[int, int]: ...
-    def elite(self, slot: int) -> bool: ...
-    def generation(self, elite_slot: int) -> None: ...
+    def elite(self, slot: int, *, deadline: float | None = None) -> bool: ...
+    def generation(self, elite_slot: int, *, deadline: float | None = None) -> None: ...
     def genes(self, slot: int) -> np.ndarray: ...
 
 
 class CpuPopulation:
     """The population in host memory, stepped by the numba twin
-    (:mod:`gpu_engine.solvers.ga.cpu`)."""
+    (:mod:`gpu_engine.solvers.ga.cpu`) on ``threads`` threads (:mod:`.workers`): every step is
+    a range of independent slots or elite moves, so the thread count changes how fast, never
+    what."""
 
     device = "cpu"
 
-    def __init__(self, arrays: GaArrays, config: GaConfig, seed: int) -> None:
+    def __init__(
+        self, arrays: GaArrays, config: GaConfig, seed: int, *, threads: int | None = None
+    ) -> None:
         self.arrays = arrays
         self.config = config
+        self.threads = cpu_threads() if threads is None else max(1, threads)
+        self.cut: str | None = None
         size, n = config.population, arrays.n_lines
         self.states = rng_states(size, seed)
         self.genes_in = np.empty((size, n), dtype=np.int32)
@@ -87,39 +138,88 @@ class CpuPopulation:
         self.fit_in = np.empty(size, dtype=np.int64)
         self.fit_out = np.empty(size, dtype=np.int64)
         self._problem = (arrays.qty, arrays.price, arrays.cand, arrays.cnt, arrays.params)
+        # One elite-pass result row per thread (its best move so far).
+        self._keep = np.empty((self.threads, n), dtype=np.int32)
 
-    def initialise(self) -> None:
-        seeded = seeded_individuals(self.arrays, self.config.population)
-        ga_cpu.initialise(
-            self.genes_in,
-            self.fit_in,
-            seeded,
-            self.states,
-            self.config.child_ls_steps,
-            *self._problem,
+    def _run(
+        self, count: int, work, deadline: float | None, step: str, must: int = 0
+    ) -> np.ndarray:
+        done = run_chunks(
+            count, work, deadline=deadline, threads=self.threads, must=must, clock=time.perf_counter
         )
+        if not done.all():
+            self.cut = step
+        return done
+
+    def initialise(self, *, deadline: float | None = None) -> None:
+        seeded = seeded_individuals(self.arrays, self.config.population)
+        # Rows the deadline leaves unbuilt never win ``best``.
+        self.fit_in[:] = NO_CANDIDATE
+        steps = self.config.child_ls_steps
+
+        def work(_worker: int, lo: int, hi: int) -> None:
+            ga_cpu.initialise_slots(
+                lo, hi, self.genes_in, self.fit_in, seeded, self.states, steps, *self._problem
+            )
+
+        # The cheapest-offer and drop-heuristic rows are built whatever the deadline: the
+        # answer of a budget too short for anything else.
+        self._run(self.config.population, work, deadline, "initialise", must=2)
 
     def best(self) -> tuple[int, int]:
         slot = int(ga_cpu.best_slot(self.fit_in))
         return slot, int(self.fit_in[slot])
 
-    def elite(self, slot: int) -> bool:
-        move = ga_cpu.elite_pass(
-            self.genes_in, self.fit_in, slot, self.config.elite_ls_steps, *self._problem
-        )
-        return move >= 0
+    def elite(self, slot: int, *, deadline: float | None = None) -> bool:
+        row = self.genes_in[slot].copy()
+        steps = self.config.elite_ls_steps
+        # Per thread: (total, move) of its best move so far, whose result is in its ``_keep``
+        # row. A thread claims moves in increasing order and a chunk only reports a move
+        # strictly better than the thread's best, so the lowest (total, move) over the threads
+        # is the move a single loop over all of them keeps.
+        best = [(int(self.fit_in[slot]), -1)] * self.threads
 
-    def generation(self, elite_slot: int) -> None:
-        ga_cpu.generation(
-            self.genes_in,
-            self.fit_in,
-            self.genes_out,
-            self.fit_out,
-            elite_slot,
-            self.states,
-            self.config.knobs(),
-            *self._problem,
-        )
+        def work(worker: int, lo: int, hi: int) -> None:
+            keep = self._keep[worker]
+            total, move = ga_cpu.elite_moves(
+                lo, hi, row, best[worker][0], steps, keep, *self._problem
+            )
+            if move >= 0:
+                best[worker] = (int(total), int(move))
+
+        self._run(ga_cpu.elite_moves_count(self.arrays.n_merchants), work, deadline, "elite")
+        found = [(total, move, w) for w, (total, move) in enumerate(best) if move >= 0]
+        if not found:
+            return False
+        total, _, winner = min(found)
+        self.genes_in[slot] = self._keep[winner]
+        self.fit_in[slot] = total
+        return True
+
+    def generation(self, elite_slot: int, *, deadline: float | None = None) -> None:
+        knobs = self.config.knobs()
+
+        def work(_worker: int, lo: int, hi: int) -> None:
+            ga_cpu.generation_slots(
+                lo,
+                hi,
+                self.genes_in,
+                self.fit_in,
+                self.genes_out,
+                self.fit_out,
+                elite_slot,
+                self.states,
+                knobs,
+                *self._problem,
+            )
+
+        done = self._run(self.config.population, work, deadline, "generation")
+        if self.cut:
+            # A generation cut short: the children built so far join the population (each is
+            # at least as good as its slot's individual), the rest stay as they were.
+            self.genes_in[done] = self.genes_out[done]
+            self.fit_in[done] = self.fit_out[done]
+            return
         self.genes_in, self.genes_out = self.genes_out, self.genes_in
         self.fit_in, self.fit_out = self.fit_out, self.fit_in
 
@@ -138,6 +238,8 @@ class GaRun:
     init_ms: float
     elapsed_ms: float
     history: list[tuple[int, int]] = field(default_factory=list)  # (generation, best total)
+    # The step the deadline stopped part-way ("initialise", "elite" or "generation"), if any.
+    cut: str | None = None
 
 
 def evolve(
@@ -151,16 +253,19 @@ def evolve(
     """The driver loop, the same for both devices (see the module docstring for the order).
     ``started`` is the ``time.perf_counter()`` the budget counts from."""
     deadline = None if budget_ms is None else started + budget_ms / 1e3
-    population.initialise()
-    slot, _ = population.best()
-    dirty = population.elite(slot)
+    population.initialise(deadline=deadline)
+    dirty = False
+    if not population.cut:
+        slot, _ = population.best()
+        dirty = population.elite(slot, deadline=deadline)
     slot, best = population.best()
     init_ms = (time.perf_counter() - started) * 1e3
     history = [(0, best)]
     generation = last_gain = 0
     durations: list[float] = []
     while True:
-        stop = _stop_reason(config, generation, last_gain, best, bound)
+        stop = "budget" if population.cut else None
+        stop = stop or _stop_reason(config, generation, last_gain, best, bound)
         if stop is None and deadline is not None:
             expected = max(durations[-_TIMING_WINDOW:], default=0.0)
             if time.perf_counter() + expected > deadline:
@@ -168,11 +273,11 @@ def evolve(
         if stop is not None:
             break
         t0 = time.perf_counter()
-        population.generation(slot)
+        population.generation(slot, deadline=deadline)
         generation += 1
         slot, fit = population.best()
-        if dirty or fit < best:
-            dirty = population.elite(slot)
+        if not population.cut and (dirty or fit < best):
+            dirty = population.elite(slot, deadline=deadline)
             slot, fit = population.best()
         if fit < best:
             best, last_gain = fit, generation
@@ -186,6 +291,7 @@ def evolve(
         init_ms=init_ms,
         elapsed_ms=(time.perf_counter() - started) * 1e3,
         history=history,
+        cut=population.cut,
     )
 
 
@@ -209,23 +315,30 @@ def solve_ga(
     device: str = "auto",
     config: GaConfig | None = None,
     bound: int | None = None,
+    threads: int | None = None,
 ) -> Solution:
     """Best assignment the GA finds within ``budget_ms`` (None: until it stalls).
 
     ``device``: "cpu", "gpu" or "auto" (a real GPU when present). ``config`` defaults to
-    :data:`CPU_CONFIG` / :data:`GPU_CONFIG`. ``bound``: a proven lower bound from elsewhere (the
-    GA also computes :func:`lower_bound`); reaching it proves the answer optimal."""
+    :data:`GPU_CONFIG` / :func:`cpu_config`. ``bound``: a proven lower bound from elsewhere (the
+    GA also computes :func:`lower_bound`); reaching it proves the answer optimal. ``threads``:
+    the CPU's (default :func:`~gpu_engine.solvers.ga.workers.cpu_threads`); with the seed it
+    fixes the CPU run. On the CPU every step stops at the deadline with what it found
+    (``stats["cut"]`` names the step it cut short)."""
     started = time.perf_counter()
     use_gpu = _use_gpu(device)
-    config = config or (GPU_CONFIG if use_gpu else CPU_CONFIG)
     arrays = ga_arrays(problem)
-    proven = lower_bound(problem) if bound is None else max(bound, lower_bound(problem))
+    threads = cpu_threads() if threads is None else max(1, threads)
+    if config is None:
+        config = GPU_CONFIG if use_gpu else cpu_config(arrays, threads)
+    own = arrays_lower_bound(arrays)
+    proven = own if bound is None else max(bound, own)
     if use_gpu:
         from gpu_engine.solvers.ga.cuda import GpuPopulation
 
         population: Population = GpuPopulation(arrays, config, seed)
     else:
-        population = CpuPopulation(arrays, config, seed)
+        population = CpuPopulation(arrays, config, seed, threads=threads)
     run = evolve(population, config=config, budget_ms=budget_ms, started=started, bound=proven)
     optimal = run.total <= proven
     return make_solution(
@@ -242,6 +355,8 @@ def solve_ga(
             "population": config.population,
             "generations": run.generations,
             "stop": run.stop,
+            "cut": run.cut,
+            "cpu_threads": population.threads if isinstance(population, CpuPopulation) else None,
             "init_ms": run.init_ms,
             "lower_bound": proven,
             "history": run.history,

@@ -7,6 +7,12 @@ index on ties, so the sequential loops here and the parallel ones there agree bi
 the seed, the configuration and the number of generations, both devices end with the same
 population.
 
+Where a kernel's block builds one slot's child (or tries one elite move), the functions here
+take a range of slots (or moves), ``[lo, hi)``: :class:`gpu_engine.solvers.ga.solve.CpuPopulation`
+hands the ranges to threads in chunks (:mod:`gpu_engine.solvers.ga.workers`, ``nogil``) and
+stops between chunks at the deadline. A slot reads only the previous generation and writes only
+its own row and random state, so the split over threads changes nothing.
+
 A child under construction is ``child`` (compact merchant per line) with its per-merchant state
 ``sub`` (subtotal), ``units`` and ``mcost`` (cost); its total is the sum of ``mcost``.
 

@@ -14,9 +14,17 @@ descent, tried in parallel on copies, the best kept.
 Deterministic per seed: every slot owns an xoroshiro128+ state (``numba.cuda.random``, created
 once per process for each population size and seed, reused) and draws a fixed count of numbers
 per generation; the CPU and GPU implementations compute the same populations. A run stops at the
-time budget (between generations, predicted from the generations so far), after
-``stall_generations`` without improvement, at ``max_generations``, or when the best meets a
-proven lower bound (then, and only then, ``optimal`` is True).
+time budget (before a generation predicted to overrun it; on the CPU also inside any step, the
+first population, a generation or an elite pass, with what the step found so far: the answer is
+always the best individual met), after ``stall_generations`` without improvement, at
+``max_generations``, or when the best meets a proven lower bound (then, and only then,
+``optimal`` is True). A later deadline runs the earlier one's steps and more, so it never ends
+worse.
+
+On the CPU the steps run on every core the process may use (:mod:`.workers`), and the
+population follows the cart and the cores (:func:`cpu_config`): as many children as a
+generation of about 0.75 ms a thread allows, 32 to 256 (the GPU's 16384 would leave a CPU a
+handful of generations).
 """
 
 from __future__ import annotations
@@ -52,12 +60,14 @@ GPU_CONFIG = GaConfig(population=16384, child_ls_steps=8, stall_generations=100)
 # host's cores (5-11 ns; the larger, so that loaded machines still get their generations).
 CPU_CHILD_NS = 10.0
 # A generation's target time on each thread. On the families of issue 13 (50-200 lines, GA
-# phases of 100 and 500 ms) the populations whose generations took 1-2 ms on a core (64-128
-# children at 50 lines, 32-64 at 200) came closest to the optimum: more generations, and with
-# them more elite passes, beat more children per generation at these budgets (BENCHMARKS.md).
-CPU_GENERATION_US = 1500.0
+# phases of 100 and 500 ms, a 2-core VM at load 7-11) the populations whose generations took
+# about 1 ms of a core (32-64 children at 50 lines, 32 at 200) came closest to the optimum at
+# 100 ms: more generations, and with them more elite passes, beat more children per generation
+# at these budgets; 128 children at 50 lines got 1-5 generations in 100 ms under that load and
+# ended up to 3% above the optimum (BENCHMARKS.md).
+CPU_GENERATION_US = 750.0
 CPU_POPULATION_MIN = 32
-CPU_POPULATION_MAX = 1024
+CPU_POPULATION_MAX = 256
 # What building the Solution costs per line after the search (see ``solve_ga``).
 FINISH_US_PER_LINE = 10.0
 BP_SCALE = 10_000

@@ -67,6 +67,10 @@ class GaConfig:
     ``elite_ls_steps``: descent steps after each move of the elite pass.
     ``stall_generations``: stop after this many generations without a better best.
     ``max_generations``: hard cap (None: the budget or the stall decides).
+    ``grow_to``/``grow_after`` (CPU only): after ``grow_after`` generations without a better
+    best the population doubles, the new slots random, until it has ``grow_to`` individuals;
+    only then does a stall stop the run. Small populations evolve fast in short budgets, the
+    larger ones keep long runs diverse, and the run stays a pure function of its steps.
     """
 
     population: int = 128
@@ -77,6 +81,8 @@ class GaConfig:
     elite_ls_steps: int = 8
     stall_generations: int = 60
     max_generations: int | None = None
+    grow_to: int | None = None
+    grow_after: int = 50
 
     def __post_init__(self) -> None:
         if self.population < 2:
@@ -90,6 +96,8 @@ class GaConfig:
             raise ValueError("descent steps must be >= 0 and stall_generations >= 1")
         if self.max_generations is not None and self.max_generations < 0:
             raise ValueError("max_generations must be >= 0")
+        if self.grow_after < 1:
+            raise ValueError("grow_after must be >= 1")
 
     def with_(self, **changes) -> GaConfig:
         return replace(self, **changes)

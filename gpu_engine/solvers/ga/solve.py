@@ -24,7 +24,8 @@ worse.
 On the CPU the steps run on every core the process may use (:mod:`.workers`), and the
 population follows the cart and the cores (:func:`cpu_config`): as many children as a
 generation of about 0.75 ms a thread allows, 32 to 256 (the GPU's 16384 would leave a CPU a
-handful of generations).
+handful of generations), doubled when the run stalls, up to four times that
+(``GaConfig.grow_to``).
 """
 
 from __future__ import annotations
@@ -428,6 +429,7 @@ def solve_ga(
         stats={
             "seed": seed,
             "population": config.population,
+            "population_final": population.config.population,
             "generations": run.generations,
             "stop": run.stop,
             "cut": run.cut,

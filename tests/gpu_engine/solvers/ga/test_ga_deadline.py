@@ -97,12 +97,28 @@ def test_the_same_run_on_any_thread_count(monkeypatch):
     monkeypatch.setattr(workers, "INLINE_S", 0.0)
     monkeypatch.setattr(workers, "CHUNK_S", 1e-5)
     problem = CartProblem.from_dict(random_cart(17, 40, n_merchants=30, offers=(2, 8)))
-    config = GaConfig(population=48, max_generations=6, stall_generations=1000, p_mutation=1.0)
+    config = GaConfig(
+        population=24, max_generations=12, stall_generations=1000, grow_to=96, grow_after=2
+    )
     runs = [solve_ga(problem, device="cpu", config=config, seed=2, threads=t) for t in (1, 2, 3)]
     for run in runs[1:]:
         assert run.assignment == runs[0].assignment
         assert run.stats["history"] == runs[0].stats["history"]
     assert [r.stats["cpu_threads"] for r in runs] == [1, 2, 3]
+    assert runs[0].stats["population_final"] in (48, 96)
+
+
+def test_a_stalled_run_grows_its_population_before_it_stops():
+    problem = CartProblem.from_dict(random_cart(8, 30, n_merchants=20, offers=(2, 6)))
+    config = GaConfig(population=8, grow_to=32, grow_after=3, stall_generations=6)
+    run = solve_ga(problem, device="cpu", config=config, seed=1)
+    assert run.stats["stop"] == "stall"
+    assert (run.stats["population"], run.stats["population_final"]) == (8, 32)
+    fixed = solve_ga(problem, device="cpu", config=config.with_(grow_to=None), seed=1)
+    assert fixed.stats["population_final"] == 8
+    # The grown run went through the fixed run's generations and more.
+    assert run.stats["generations"] > fixed.stats["generations"]
+    assert run.total <= fixed.total
 
 
 def test_the_cpu_population_follows_the_cart_and_the_cores():

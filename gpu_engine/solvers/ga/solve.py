@@ -24,7 +24,7 @@ worse.
 On the CPU the steps run on every core the process may use (:mod:`.workers`), and the
 population follows the cart and the cores (:func:`cpu_config`): as many children as a
 generation of about 0.75 ms a thread allows, 32 to 256 (the GPU's 16384 would leave a CPU a
-handful of generations), doubled when the run stalls, up to four times that
+handful of generations), doubled when the run stalls, up to four times that and 256
 (``GaConfig.grow_to``).
 """
 
@@ -70,11 +70,11 @@ CPU_GENERATION_US = 750.0
 CPU_POPULATION_MIN = 32
 CPU_POPULATION_MAX = 256
 # A stalled CPU run doubles its population up to this many times its first size (at most
-# ``CPU_GROWN_MAX``) before a stall stops it (GaConfig.grow_to): the 64 children that serve a
-# 50-line cart best in 100 ms stalled 1% above the optimum in 500 ms on threshold_deep carts
-# that 128 or more reached.
+# ``CPU_POPULATION_MAX``) before a stall stops it (GaConfig.grow_to): the 64 children that serve
+# a 50-line cart best in 100 ms stalled 1% above the optimum in 500 ms on threshold_deep carts
+# that 128 or more reached. Small carts start at the maximum and stall early as before, which
+# leaves the planner's proof (HiGHS) the rest of the budget.
 CPU_GROWTH = 4
-CPU_GROWN_MAX = 1024
 CPU_GROW_AFTER = 40
 # What building the Solution costs per line after the search (see ``solve_ga``).
 FINISH_US_PER_LINE = 10.0
@@ -94,7 +94,7 @@ def cpu_config(arrays: GaArrays, threads: int, base: GaConfig = CPU_CONFIG) -> G
     wanted = max(1.0, threads * CPU_GENERATION_US / child_us)
     population = 1 << round(math.log2(wanted))
     population = min(CPU_POPULATION_MAX, max(CPU_POPULATION_MIN, population))
-    grow_to = max(population, min(CPU_GROWN_MAX, CPU_GROWTH * population))
+    grow_to = max(population, min(CPU_POPULATION_MAX, CPU_GROWTH * population))
     return base.with_(population=population, grow_to=grow_to, grow_after=CPU_GROW_AFTER)
 
 

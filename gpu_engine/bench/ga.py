@@ -98,8 +98,11 @@ def _ga_job(n_lines: int, k: int, budget_ms: float, device: str, population: int
 
 
 def _warm_cpu_ga() -> None:
-    # Every process compiles (or loads from numba's cache) once before it is timed.
-    _ga_job(5, 0, 20.0, "cpu")
+    # Every process compiles (or loads from numba's cache) once before it is timed. Without a
+    # budget: one cut at a budget would load the first population's code only.
+    from gpu_engine.solvers.ga.solve import solve_ga
+
+    solve_ga(_problem(5, 0), seed=0, device="cpu", threads=1)
 
 
 def _warm_highs() -> None:

@@ -286,7 +286,7 @@ class GaRun:
     init_ms: float
     elapsed_ms: float
     history: list[tuple[int, int]] = field(default_factory=list)  # (generation, best total)
-    # The step the deadline stopped part-way ("initialise", "elite" or "generation"), if any.
+    # The step the deadline stopped part-way ("initialise", "elite", "generation", "grow").
     cut: str | None = None
 
 

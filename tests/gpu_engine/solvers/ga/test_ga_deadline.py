@@ -172,7 +172,7 @@ def test_a_large_cart_stops_at_the_deadline():
     solution = solve_ga(problem, device="cpu", budget_ms=budget, seed=0)
     wall = (time.perf_counter() - t0) * 1e3
     assert solution.stats["stop"] == "budget"
-    assert solution.stats["cut"] in ("initialise", "elite", "generation")
+    assert solution.stats["cut"] in ("initialise", "elite", "generation", "grow")
     assert wall < 4 * budget
     drop = np.empty(arrays.n_lines, dtype=np.int32)
     drop_greedy(drop, arrays.qty, arrays.price, arrays.cand, arrays.params)
@@ -200,4 +200,4 @@ def test_a_later_deadline_never_ends_worse(seed, budgets):
         totals.append(run.total)
         cuts.add(run.stats["cut"])
     assert totals[1] <= totals[0]
-    assert cuts <= {None, "initialise", "elite", "generation"}
+    assert cuts <= {None, "initialise", "elite", "generation", "grow"}

@@ -68,7 +68,8 @@ def test_after_warmup_no_request_compiles_anything():
         "gpu_engine.solvers.full.cpu.search_range",
         "gpu_engine.solvers.dp.cpu.merchant_states",
         "gpu_engine.solvers.dp.cpu.relaxed_states",
-        "gpu_engine.solvers.ga.cpu.generation",
+        "gpu_engine.solvers.ga.cpu.generation_slots",
+        "gpu_engine.solvers.ga.cpu.elite_moves",
         "gpu_engine.pricing.assignment_cost",
     } <= reached
 

@@ -7,6 +7,12 @@ index on ties, so the sequential loops here and the parallel ones there agree bi
 the seed, the configuration and the number of generations, both devices end with the same
 population.
 
+Where a kernel's block builds one slot's child (or tries one elite move), the functions here
+take a range of slots (or moves), ``[lo, hi)``: :class:`gpu_engine.solvers.ga.solve.CpuPopulation`
+hands the ranges to threads in chunks (:mod:`gpu_engine.solvers.ga.workers`, ``nogil``) and
+stops between chunks at the deadline. A slot reads only the previous generation and writes only
+its own row and random state, so the split over threads changes nothing.
+
 A child under construction is ``child`` (compact merchant per line) with its per-merchant state
 ``sub`` (subtotal), ``units`` and ``mcost`` (cost); its total is the sum of ``mcost``.
 
@@ -55,7 +61,6 @@ removals = numba.njit(cache=True)(ga_ops.removals)
 scan_pairs = numba.njit(cache=True)(ga_ops.scan_pairs)
 close_lines = numba.njit(cache=True)(ga_ops.close_lines)
 grow_keys = numba.njit(cache=True)(ga_ops.grow_keys)
-grow_order = numba.njit(cache=True)(ga_ops.grow_order)
 grow_best = numba.njit(cache=True)(ga_ops.grow_best)
 grow_apply = numba.njit(cache=True)(ga_ops.grow_apply)
 crossover_lines = numba.njit(cache=True)(ga_ops.crossover_lines)
@@ -109,7 +114,9 @@ def grow_merchant(m, child, qty, price, params, sub, units, mcost, removal, keys
     removals(0, 1, child, qty, price, params, sub, units, mcost, removal)
     count = grow_keys(0, 1, m, child, removal, qty, price, keys)
     if count > 0:
-        grow_order(0, 1, keys, order)
+        # A stable sort gives the (key, line) order the kernels' rank count does (O(n log n)
+        # here against their O(n^2) over a block's threads: seconds on a 10,000-line cart).
+        order[:count] = np.argsort(keys, kind="mergesort")[:count]
         _, length = grow_best(0, 1, m, count, order, removal, qty, price, params, sub, units, mcost)
         grow_apply(0, 1, m, length, order, child)
     return aggregate(child, qty, price, params, sub, units, mcost)
@@ -210,11 +217,26 @@ def make_child(
     )
 
 
-@numba.njit(cache=True)
-def generation(
-    genes_in, fit_in, genes_out, fit_out, elite_slot, states, knobs, qty, price, cand, cnt, params
+@numba.njit(cache=True, nogil=True)
+def generation_slots(
+    lo,
+    hi,
+    genes_in,
+    fit_in,
+    genes_out,
+    fit_out,
+    elite_slot,
+    states,
+    knobs,
+    qty,
+    price,
+    cand,
+    cnt,
+    params,
 ):
-    """One generation: each slot's child replaces the slot's individual unless it is worse."""
+    """Slots ``[lo, hi)`` of one generation: each slot's child replaces the slot's individual
+    unless it is worse. Reads only ``genes_in``/``fit_in``, writes only its slots' rows (and
+    random states): any split of the slots over threads gives the same generation."""
     n = qty.size
     n_merchants = price.shape[1]
     child = np.empty(n, dtype=np.int32)
@@ -226,7 +248,7 @@ def generation(
     order = np.empty(n, dtype=np.int64)
     draws = np.empty(N_DRAWS, dtype=np.uint64)
     elite = genes_in[elite_slot]
-    for slot in range(fit_in.size):
+    for slot in range(lo, hi):
         total = make_child(
             slot,
             genes_in,
@@ -256,18 +278,18 @@ def generation(
             fit_out[slot] = fit_in[slot]
 
 
-@numba.njit(cache=True)
-def initialise(genes, fit, seeded, states, ls_steps, qty, price, cand, cnt, params):
-    """Rows below ``seeded.shape[0]`` copy the seeded individuals; the others take a random
-    eligible merchant per line (one draw per line from the row's state). Every row then gets
-    ``ls_steps`` descent steps and its fitness."""
+@numba.njit(cache=True, nogil=True)
+def initialise_slots(lo, hi, genes, fit, seeded, states, ls_steps, qty, price, cand, cnt, params):
+    """Slots ``[lo, hi)`` of the first population: rows below ``seeded.shape[0]`` copy the
+    seeded individuals; the others take a random eligible merchant per line (one draw per line
+    from the row's state). Every row then gets ``ls_steps`` descent steps and its fitness."""
     n = qty.size
     n_merchants = price.shape[1]
     sub = np.empty(n_merchants, dtype=np.int64)
     units = np.empty(n_merchants, dtype=np.int64)
     mcost = np.empty(n_merchants, dtype=np.int64)
     removal = np.empty(n, dtype=np.int64)
-    for slot in range(fit.size):
+    for slot in range(lo, hi):
         child = genes[slot]
         if slot < seeded.shape[0]:
             child[:] = seeded[slot]
@@ -307,25 +329,30 @@ def elite_candidate(
     return descend(steps, total, trial, qty, price, cand, cnt, params, sub, units, mcost, removal)
 
 
-@numba.njit(cache=True)
-def elite_pass(genes, fit, slot, steps, qty, price, cand, cnt, params):
-    """Local improvement of the individual in ``slot``: every elite move is tried on a copy;
-    the best result (lowest total, then lowest move) replaces it when strictly better.
-    Returns the move applied, or -1."""
+def elite_moves_count(n_merchants):
+    """Elite moves: descent only, grow each merchant, close each merchant."""
+    return 1 + 2 * n_merchants
+
+
+@numba.njit(cache=True, nogil=True)
+def elite_moves(lo, hi, row, row_total, steps, keep, qty, price, cand, cnt, params):
+    """Elite moves ``[lo, hi)`` tried on copies of ``row`` (whose total is ``row_total``):
+    returns (total, move) of the best that is strictly better than ``row_total`` (lowest total,
+    then lowest move), its result written to ``keep``; (NO_CANDIDATE, -1) when none is. The
+    best over a split of the moves is the best of the parts' bests by (total, move)."""
     n = qty.size
     n_merchants = price.shape[1]
     trial = np.empty(n, dtype=np.int32)
-    keep = np.empty(n, dtype=np.int32)
     sub = np.empty(n_merchants, dtype=np.int64)
     units = np.empty(n_merchants, dtype=np.int64)
     mcost = np.empty(n_merchants, dtype=np.int64)
     removal = np.empty(n, dtype=np.int64)
     keys = np.empty(n, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
-    best_total = fit[slot]
+    best_total = row_total
     best_j = -1
-    for j in range(1 + 2 * n_merchants):
-        trial[:] = genes[slot]
+    for j in range(lo, hi):
+        trial[:] = row
         total = elite_candidate(
             j, trial, steps, qty, price, cand, cnt, params, sub, units, mcost, removal, keys, order
         )
@@ -333,7 +360,6 @@ def elite_pass(genes, fit, slot, steps, qty, price, cand, cnt, params):
             best_total = total
             best_j = j
             keep[:] = trial
-    if best_j >= 0:
-        genes[slot] = keep
-        fit[slot] = best_total
-    return best_j
+    if best_j < 0:
+        return NO_CANDIDATE, -1
+    return best_total, best_j

@@ -498,7 +498,10 @@ def _states_buffer(population: int):
 
 class GpuPopulation:
     """The population in device memory, stepped by the kernels above (same protocol as
-    :class:`gpu_engine.solvers.ga.solve.CpuPopulation`)."""
+    :class:`gpu_engine.solvers.ga.solve.CpuPopulation`). A kernel launch runs to its end (a
+    few ms): the steps take a deadline for the protocol's sake and are never ``cut``."""
+
+    cut: str | None = None
 
     def __init__(
         self, arrays: GaArrays, config: GaConfig, seed: int, *, threads: int | None = None
@@ -527,7 +530,7 @@ class GpuPopulation:
         self.status = cuda.to_device(np.zeros(4, dtype=np.int64))
         self._status: np.ndarray | None = None
 
-    def initialise(self) -> None:
+    def initialise(self, *, deadline: float | None = None) -> None:
         seeded = seeded_individuals(self.arrays, self.config.population)
         _init_kernel[self.config.population, self.threads](
             self.genes_in,
@@ -546,7 +549,7 @@ class GpuPopulation:
             self._status = self.status.copy_to_host()
         return int(self._status[0]), int(self._status[1])
 
-    def elite(self, slot: int) -> bool:
+    def elite(self, slot: int, *, deadline: float | None = None) -> bool:
         self.best()
         n_moves = self.cand_fit.size
         _elite_kernel[n_moves, self.threads](
@@ -563,7 +566,7 @@ class GpuPopulation:
         self._status = self.status.copy_to_host()
         return int(self._status[2]) >= 0
 
-    def generation(self, elite_slot: int) -> None:
+    def generation(self, elite_slot: int, *, deadline: float | None = None) -> None:
         tour, p_cross, p_mut, ls_steps = self.config.knobs()
         _evolve_kernel[self.config.population, self.threads](
             self.genes_in,

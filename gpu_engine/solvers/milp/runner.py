@@ -58,10 +58,10 @@ CUT_STATUS = "Cut at the deadline"
 _MIN_HIGHS_MS = 1.0
 # HiGHS's presolve when proving a warm start after the GA (the planner's route): off. With the
 # GA's answer as incumbent HiGHS's bound rises mostly by reduced-cost fixing and restarts, and
-# the full presolve before the root LP was the slower part: on issue 13's families (20 carts of
-# 50-200 lines, warm-started with the optimum, one thread, a loaded 2-core host) 13 proofs took
-# at most 500 ms of CPU without it against 9 with it; 50-line threshold carts were the exception
-# (two of four slower).
+# the full presolve before the root LP was the slower part: on issue 13's families (32 carts of
+# 50-200 lines, warm-started with the optimum, one thread; suite ``families_bound``,
+# BENCHMARKS.md) 21 proofs took at most 450 ms of CPU without it against 16 with it; past ~1 s
+# the two were within two carts of each other.
 PROOF_PRESOLVE = False
 # One HiGHS solve at a time per process: a run abandoned at its deadline may still be winding
 # down when the next starts, and two never share HiGHS's scheduler.

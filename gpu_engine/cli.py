@@ -123,24 +123,13 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def _warm_for(algorithm: str, budget_ms: float | None) -> float:
-    """Load the JIT cache and warm the solvers the algorithm can reach before its budget
-    starts (nothing to do without a budget). Returns the milliseconds spent."""
+    """:func:`gpu_engine.warmup.warm_before_budget` (nothing to do without a budget). Returns
+    the milliseconds spent."""
     if budget_ms is None:
         return 0.0
-    import time
+    from gpu_engine.warmup import warm_before_budget
 
-    from gpu_engine.device import gpu_available, require_gpu_for
-    from gpu_engine.warmup import ensure_cpu_warm, ensure_gpu_warm
-
-    t0 = time.perf_counter()
-    if algorithm.startswith("gpu"):
-        require_gpu_for(algorithm)
-        ensure_gpu_warm()
-    elif algorithm == "auto" and gpu_available():
-        ensure_gpu_warm()
-    else:
-        ensure_cpu_warm()
-    return (time.perf_counter() - t0) * 1e3
+    return warm_before_budget(algorithm) * 1e3
 
 
 def _bench(args: argparse.Namespace, suites: dict[str, Any]) -> int:

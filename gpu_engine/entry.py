@@ -34,19 +34,8 @@ def solve(
     if algorithm not in SOLVERS:
         raise ProblemError("algorithm", algorithm, f"must be one of auto, {', '.join(SOLVERS)}")
     if budget_ms is not None:
-        _warm_before_budget(algorithm)
+        from gpu_engine.warmup import warm_before_budget
+
+        warm_before_budget(algorithm)
     extra = {"seed": seed} if algorithm in SEEDED else {}
     return SOLVERS[algorithm](problem, budget_ms=budget_ms, **extra)
-
-
-def _warm_before_budget(algorithm: str) -> None:
-    """Load or compile what the algorithm can reach once per process, before its budget's
-    clock starts (as the planner does for "auto"): a cold first call would spend the budget on
-    the JIT."""
-    from gpu_engine.device import gpu_available
-    from gpu_engine.warmup import ensure_cpu_warm, ensure_gpu_warm
-
-    if algorithm.startswith("gpu") and gpu_available():
-        ensure_gpu_warm()
-    else:
-        ensure_cpu_warm()

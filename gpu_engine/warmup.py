@@ -108,6 +108,26 @@ def ensure_gpu_warm() -> float:
         return time.perf_counter() - t0
 
 
+# Algorithms that run on a GPU where one is present ("dp" and the planner pick their device).
+_GPU_REACHING = frozenset({"auto", "dp"})
+
+
+def warm_before_budget(algorithm: str, *, allow_gpu: bool = True) -> float:
+    """Warm, once per process, what ``algorithm`` can reach, before its budget's clock starts:
+    the CLI, :func:`gpu_engine.solve` and the planner all call this one. The GPU's kernels too
+    where the algorithm runs on a GPU: a ``gpu-*`` algorithm (refused at once where no CUDA
+    target is, the solver's own error), or ``auto``/``dp`` with ``allow_gpu`` on a real GPU;
+    ``allow_gpu=False`` never touches CUDA. Returns the seconds spent (0 when already warm)."""
+    from gpu_engine.device import gpu_available, require_gpu_for
+
+    if algorithm.startswith("gpu"):
+        require_gpu_for(algorithm)
+    reaches_gpu = algorithm.startswith("gpu") or algorithm in _GPU_REACHING
+    if allow_gpu and reaches_gpu and gpu_available():
+        return ensure_gpu_warm()
+    return ensure_cpu_warm()
+
+
 def _warm_merchant_dp(problem: CartProblem) -> None:
     """The tiny cart's DP answers with the relaxed DP, so the merchant DP is compiled here, for
     both choice-table dtypes it can take (uint16 up to 16 lines a merchant, int32 beyond): the

@@ -39,6 +39,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--families-cpu", action="store_true", help="families: no GPU")
     parser.add_argument("--families-seed", type=int, default=0, help="families: solve seed")
     parser.add_argument("--families-detail", type=Path, default=None, help="families: JSON here")
+    parser.add_argument(
+        "--families-proof-presolve",
+        choices=("engine", "on", "off"),
+        default="engine",
+        help="families: HiGHS's presolve in the proof after the GA (engine: PROOF_PRESOLVE)",
+    )
 
 
 def _csv(text: str, kind=int) -> list:
@@ -47,8 +53,12 @@ def _csv(text: str, kind=int) -> list:
 
 def run(args) -> list[dict[str, Any]]:
     from gpu_engine import solve, warmup
+    from gpu_engine.solvers.milp import runner
 
     warmup()
+    if args.families_proof_presolve != "engine":
+        # An A/B of the engine's setting in one run (the planner reads it per proof).
+        runner.PROOF_PRESOLVE = args.families_proof_presolve == "on"
     budgets = sorted(_csv(args.families_budget_ms, float))
     records = []
     for family in _csv(args.families_names, str):
@@ -91,7 +101,8 @@ def _record(family, lines, k, problem: CartProblem, budgets, args, solve) -> dic
             "load1": load,
             "method": solution.plan["method"],
             "order": solution.plan.get("order"),
-            "ran": [p.get("phase") for p in solution.plan.get("ran") or []],
+            # The phases that ran (a skipped one stays in the plan with its reason).
+            "ran": [p.get("phase") for p in solution.plan.get("ran") or [] if "skipped" not in p],
         }
     t0 = time.perf_counter()
     ref = solve_milp(problem, budget_ms=args.families_reference_s * 1e3, threads=1)

@@ -19,10 +19,14 @@ plain:
     deadline; if it has not proven its answer, the GA runs on the rest, bounded by HiGHS's dual
     bound;
   - **GA first** (``cpu-ga``/``gpu-ga``) otherwise: the GA phase (it stops early when it stalls
-    or meets a proven bound), then, when HiGHS is not predicted to prove in the time left, the LP
-    relaxation's bound (:mod:`gpu_engine.bounds.lp`), which proves the GA's answer when it meets
-    it to the cent; then HiGHS, warm-started with the GA's answer, on the rest (skipped below a
-    floor: its presolve alone can outlast a few ms).
+    or meets a proven bound), then HiGHS, warm-started with the GA's answer, on all the time
+    left: its dual bound after the root LP is at least the LP relaxation's, and its cuts and
+    reduced-cost fixing against the GA's total close most of the rest, so a separate LP solve
+    first would only take time from it (on issue 13's families the LP alone took 7-45% of the
+    CPU time of HiGHS's whole proof and proved none of 32 carts). Below HiGHS's floor (its
+    presolve alone can outlast a few ms) the LP relaxation's bound
+    (:mod:`gpu_engine.bounds.lp`) runs instead, on what is left: it proves the GA's answer when
+    it meets it to the cent, or tightens its gap.
 
   The GA phase's time is :func:`ga_phase_ms`: ``GA_SHARE`` of the budget, or the whole budget
   while what is left could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor (or x its predicted
@@ -69,8 +73,7 @@ GA_SHARE = 0.5
 # HiGHS is given time only beyond this many times its proof floor (``_proof_floor_ms``): below
 # it the GA gets the whole budget, since HiGHS could not even set up in what is left.
 GA_FLOOR_FACTOR = 2.0
-# The LP bound after the GA gets at most this share of what is left, HiGHS the rest.
-LP_SHARE = 0.5
+# The LP bound after the GA (only where HiGHS's MILP is not started) needs this much time.
 MIN_LP_MS = 5.0
 # The GPU GA only when the predicted wait for the GPU leaves most of the budget.
 GPU_GA_MAX_WAIT_SHARE = 0.25
@@ -125,6 +128,9 @@ class Plan:
     ga_ms: float = 0.0
     # "exact", "highs-first" or "ga-first".
     order: str = "exact"
+    # The least time HiGHS is started with after a GA (``_proof_floor_ms``), computed once,
+    # when planning.
+    proof_floor_ms: float = MIN_PROOF_MS
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -134,6 +140,7 @@ class Plan:
             "ga_share": self.ga_share,
             "ga_ms": self.ga_ms,
             "order": self.order,
+            "proof_floor_ms": self.proof_floor_ms,
             "predicted_ms": {e.method: e.predicted_ms for e in self.estimates},
             "notes": {e.method: e.note for e in self.estimates if e.note},
             "features": self.features,
@@ -276,9 +283,11 @@ def make_plan(
     budget_ms: float,
     profile: RateProfile,
     gpu: GpuState,
+    features: dict[str, Any] | None = None,
 ) -> Plan:
-    """Predict every method and choose (see the module docstring)."""
-    features = cart_features(problem)
+    """Predict every method and choose (see the module docstring). ``features``: the cart's
+    :func:`cart_features` where the caller has them already (computed before the budget)."""
+    features = cart_features(problem) if features is None else features
     estimates = [
         *_full_estimates(problem, profile, gpu, features),
         *_dp_estimates(problem, profile, gpu, features),
@@ -289,7 +298,8 @@ def make_plan(
     # about three times its prediction).
     milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
     assert milp_ms is not None, "the MILP is predicted for every cart"
-    ga_ms = ga_phase_ms(budget_ms, min(_proof_floor_ms(problem, profile), milp_ms))
+    floor_ms = _proof_floor_ms(features, profile)
+    ga_ms = ga_phase_ms(budget_ms, min(floor_ms, milp_ms))
     fitting = [e for e in estimates if e.exact and _fits(e, budget_ms, ga_ms)]
     if fitting:
         best = min(fitting, key=lambda e: (e.predicted_ms, EXACT_METHODS.index(e.method)))
@@ -307,18 +317,35 @@ def make_plan(
                 gpu,
                 ga_ms=ga_ms,
                 order="highs-first",
+                proof_floor_ms=floor_ms,
             )
         reason = f"exact: {best.method} predicted {best.predicted_ms:.3g} ms within the budget"
-        return Plan(best.method, reason, budget_ms, tuple(estimates), features, gpu)
+        return Plan(
+            best.method,
+            reason,
+            budget_ms,
+            tuple(estimates),
+            features,
+            gpu,
+            proof_floor_ms=floor_ms,
+        )
     ga = {e.method: e for e in estimates if not e.exact}
     method = "gpu-ga" if ga["gpu-ga"].predicted_ms is not None else "cpu-ga"
     reason = (
         f"GA first: no exact method is predicted to finish in {budget_ms:.0f} ms (HiGHS "
-        f"{milp_ms:.3g} ms): GA for {ga_ms:.0f} ms, then a lower bound and HiGHS, "
-        "warm-started, on the time it leaves"
+        f"{milp_ms:.3g} ms): GA for {ga_ms:.0f} ms, then HiGHS, warm-started with its answer, "
+        "on the time it leaves (the LP bound where that is below HiGHS's floor)"
     )
     return Plan(
-        method, reason, budget_ms, tuple(estimates), features, gpu, ga_ms=ga_ms, order="ga-first"
+        method,
+        reason,
+        budget_ms,
+        tuple(estimates),
+        features,
+        gpu,
+        ga_ms=ga_ms,
+        order="ga-first",
+        proof_floor_ms=floor_ms,
     )
 
 
@@ -355,33 +382,37 @@ def solve_planned(
 ) -> Solution:
     """Plan, run the chosen method, and fall back (CPU GA last) if it cannot run here.
 
-    The budget's clock starts after the CPU solvers are warm (once per process): loading or
-    compiling numba code is the process's cost, not the shopper's budget (``plan["warmup_ms"]``
-    says what the first request paid)."""
+    The budget's clock starts after the solvers the plan can reach are warm (once per process,
+    :func:`gpu_engine.warmup.warm_before_budget`: the GPU's kernels too where ``allow_gpu`` and
+    a GPU is present): loading or compiling numba code is the process's cost, not the shopper's
+    budget (``plan["warmup_ms"]`` says what the first request paid)."""
     from gpu_engine.device import gpu_available
-    from gpu_engine.warmup import ensure_cpu_warm
+    from gpu_engine.warmup import warm_before_budget
 
-    warmup_ms = ensure_cpu_warm() * 1e3
+    warmup_ms = warm_before_budget("auto", allow_gpu=allow_gpu) * 1e3
+    # What depends on the cart alone is computed once, before the budget's clock, like the
+    # warm-up; the GPU's state and everything timed are read after it starts.
+    features = cart_features(problem)
+    profile = profile or load_profile()
     started = time.perf_counter()
     budget = DEFAULT_BUDGET_MS if budget_ms is None else float(budget_ms)
-    profile = profile or load_profile()
     gpu = GpuState(
         present=allow_gpu and gpu_available(),
         busy=bool(_value(gpu_busy)),
         queue_depth=int(_value(gpu_queue_depth)),
     )
-    plan = make_plan(problem, budget_ms=budget, profile=profile, gpu=gpu)
+    plan = make_plan(problem, budget_ms=budget, profile=profile, gpu=gpu, features=features)
     planning_ms = (time.perf_counter() - started) * 1e3
     fallback = None
     try:
-        solution = _run(plan.method, problem, plan, started=started, seed=seed, profile=profile)
+        solution = _run(plan.method, problem, plan, started=started, seed=seed)
     except (CapacityError, MemoryError, RuntimeError) as exc:
         # A GPU that fails at run time, or memory the prediction did not foresee: the CPU GA
         # always runs, and the plan says what happened. A solver bug (SolverInconsistency) is
         # none of these and propagates.
         fallback = f"{plan.method} failed ({type(exc).__name__}: {exc}); cpu-ga ran instead"
         logger.warning("planner fallback: %s", fallback, exc_info=True)
-        solution = _run("cpu-ga", problem, plan, started=started, seed=seed, profile=profile)
+        solution = _run("cpu-ga", problem, plan, started=started, seed=seed)
     solution.plan = {
         **plan.to_dict(),
         "algorithm": solution.algorithm,
@@ -402,7 +433,7 @@ def _remaining(started: float, budget_ms: float) -> float:
     return max(1.0, budget_ms - (time.perf_counter() - started) * 1e3)
 
 
-def _run(method: str, problem, plan: Plan, *, started: float, seed: int, profile) -> Solution:
+def _run(method: str, problem, plan: Plan, *, started: float, seed: int) -> Solution:
     budget_ms = plan.budget_ms
     if method == "cpu-full":
         from gpu_engine.solvers.full.cpu import solve_cpu_full
@@ -418,7 +449,7 @@ def _run(method: str, problem, plan: Plan, *, started: float, seed: int, profile
         return solve_dp(problem, device=method[:3])
     if method == "milp":
         return _highs_first(problem, plan, started, seed)
-    return _ga_first(problem, plan, method, started, seed, profile)
+    return _ga_first(problem, plan, method, started, seed)
 
 
 def _phase(name: str, solution: Solution | None, **extra: Any) -> dict[str, Any]:
@@ -439,82 +470,88 @@ def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
     return np.array([index[solution.assignment[item]] for item in problem.item_ids])
 
 
-def _proof_floor_ms(problem: CartProblem, profile: RateProfile) -> float:
-    pairs = int(problem.cand_count.sum())
-    floor = PROOF_FLOOR_FACTOR * (profile.milp_overhead_ms + profile.milp_flat(pairs))
+def _proof_floor_ms(features: dict[str, Any], profile: RateProfile) -> float:
+    floor = PROOF_FLOOR_FACTOR * (profile.milp_overhead_ms + profile.milp_flat(features["pairs"]))
     return max(MIN_PROOF_MS, floor)
 
 
-def _ga_device(problem: CartProblem, gpu: GpuState, method: str) -> str:
+def _ga_device(plan: Plan, method: str) -> str:
     if method == "gpu-ga":
         return "gpu"
     if method == "cpu-ga":
         return "cpu"
+    gpu = plan.gpu
     idle_gpu = gpu.present and not gpu.busy and gpu.queue_depth == 0
-    return "gpu" if idle_gpu and _gpu_ga_fits(problem) else "cpu"
+    return "gpu" if idle_gpu and _gpu_ga_fits(plan.features) else "cpu"
 
 
-def _ga_first(problem, plan: Plan, method: str, started, seed, profile) -> Solution:
+def _ga_first(problem, plan: Plan, method: str, started, seed) -> Solution:
     from gpu_engine.solvers.ga.solve import solve_ga
 
     # A share of the budget itself, not of what planning left: the GA's time is then a pure,
     # nondecreasing function of the budget (the monotone property rests on it).
     ga_ms = plan.ga_ms
-    device = _ga_device(problem, plan.gpu, method)
+    device = _ga_device(plan, method)
     ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
     ga.stats["phases"] = [_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3))]
-    return _prove(problem, ga, started, plan.budget_ms, profile)
+    return _prove(problem, ga, started, plan)
 
 
-def _lp_first(problem, ga: Solution, started, budget_ms, profile) -> None:
-    """The LP bound after the GA, when HiGHS is not predicted to prove in the time left: a GA
-    answer that meets it is proven here (``ga`` is updated in place)."""
+def _lp_after_ga(problem, ga: Solution, left_ms: float) -> None:
+    """The LP relaxation's bound on the ``left_ms`` that HiGHS's MILP is not started with: a GA
+    answer that meets it is proven here, otherwise its gap tightens (``ga`` is updated in
+    place)."""
     from gpu_engine.bounds.lp import lp_bound
 
-    left = budget_ms - (time.perf_counter() - started) * 1e3
-    features = cart_features(problem)
-    highs_ms = profile.milp_overhead_ms + _milp_law(profile, features)(features["pairs"])
     phases = ga.stats["phases"]
-    if highs_ms <= left or LP_SHARE * left < MIN_LP_MS:
-        why = "HiGHS predicted to prove in the time left" if highs_ms <= left else "no time"
-        phases.append({"phase": "lp-bound", "skipped": why})
+    if left_ms < MIN_LP_MS:
+        phases.append({"phase": "lp-bound", "skipped": f"{left_ms:.0f} ms left: no time"})
         return
-    lp = lp_bound(problem, time_limit_ms=LP_SHARE * left)
-    proven = lp.bound is not None and ga.total <= lp.bound
+    lp = lp_bound(problem, time_limit_ms=left_ms)
     phases.append(
         {"phase": "lp-bound", "ms": round(lp.ms, 3), "bound": lp.bound, "status": lp.status}
     )
     if lp.bound is None:
         return
     ga.stats["lp_bound"] = lp.bound
-    if proven:
+    if ga.total <= lp.bound:
         ga.optimal, ga.gap = True, None
     elif ga.total > 0:
         gap = max(0.0, (ga.total - lp.bound) / ga.total)
         ga.gap = gap if ga.gap is None else min(ga.gap, gap)
 
 
-def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> Solution:
-    """Spend what the GA left of the budget on a bound and the MILP, warm-started with the GA's
-    answer: a proven optimum (or a better incumbent) replaces the GA's answer; otherwise the GA's
-    answer stands with the tighter gap. The MILP's time is a hard deadline (a proof still running
-    at the end of the budget is cut: ``stats["proof_after_ga"]["cut"]``)."""
-    from gpu_engine.solvers.milp.runner import solve_milp
+def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
+    """Spend what the GA left of the budget on proving its answer: HiGHS's MILP, warm-started
+    with it, on all of that time (a proven optimum, or a better incumbent, replaces the GA's
+    answer; otherwise the GA's answer stands with the tighter gap), or the LP bound where the
+    time is below HiGHS's floor. Both run under a hard deadline (a proof still running at the
+    end of the budget is cut: ``stats["proof_after_ga"]["cut"]``)."""
+    from gpu_engine.solvers.milp.runner import PROOF_PRESOLVE, solve_milp
 
     phases = ga.stats.setdefault("phases", [_phase("ga", ga)])
-    if not ga.optimal:
-        _lp_first(problem, ga, started, budget_ms, profile)
-    left = budget_ms - (time.perf_counter() - started) * 1e3
-    floor = _proof_floor_ms(problem, profile)
+    left = plan.budget_ms - (time.perf_counter() - started) * 1e3
+    floor = plan.proof_floor_ms
     if ga.optimal or left < floor:
         if ga.optimal:
-            reason = "the LP bound proved it" if "lp_bound" in ga.stats else "the GA proved it"
+            reason = "the GA proved it"
         else:
             reason = f"{left:.0f} ms left < {floor:.0f} ms floor"
+            _lp_after_ga(problem, ga, left)
+            if ga.optimal:
+                reason += "; the LP bound proved it"
         ga.stats["proof_after_ga"] = {"attempted": False, "reason": reason}
         phases.append({"phase": "milp", "skipped": reason})
         return ga
-    milp = solve_milp(problem, budget_ms=left, warm_start=_choice(problem, ga))
+    phases.append(
+        {
+            "phase": "lp-bound",
+            "skipped": "HiGHS's MILP gets all the time left: its root bound is at least the LP's",
+        }
+    )
+    milp = solve_milp(
+        problem, budget_ms=left, warm_start=_choice(problem, ga), presolve=PROOF_PRESOLVE
+    )
     summary = {
         "attempted": True,
         "left_ms": left,
@@ -540,10 +577,9 @@ def _prove(problem, ga: Solution, started, budget_ms, profile: RateProfile) -> S
     return ga
 
 
-def _gpu_ga_fits(problem: CartProblem) -> bool:
+def _gpu_ga_fits(features: dict[str, Any]) -> bool:
     from gpu_engine.solvers.ga.cuda import MAX_LINES, MAX_MERCHANTS
 
-    features = cart_features(problem)
     return features["lines"] <= MAX_LINES and features["merchants"] <= MAX_MERCHANTS
 
 
@@ -575,7 +611,7 @@ def _highs_first(problem, plan: Plan, started, seed) -> Solution:
         milp.stats["phases"] = phases
         return milp
     bound = cents_bound(outcome.bound)
-    device = _ga_device(problem, plan.gpu, "auto")
+    device = _ga_device(plan, "auto")
     ga_ms = _remaining(started, plan.budget_ms)
     ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device, bound=bound)
     phases.append(_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3), bound=bound))

@@ -1,6 +1,7 @@
 """``gpu_engine.warmup``: every solver compiled once; the CPU-only flavour never touches CUDA."""
 
 import contextlib
+import importlib
 
 import pytest
 
@@ -96,3 +97,64 @@ def test_after_gpu_warmup_no_request_builds_a_kernel():
             with contextlib.suppress(ProblemError):
                 solve(problem, algorithm=algorithm, budget_ms=500)
     assert built() == before
+
+
+@pytest.fixture
+def warm_calls(monkeypatch):
+    """Records which warm-up ran (none really runs) and says a real GPU is present."""
+    # ``gpu_engine.warmup`` the attribute is the package's ``warmup`` function.
+    module = importlib.import_module("gpu_engine.warmup")
+    calls: list[str] = []
+    monkeypatch.setattr(gpu_engine.device, "gpu_available", lambda: True)
+    monkeypatch.setattr(module, "ensure_gpu_warm", lambda: calls.append("gpu") or 0.0)
+    monkeypatch.setattr(module, "ensure_cpu_warm", lambda: calls.append("cpu") or 0.0)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "allow_gpu", "expected"),
+    [
+        ("auto", True, "gpu"),
+        ("auto", False, "cpu"),
+        ("dp", True, "gpu"),
+        ("gpu-ga", True, "gpu"),
+        ("cpu-ga", True, "cpu"),
+        ("milp", True, "cpu"),
+    ],
+)
+def test_one_rule_says_what_is_warmed_before_a_budget(warm_calls, algorithm, allow_gpu, expected):
+    from gpu_engine.warmup import warm_before_budget
+
+    assert warm_before_budget(algorithm, allow_gpu=allow_gpu) == 0.0
+    assert warm_calls == [expected]
+
+
+def test_cli_library_and_planner_warm_auto_alike_on_a_gpu(warm_calls, monkeypatch):
+    """The CLI and ``gpu_engine.solve`` (the planner) warmed "auto" differently on a GPU: one
+    function now decides for both, and the planner's ``allow_gpu=False`` never touches CUDA."""
+    import gpu_engine.planning.planner
+    from gpu_engine import CartProblem, solve
+    from gpu_engine.cli import _warm_for
+    from gpu_engine.warmup import _TINY
+
+    _warm_for("auto", 100.0)
+    monkeypatch.setattr(gpu_engine.planning.planner, "_run", _no_solver)
+    with contextlib.suppress(_Stop):
+        solve(CartProblem.from_dict(_TINY), budget_ms=100.0)
+    assert warm_calls == ["gpu", "gpu"]
+
+    def no_cuda():
+        raise AssertionError("allow_gpu=False asked whether a GPU is present")
+
+    monkeypatch.setattr(gpu_engine.device, "gpu_available", no_cuda)
+    with contextlib.suppress(_Stop):
+        solve(CartProblem.from_dict(_TINY), budget_ms=100.0, allow_gpu=False)
+    assert warm_calls == ["gpu", "gpu", "cpu"]
+
+
+class _Stop(Exception):
+    pass
+
+
+def _no_solver(*args, **kwargs):
+    raise _Stop

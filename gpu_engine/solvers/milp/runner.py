@@ -56,6 +56,13 @@ DEFAULT_THREADS = 1
 CUT_STATUS = "Cut at the deadline"
 # Below this many ms left after the build, HiGHS is not started: it cannot even set up.
 _MIN_HIGHS_MS = 1.0
+# HiGHS's presolve when proving a warm start after the GA (the planner's route): off. With the
+# GA's answer as incumbent HiGHS's bound rises mostly by reduced-cost fixing and restarts, and
+# the full presolve before the root LP was the slower part: on issue 13's families (32 carts of
+# 50-200 lines, warm-started with the optimum, one thread; suite ``families_bound``,
+# BENCHMARKS.md) 21 proofs took at most 450 ms of CPU without it against 16 with it; past ~1 s
+# the two were within two carts of each other.
+PROOF_PRESOLVE = False
 # One HiGHS solve at a time per process: a run abandoned at its deadline may still be winding
 # down when the next starts, and two never share HiGHS's scheduler.
 _HIGHS_LOCK = threading.Lock()
@@ -86,13 +93,16 @@ def milp_run(
     warm_start: np.ndarray | None = None,
     threads: int | None = DEFAULT_THREADS,
     relaxed: bool = False,
+    presolve: bool = True,
 ) -> MilpOutcome:
     """Build and solve the program (``relaxed``: its LP relaxation, whose optimum is the outcome's
     ``bound`` and which gives no choice; :mod:`gpu_engine.bounds.lp`). ``warm_start``: a merchant
     index per line (a feasible assignment, e.g. the GA's) handed to HiGHS as its first
     incumbent. ``time_limit_ms`` counts the model build too and is a hard deadline (see the
     module docstring): past it the outcome has ``cut=True``, status :data:`CUT_STATUS` and no
-    choice. ``threads``: HiGHS's thread count (None: HiGHS's own choice)."""
+    choice. ``threads``: HiGHS's thread count (None: HiGHS's own choice). ``presolve=False``
+    skips HiGHS's presolve (its restarts after reduced-cost fixing still run): for proving a
+    warm start, where it is often the slower part (see :data:`PROOF_PRESOLVE`)."""
     started = time.perf_counter()
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
     job = _HighsJob(problem, started, deadline)
@@ -102,7 +112,7 @@ def milp_run(
     try:
         milp = milp_build(problem, cancelled=job.expired)
         job.shape = (milp.n_cols, milp.n_rows)
-        highs = _highs_for(milp, warm_start, threads, relaxed=relaxed)
+        highs = _highs_for(milp, warm_start, threads, relaxed=relaxed, presolve=presolve)
     except BuildCancelled:
         return job.cut_outcome()
     job.build_ms = (time.perf_counter() - started) * 1e3
@@ -234,7 +244,7 @@ def highspy_status_optimal():
     return highspy.HighsModelStatus.kOptimal
 
 
-def _highs_for(milp: MilpModel, warm_start, threads, *, relaxed: bool = False):
+def _highs_for(milp: MilpModel, warm_start, threads, *, relaxed=False, presolve=True):
     """A HiGHS instance holding the program (and the warm start), ready to run and to be
     interrupted by ``cancelSolve``."""
     import highspy
@@ -245,6 +255,8 @@ def _highs_for(milp: MilpModel, warm_start, threads, *, relaxed: bool = False):
     highs.setOptionValue("mip_abs_gap", _ABS_GAP)
     if threads is not None:
         highs.setOptionValue("threads", int(threads))
+    if not presolve:
+        highs.setOptionValue("presolve", "off")
     # Registers the interrupt callbacks (simplex, IPM, MIP) that ``cancelSolve`` trips.
     highs.HandleUserInterrupt = True
     lp = milp.model.to_highs_lp()
@@ -268,6 +280,7 @@ def solve_milp(
     budget_ms: float | None = None,
     warm_start: np.ndarray | None = None,
     threads: int | None = DEFAULT_THREADS,
+    presolve: bool = True,
 ) -> Solution:
     """Exact HiGHS solve of ``problem``. Within ``budget_ms`` it returns a proven optimum;
     otherwise HiGHS's best incumbent (never worse than ``warm_start``) with ``optimal=False`` and
@@ -276,7 +289,7 @@ def solve_milp(
     it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises BudgetError when
     no feasible point is known (no warm start and no HiGHS incumbent in the time)."""
     solution, outcome = milp_best(
-        problem, budget_ms=budget_ms, warm_start=warm_start, threads=threads
+        problem, budget_ms=budget_ms, warm_start=warm_start, threads=threads, presolve=presolve
     )
     if solution is None:
         raise BudgetError(
@@ -291,11 +304,18 @@ def milp_best(
     budget_ms: float | None = None,
     warm_start: np.ndarray | None = None,
     threads: int | None = DEFAULT_THREADS,
+    presolve: bool = True,
 ) -> tuple[Solution | None, MilpOutcome]:
     """:func:`solve_milp` that answers None (with HiGHS's outcome, its bound included) where that
     one raises: the anytime routes run HiGHS first without a warm start and go on without it."""
     started = time.perf_counter()
-    outcome = milp_run(problem, time_limit_ms=budget_ms, warm_start=warm_start, threads=threads)
+    outcome = milp_run(
+        problem,
+        time_limit_ms=budget_ms,
+        warm_start=warm_start,
+        threads=threads,
+        presolve=presolve,
+    )
     choice = outcome.choice
     if warm_start is not None:
         warm = np.asarray(warm_start, dtype=np.int64)

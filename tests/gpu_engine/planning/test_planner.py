@@ -336,3 +336,48 @@ def test_the_seed_cart_goes_to_the_subset_dp_and_the_plan_is_reported():
     predicted = solution.plan["predicted_ms"]
     assert predicted["cpu-dp"] < predicted["cpu-full"]
     assert solution.optimal
+
+
+def test_after_the_ga_highs_gets_all_the_time_left_and_the_features_are_computed_once(
+    monkeypatch,
+):
+    """No LP solve splits the time HiGHS's MILP gets after the GA (its root bound is at least
+    the LP's), HiGHS proves without its presolve, the plan says so, and the cart's features are
+    computed once, before the budget's clock (the proof and the GA's device reuse them)."""
+    import gpu_engine.solvers.milp.runner as runner
+
+    features_calls, milp_calls = [], []
+    real_features, real_solve_milp = planner_module.cart_features, runner.solve_milp
+
+    def counted_features(problem):
+        features_calls.append(problem)
+        return real_features(problem)
+
+    def recorded_solve_milp(problem, **kwargs):
+        milp_calls.append(kwargs)
+        return real_solve_milp(problem, **kwargs)
+
+    monkeypatch.setattr(planner_module, "cart_features", counted_features)
+    monkeypatch.setattr(runner, "solve_milp", recorded_solve_milp)
+    reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
+    solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
+    assert solution.plan["order"] == "ga-first" and len(features_calls) == 1
+    ran = solution.plan["ran"]
+    assert [p["phase"] for p in ran] == ["cpu-ga", "lp-bound", "milp"]
+    assert "all the time left" in ran[1]["skipped"]
+    assert len(milp_calls) == 1 and milp_calls[0]["presolve"] is False
+    proof = solution.plan["proof_after_ga"]
+    assert proof["attempted"] and "ms" not in ran[1]
+
+
+def test_below_highs_floor_the_lp_bound_gets_what_is_left(monkeypatch):
+    monkeypatch.setattr(planner_module, "MIN_PROOF_MS", 1e9)
+    monkeypatch.setattr(planner_module, "GA_FLOOR_FACTOR", 0.0)
+    reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
+    solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
+    ran = solution.plan["ran"]
+    assert [p["phase"] for p in ran] == ["cpu-ga", "lp-bound", "milp"]
+    assert "ms" in ran[1] and "floor" in ran[2]["skipped"]
+    assert not solution.plan["proof_after_ga"]["attempted"]
+    if ran[1]["bound"] is not None:
+        assert solution.total >= ran[1]["bound"]

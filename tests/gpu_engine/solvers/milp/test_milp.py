@@ -249,3 +249,48 @@ def test_without_a_deadline_the_run_is_not_cut():
     problem = CartProblem.from_dict(random_cart(4, 6, n_merchants=5, offers=(1, 3)))
     solution = solve_milp(problem)
     assert solution.optimal and not solution.stats["cut"]
+
+
+@st.composite
+def deep_threshold_carts(draw):
+    """The threshold_deep family in miniature: every merchant has a free-shipping threshold
+    near one or two lines' goods and most a deep multi-unit discount that can push the goods
+    back under it: where the perspective rows (``sum goods * w >= free_over * f``, ``sum units
+    * z >= min_units * d``) bind."""
+    n_lines, n_merchants = draw(st.integers(2, 6)), draw(st.integers(1, 3))
+    typical = 1000
+    merchants = []
+    for m in range(n_merchants):
+        discount = draw(
+            st.one_of(
+                st.none(),
+                st.fixed_dictionaries(
+                    {"min_units": st.integers(1, 4), "basis_points": st.integers(2000, 10_000)}
+                ),
+            )
+        )
+        merchants.append(
+            _merchant(
+                f"m{m}",
+                draw(st.integers(0, 900)),
+                draw(st.sampled_from([0, 0, 50, 1500])),
+                draw(st.integers(typical // 2, 3 * typical)),
+                discount,
+            )
+        )
+    items, offers = [], []
+    for i in range(n_lines):
+        items.append({"id": f"i{i}", "quantity": draw(st.integers(1, 3))})
+        at = draw(st.lists(st.integers(0, n_merchants - 1), min_size=1, unique=True))
+        offers += [_offer(f"i{i}", f"m{m}", draw(st.integers(typical // 3, typical))) for m in at]
+    return {"items": items, "merchants": merchants, "offers": offers}
+
+
+@settings(max_examples=80, deadline=None)
+@given(deep_threshold_carts())
+def test_deep_thresholds_and_discounts_equal_brute_force(cart):
+    from gpu_engine.bounds.lp import lp_bound
+
+    solution = _assert_exact(cart)
+    bound = lp_bound(CartProblem.from_dict(cart)).bound
+    assert bound is not None and bound <= solution.total

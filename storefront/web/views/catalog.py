@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -29,6 +28,7 @@ from storefront.web.fragments import (
     product_cached_get,
     render_shared_page,
 )
+from storefront.web.pagination import CountedPaginator
 
 if TYPE_CHECKING:
     from storefront.selectors.catalog import ProductWithBestOffer
@@ -73,11 +73,14 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
         ships_free_to=postal_code if data.get("free") else "",
     )
 
+    facets = SimpleLazyObject(lambda: product_facets(filters=filters, postal_code=postal_code))
+
     def page():
         products = product_list(**filters.kwargs(), ordering=data.get("sort") or "relevance")
-        return Paginator(products, PRODUCTS_PER_PAGE).get_page(request.GET.get("page"))
+        # The facets' grouped query counted the list already.
+        paginator = CountedPaginator(products, PRODUCTS_PER_PAGE, count=facets.listed)
+        return paginator.get_page(request.GET.get("page"))
 
-    facets = SimpleLazyObject(lambda: product_facets(filters=filters, postal_code=postal_code))
     return {
         "form": form,
         # Only a cache miss lists the products and counts the facets.

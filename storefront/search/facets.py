@@ -94,10 +94,11 @@ def _cells(filters: CatalogFilters, ships_free_q: Q | None) -> list[_Cell]:
     """One grouped query under the filters no facet leaves out (the search and the merchant):
     every other facet, the categories included, chooses among its rows in Python. At most
     categories x price ranges x 2 x 2 rows whatever the catalog's size."""
-    products = selectors.product_match_list(query=filters.query, merchant_id=filters.merchant_id)
-    products = selectors.product_best_price_annotate(products=products).annotate(
-        price_range_index=PriceRangeIndex("best_price")
-    )
+    products = selectors.product_match_list(
+        products=selectors.product_with_best_price_list(),
+        query=filters.query,
+        merchant_id=filters.merchant_id,
+    ).annotate(price_range_index=PriceRangeIndex("best_price"))
     groups = ["category_id", "category__slug", "category__name", "price_range_index"]
     if ships_free_q is not None:
         products = products.annotate(ships_free=ExpressionWrapper(ships_free_q, BooleanField()))
@@ -152,14 +153,16 @@ def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, 
     if replace(filters, merchant_id=None) != CatalogFilters():
         # Only the products the other filters keep; with none chosen, every product counts
         # and the subquery is left out.
+        by_price = filters.available_only or filters.price_range
         products = selectors.product_match_list(
+            # The best offer's joins only where its price filters.
+            products=selectors.product_with_best_price_list() if by_price else None,
             query=filters.query,
             category=filters.category,
             ships_free_to=filters.ships_free_to,
             ships_free_q=ships_free_q,
         )
-        if filters.available_only or filters.price_range:
-            products = selectors.product_best_price_annotate(products=products)
+        if by_price:
             if filters.available_only:
                 products = products.filter(best_price__isnull=False)
             price_range = selectors.price_range_get(key=filters.price_range)

@@ -116,10 +116,25 @@ def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOf
     return products.annotate(**_best_offer_expressions())
 
 
-def product_best_price_annotate(*, products: QuerySet[Product]) -> QuerySet[Product]:
-    """``products`` with ``best_price`` only (as ``product_list`` computes it): for counts
-    and filters that need the price but not the rest of the best offer."""
-    return products.annotate(best_price=_best_offer_expressions()["best_price"])
+# Resolving the best offer's annotations onto a queryset (five CASEs of subqueries, each
+# cloned and resolved) cost as much Python as compiling the query. Done once per process:
+# the filters of a request then go onto a clone (every QuerySet method clones, and these two
+# are never evaluated themselves). A filter after the annotations selects the same rows.
+@cache
+def _products_with_best_offer() -> "QuerySet[ProductWithBestOffer]":
+    return _with_best_offer(Product.objects.select_related("category"))
+
+
+@cache
+def _products_with_best_price() -> QuerySet[Product]:
+    return Product.objects.annotate(best_price=_best_offer_expressions()["best_price"])
+
+
+def product_with_best_price_list() -> QuerySet[Product]:
+    """Every product with ``best_price`` only (as ``product_list`` computes it), to narrow
+    with ``product_match_list``: for counts and filters that need the price but not the
+    rest of the best offer."""
+    return _products_with_best_price().all()
 
 
 def product_ships_free_q(*, postal_code: str) -> Q:
@@ -164,14 +179,14 @@ def product_list(
     if not query and ordering == "relevance":
         ordering = "name"
     products = product_match_list(
-        products=Product.objects.select_related("category"),
+        products=_products_with_best_offer(),
         query=query,
         category=category,
         merchant_id=merchant_id,
         ships_free_to=ships_free_to,
         ships_free_q=ships_free_q,
     )
-    annotated = _with_best_offer(products)
+    annotated = products
     if available_only:
         annotated = annotated.filter(best_price__isnull=False)
     if chosen_range is not None:
@@ -237,7 +252,7 @@ def product_get(
         raise ValueError("Pass exactly one of product_id and slug.")
     lookup = {"pk": product_id} if product_id is not None else {"slug": slug}
     try:
-        return _with_best_offer(Product.objects.select_related("category")).get(**lookup)
+        return _products_with_best_offer().get(**lookup)
     except (Product.DoesNotExist, ValueError, TypeError):
         raise NotFound("No such product.", code="product_not_found", field="product") from None
 

@@ -4,7 +4,7 @@ were chosen on top of the other filters (a facet's own choice is left out of its
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
 
 from storefront import selectors
 from storefront.models import Offer
@@ -170,16 +170,18 @@ def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, 
                 products = products.filter(price_range.q())
         offers = offers.filter(product__in=products.order_by().values("pk"))
     rows = (
-        offers.values("merchant_id", "merchant__name")
+        # Grouped by the id alone, the name carried as an aggregate: hashing each offer's
+        # merchant name made the home page's count (every active offer) about twice as dear.
+        offers.values("merchant_id")
         # One active offer per product and merchant (a unique constraint): counting offers
         # counts products, without COUNT(DISTINCT)'s sort.
-        .annotate(n=Count("pk"))
-        .order_by("merchant__name", "merchant_id")
+        .annotate(n=Count("pk"), name=Max("merchant__name"))
+        .order_by("name", "merchant_id")
     )
     return tuple(
         FacetValue(
             key=str(row["merchant_id"]),
-            label=row["merchant__name"],
+            label=row["name"],
             count=row["n"],
             selected=row["merchant_id"] == filters.merchant_id,
         )

@@ -104,9 +104,18 @@ def _cells(filters: CatalogFilters, ships_free_q: Q | None) -> list[_Cell]:
         products = products.annotate(ships_free=ExpressionWrapper(ships_free_q, BooleanField()))
         groups.append("ships_free")
     rows = products.order_by().values(*groups).annotate(n=Count("pk")).values_list(*groups, "n")
-    if ships_free_q is None:
-        return [_Cell(*row[:4], ships_free=False, count=row[4]) for row in rows]
-    return [_Cell(*row[:5], count=row[5]) for row in rows]
+    free = ships_free_q is not None
+    return [
+        _Cell(
+            category_id=row[0],
+            category_slug=row[1],
+            category_name=row[2],
+            price_range=row[3],
+            ships_free=bool(row[4]) if free else False,
+            count=row[-1],
+        )
+        for row in rows
+    ]
 
 
 class _Chosen:
@@ -164,7 +173,7 @@ def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, 
         )
         if by_price:
             if filters.available_only:
-                products = products.filter(best_price__isnull=False)
+                products = products.filter(Q(best_price__isnull=False))
             price_range = selectors.price_range_get(key=filters.price_range)
             if price_range is not None:
                 products = products.filter(price_range.q())

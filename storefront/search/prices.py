@@ -58,13 +58,15 @@ class PriceRangeIndex(Func):
     output_field = IntegerField()
     bounds = _contiguous(PRICE_RANGES)
 
-    def as_sql(self, compiler, connection, **extra_context):
-        price, params = compiler.compile(self.source_expressions[0])
+    def as_sql(
+        self, compiler, connection, function=None, template=None, arg_joiner=None, **extra_context
+    ):
+        price, params = compiler.compile(self.get_source_expressions()[0])
         whens = [f"WHEN ({price}) IS NULL THEN NULL"]
         whens += [f"WHEN ({price}) < {bound} THEN {i}" for i, bound in enumerate(self.bounds)]
-        return f"CASE {' '.join(whens)} ELSE {len(self.bounds)} END", list(params) * len(whens)
+        return f"CASE {' '.join(whens)} ELSE {len(self.bounds)} END", tuple(params) * len(whens)
 
     def as_postgresql(self, compiler, connection, **extra_context):
-        price, params = compiler.compile(self.source_expressions[0])
+        price, params = compiler.compile(self.get_source_expressions()[0])
         array = ", ".join(str(bound) for bound in self.bounds)
-        return f"width_bucket(({price})::bigint, ARRAY[{array}]::bigint[])", params
+        return f"width_bucket(({price})::bigint, ARRAY[{array}]::bigint[])", tuple(params)

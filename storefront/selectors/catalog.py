@@ -1,7 +1,7 @@
 """Catalog reads: products with their best offer, offers, categories and merchants."""
 
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from django.db.models import (
     BigIntegerField,
@@ -113,7 +113,7 @@ def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOf
     subqueries, which with the (product, active, unit_price) index stay cheap on a paginated
     page. Either way it is one query, with the same values.
     """
-    return products.annotate(**_best_offer_expressions())
+    return cast("QuerySet[ProductWithBestOffer]", products.annotate(**_best_offer_expressions()))
 
 
 # Resolving the best offer's annotations onto a queryset (five CASEs of subqueries, each
@@ -186,7 +186,7 @@ def product_list(
         ships_free_to=ships_free_to,
         ships_free_q=ships_free_q,
     )
-    annotated = products
+    annotated = cast("QuerySet[ProductWithBestOffer]", products)
     if available_only:
         annotated = annotated.filter(best_price__isnull=False)
     if chosen_range is not None:

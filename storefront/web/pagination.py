@@ -6,10 +6,19 @@ from django.utils.functional import cached_property
 
 
 class CountedPaginator(Paginator):
-    def __init__(self, object_list, per_page, *, count: int, **kwargs):
+    known_count = 0
+
+    def __init__(self, object_list, per_page, *, count: int | None = None, **kwargs):
         super().__init__(object_list, per_page, **kwargs)
-        self._known_count = count
+        if count is not None:
+            self.known_count = count
 
     @cached_property
     def count(self) -> int:
-        return self._known_count
+        return self.known_count
+
+
+def counted_paginator_class(count: int) -> type[Paginator]:
+    """``CountedPaginator`` told ``count``, for code that builds the paginator itself from a
+    class (DRF's ``django_paginator_class``)."""
+    return type("CountedPaginator", (CountedPaginator,), {"known_count": count})

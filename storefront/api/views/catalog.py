@@ -1,7 +1,5 @@
 """Catalog, read-only: products (with their cheapest offer), offers, merchants, categories."""
 
-from functools import partial
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 from rest_framework.pagination import PageNumberPagination
@@ -33,7 +31,7 @@ from storefront.selectors import (
     product_list,
     product_offer_list,
 )
-from storefront.web.pagination import CountedPaginator
+from storefront.web.pagination import counted_paginator_class
 
 
 class CatalogView(APIView):
@@ -71,7 +69,7 @@ class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
         facets = product_facets(filters=filters, postal_code=filters.ships_free_to)
         paginator = PageNumberPagination()
         # The facets' grouped query counted the list already.
-        paginator.django_paginator_class = partial(CountedPaginator, count=facets.listed)
+        paginator.django_paginator_class = counted_paginator_class(facets.listed)
         page = paginator.paginate_queryset(
             product_list(**filters.kwargs(), ordering=ordering), request, view=self
         )

@@ -29,7 +29,7 @@ from storefront.templatetags.web_tags import (
     tile_hue,
 )
 from storefront.web.carts import request_cart_find
-from storefront.web.forms import AddToCartForm, CatalogFilterForm, DestinationForm
+from storefront.web.forms import AddToCartForm, CatalogFilterForm
 from storefront.web.fragments import (
     FragmentSpec,
     cached_value,
@@ -227,9 +227,6 @@ def render_product(
         "sold_out_count": lambda: sum(row.sold_out for row in offer_rows),
         "cart_line": line,
         "postal_code": postal_code,
-        "destination_form": DestinationForm(
-            initial={"postal_code": postal_code, "next": reverse("product", args=[product.slug])}
-        ),
         "add_form": add_form,
         "add_target": add_target,
         "failed_quantity": failed_quantity,

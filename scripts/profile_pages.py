@@ -6,6 +6,8 @@ one request at a time), with the shared page cache on or off; optionally a cProf
     PROFILE=1 python scripts/profile_pages.py uncached home   # + the top of a cProfile
 
 The product is the demo's product with the most active offers. Not a test: it prints numbers.
+On a shared machine the CPU time swings with the load: compare revisions by alternating runs
+and taking each one's minimum.
 """
 
 import cProfile
@@ -23,8 +25,10 @@ import django
 django.setup()
 
 from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
 from django.db.models import Count, Q  # noqa: E402
 from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from storefront.models import Product  # noqa: E402
 
@@ -55,7 +59,14 @@ def main(mode: str, names: list[str]) -> None:
         # CPU time of this process: what a render costs, without the waits on PostgreSQL
         # and Redis or the time other processes take the cores (a shared machine).
         used = (time.process_time() - cpu) / count * 1000
-        print(f"{mode} {name}: {elapsed:.2f} ms/request wall, {used:.2f} ms CPU", flush=True)
+        with CaptureQueriesContext(connection) as queries:
+            client.get(paths[name])
+        sql_ms = sum(float(query["time"]) for query in queries.captured_queries) * 1000
+        print(
+            f"{mode} {name}: {elapsed:.2f} ms/request wall, {used:.2f} ms CPU, "
+            f"{len(queries)} queries ({sql_ms:.1f} ms SQL wall)",
+            flush=True,
+        )
     if os.environ.get("PROFILE"):
         profile = cProfile.Profile()
         profile.enable()

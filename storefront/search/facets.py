@@ -1,13 +1,14 @@
 """The catalog's facets: for each value, how many products the list would show if that value
 were chosen on top of the other filters (a facet's own choice is left out of its counts)."""
 
+from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from django.db.models import Count, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q
 
 from storefront import selectors
 from storefront.models import Offer
-from storefront.search.prices import PRICE_RANGES
+from storefront.search.prices import PRICE_RANGES, PriceRangeIndex
 from storefront.search.query import PreparedSearch, search_prepare
 
 
@@ -50,6 +51,7 @@ class Facets:
     ships_free: FacetValue | None  # None without a postal code to ship to
     postal_code: str = ""
     filters: CatalogFilters = field(default_factory=CatalogFilters)
+    listed: int = 0  # products the list shows under ``filters``
 
     @property
     def chosen(self) -> int:
@@ -64,40 +66,131 @@ def _selected_category(filters: CatalogFilters, pk: int, slug: str) -> bool:
     return str(filters.category) in (str(pk), slug)
 
 
-def _products(filters: CatalogFilters, ships_free_q: Q | None):
-    return selectors.product_list(**filters.kwargs(), ships_free_q=ships_free_q).order_by()
+def _in_category(filters: CatalogFilters, pk: int, slug: str) -> bool:
+    """Whether ``selectors.product_list`` keeps a product of this category under ``filters``
+    (an id, as an int or digits, or else a slug)."""
+    category = filters.category
+    if category in (None, ""):
+        return True
+    if isinstance(category, int) or str(category).isdigit():
+        return pk == int(category)
+    return slug == category
 
 
-def _category_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, ...]:
-    rows = (
-        _products(replace(filters, category=None), ships_free_q)
-        .values("category_id", "category__slug", "category__name")
-        .annotate(n=Count("pk"))
-        .order_by("category__name")
-    )
-    return tuple(
-        FacetValue(
-            key=row["category__slug"],
-            label=row["category__name"],
-            count=row["n"],
-            selected=_selected_category(filters, row["category_id"], row["category__slug"]),
+@dataclass(frozen=True)
+class _Cell:
+    """Products of one category, one price range (None: nothing buyable) and shipping free
+    or not: the facets are sums of these cells."""
+
+    category_id: int
+    category_slug: str
+    category_name: str
+    price_range: int | None
+    ships_free: bool
+    count: int
+
+
+def _cells(filters: CatalogFilters, ships_free_q: Q | None) -> list[_Cell]:
+    """One grouped query under the filters no facet leaves out (the search and the merchant):
+    every other facet, the categories included, chooses among its rows in Python. At most
+    categories x price ranges x 2 x 2 rows whatever the catalog's size."""
+    products = selectors.product_match_list(
+        products=selectors.product_with_best_price_list(),
+        query=filters.query,
+        merchant_id=filters.merchant_id,
+    ).annotate(price_range_index=PriceRangeIndex("best_price"))
+    groups = ["category_id", "category__slug", "category__name", "price_range_index"]
+    if ships_free_q is not None:
+        products = products.annotate(ships_free=ExpressionWrapper(ships_free_q, BooleanField()))
+        groups.append("ships_free")
+    rows = products.order_by().values(*groups).annotate(n=Count("pk")).values_list(*groups, "n")
+    free = ships_free_q is not None
+    return [
+        _Cell(
+            category_id=row[0],
+            category_slug=row[1],
+            category_name=row[2],
+            price_range=row[3],
+            ships_free=bool(row[4]) if free else False,
+            count=row[-1],
         )
         for row in rows
+    ]
+
+
+class _Chosen:
+    """Which cells each filter keeps, as ``product_list`` would."""
+
+    def __init__(self, filters: CatalogFilters):
+        chosen = selectors.price_range_get(key=filters.price_range)
+        self.filters = filters
+        self.price_range = PRICE_RANGES.index(chosen) if chosen is not None else None
+
+    def category(self, cell: _Cell) -> bool:
+        return _in_category(self.filters, cell.category_id, cell.category_slug)
+
+    def price(self, cell: _Cell) -> bool:
+        return self.price_range is None or cell.price_range == self.price_range
+
+    def stock(self, cell: _Cell) -> bool:
+        return not self.filters.available_only or cell.price_range is not None
+
+    def free(self, cell: _Cell) -> bool:
+        return not self.filters.ships_free_to or cell.ships_free
+
+
+def _category_facet(
+    filters: CatalogFilters, cells: list[_Cell], chosen: _Chosen
+) -> tuple[FacetValue, ...]:
+    counts: dict[tuple[str, int, str], int] = defaultdict(int)
+    for cell in cells:
+        if chosen.price(cell) and chosen.stock(cell) and chosen.free(cell):
+            counts[(cell.category_name, cell.category_id, cell.category_slug)] += cell.count
+    return tuple(
+        FacetValue(
+            key=slug,
+            label=name,
+            count=count,
+            selected=_selected_category(filters, pk, slug),
+        )
+        for (name, pk, slug), count in sorted(counts.items())
     )
 
 
 def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, ...]:
-    products = _products(replace(filters, merchant_id=None), ships_free_q).values("pk")
+    offers = Offer.objects.filter(active=True, merchant__active=True)
+    if replace(filters, merchant_id=None) != CatalogFilters():
+        # Only the products the other filters keep; with none chosen, every product counts
+        # and the subquery is left out.
+        by_price = filters.available_only or filters.price_range
+        products = selectors.product_match_list(
+            # The best offer's joins only where its price filters.
+            products=selectors.product_with_best_price_list() if by_price else None,
+            query=filters.query,
+            category=filters.category,
+            ships_free_to=filters.ships_free_to,
+            ships_free_q=ships_free_q,
+        )
+        if by_price:
+            if filters.available_only:
+                products = products.filter(Q(best_price__isnull=False))
+            price_range = selectors.price_range_get(key=filters.price_range)
+            if price_range is not None:
+                products = products.filter(price_range.q())
+        offers = offers.filter(product__in=products.order_by().values("pk"))
     rows = (
-        Offer.objects.filter(active=True, merchant__active=True, product__in=products)
-        .values("merchant_id", "merchant__name")
-        .annotate(n=Count("product_id", distinct=True))
-        .order_by("merchant__name", "merchant_id")
+        # Grouped by the id alone, the name carried as an aggregate: hashing each offer's
+        # merchant name made the home page's count (every active offer) about twice as dear.
+        offers.values("merchant_id")
+        # One active offer per product and merchant (a unique constraint): counting offers
+        # counts products, without COUNT(DISTINCT)'s sort.
+        .annotate(n=Count("pk"), name=Max("merchant__name"))
+        .order_by("name", "merchant_id")
     )
     return tuple(
         FacetValue(
             key=str(row["merchant_id"]),
-            label=row["merchant__name"],
+            label=row["name"],
             count=row["n"],
             selected=row["merchant_id"] == filters.merchant_id,
         )
@@ -105,57 +198,59 @@ def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, 
     )
 
 
-def _toggle_counts(filters: CatalogFilters, ships_free_q: Q | None) -> dict[str, int]:
-    """One aggregate for the price ranges, in-stock and ships-free, each counted with the
-    other two as chosen."""
-    base = _products(replace(filters, price_range="", available_only=False, ships_free_to=""), None)
-    chosen_range = next((r for r in PRICE_RANGES if r.key == filters.price_range), None)
-    in_stock = Q(best_price__isnull=False)
-    price_q = chosen_range.q() if chosen_range else Q()
-    stock_q = in_stock if filters.available_only else Q()
-    free_q = ships_free_q if (filters.ships_free_to and ships_free_q is not None) else Q()
-    counts = {f"range:{r.key}": Count("pk", filter=r.q() & stock_q & free_q) for r in PRICE_RANGES}
-    counts["in_stock"] = Count("pk", filter=in_stock & price_q & free_q)
-    if ships_free_q is not None:
-        counts["ships_free"] = Count("pk", filter=ships_free_q & price_q & stock_q)
-    return base.aggregate(**counts)
-
-
 def product_facets(*, filters: CatalogFilters, postal_code: str = "") -> Facets:
     """Counts for every facet of the catalog under ``filters``; "ships free" is offered
     for ``postal_code`` (the shopper's destination) when there is one. A bounded number of
     queries whatever the catalog's size: the search's preparation (none when ``filters``
-    carry a ``PreparedSearch``), categories, merchants, the other counts, and the merchants'
-    terms for the destination (two)."""
+    carry a ``PreparedSearch``), the merchants' terms for the destination (two), one grouped
+    count for the categories, price ranges, in-stock and ships-free, and one for the
+    merchants. ``Facets.listed`` is how many products the list itself shows."""
+    selectors.price_range_get(key=filters.price_range)  # an unknown range is refused
     if isinstance(filters.query, str) and filters.query.strip():
         filters = replace(filters, query=search_prepare(filters.query))
     ships_free_q = selectors.product_ships_free_q(postal_code=postal_code) if postal_code else None
     filters = replace(filters, ships_free_to=postal_code if filters.ships_free_to else "")
-    counts = _toggle_counts(filters, ships_free_q)
+    cells = _cells(filters, ships_free_q)
+    chosen = _Chosen(filters)
+    cells = [cell for cell in cells if cell.count]
+    in_category = [cell for cell in cells if chosen.category(cell)]
+    range_counts = [0] * len(PRICE_RANGES)
+    in_stock = ships_free_count = listed = 0
+    for cell in in_category:
+        price, stock, free = chosen.price(cell), chosen.stock(cell), chosen.free(cell)
+        if cell.price_range is not None and stock and free:
+            range_counts[cell.price_range] += cell.count
+        if cell.price_range is not None and price and free:
+            in_stock += cell.count
+        if cell.ships_free and price and stock:
+            ships_free_count += cell.count
+        if price and stock and free:
+            listed += cell.count
     ships_free = None
     if ships_free_q is not None:
         ships_free = FacetValue(
             key="1",
             label=f"Ships free to {postal_code}",
-            count=counts["ships_free"],
+            count=ships_free_count,
             selected=bool(filters.ships_free_to),
         )
     return Facets(
-        categories=_category_facet(filters, ships_free_q),
+        categories=_category_facet(filters, cells, chosen),
         merchants=_merchant_facet(filters, ships_free_q),
         price_ranges=tuple(
             FacetValue(
                 key=r.key,
                 label=r.label,
-                count=counts[f"range:{r.key}"],
+                count=count,
                 selected=r.key == filters.price_range,
             )
-            for r in PRICE_RANGES
+            for r, count in zip(PRICE_RANGES, range_counts, strict=True)
         ),
         in_stock=FacetValue(
-            key="1", label="In stock", count=counts["in_stock"], selected=filters.available_only
+            key="1", label="In stock", count=in_stock, selected=filters.available_only
         ),
         ships_free=ships_free,
         postal_code=postal_code,
         filters=filters,
+        listed=listed,
     )

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from itertools import pairwise
 
-from django.db.models import Q
+from django.db.models import Func, IntegerField, Q
 
 from storefront.money import format_money
 
@@ -40,3 +40,33 @@ def _ranges(bounds: list[int]) -> tuple[PriceRange, ...]:
 
 PRICE_RANGES = _ranges([1000, 2500, 5000, 10000, 25000])
 PRICE_RANGE_KEYS = {price_range.key: price_range for price_range in PRICE_RANGES}
+
+
+def _contiguous(ranges: tuple[PriceRange, ...]) -> tuple[int, ...]:
+    """The lower bounds of all ranges but the first, which must tile [0, infinity)."""
+    assert ranges[0].low == 0 and ranges[-1].high is None
+    assert all(a.high == b.low for a, b in pairwise(ranges))
+    return tuple(r.low for r in ranges[1:])
+
+
+class PriceRangeIndex(Func):
+    """The index in ``PRICE_RANGES`` of a price (NULL stays NULL), for grouping by range.
+
+    PostgreSQL's ``width_bucket`` reads the price once, which matters when it is the best
+    offer's CASE of subqueries; elsewhere a CASE on it."""
+
+    output_field = IntegerField()
+    bounds = _contiguous(PRICE_RANGES)
+
+    def as_sql(
+        self, compiler, connection, function=None, template=None, arg_joiner=None, **extra_context
+    ):
+        price, params = compiler.compile(self.get_source_expressions()[0])
+        whens = [f"WHEN ({price}) IS NULL THEN NULL"]
+        whens += [f"WHEN ({price}) < {bound} THEN {i}" for i, bound in enumerate(self.bounds)]
+        return f"CASE {' '.join(whens)} ELSE {len(self.bounds)} END", tuple(params) * len(whens)
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        price, params = compiler.compile(self.get_source_expressions()[0])
+        array = ", ".join(str(bound) for bound in self.bounds)
+        return f"width_bucket(({price})::bigint, ARRAY[{array}]::bigint[])", tuple(params)

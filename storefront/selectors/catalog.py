@@ -1,6 +1,7 @@
 """Catalog reads: products with their best offer, offers, categories and merchants."""
 
-from typing import TYPE_CHECKING, TypedDict
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from django.db.models import (
     BigIntegerField,
@@ -23,7 +24,7 @@ from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Category, CheapestOfferRefresh, Merchant, MoneyField, Offer, Product
 from storefront.search import SEARCH_ORDERING, PreparedSearch, product_search
 from storefront.search.free_shipping import ships_free_offer_q
-from storefront.search.prices import PRICE_RANGE_KEYS
+from storefront.search.prices import PRICE_RANGE_KEYS, PriceRange
 from storefront.selectors.shipping import merchant_terms_for_destination
 
 if TYPE_CHECKING:
@@ -67,14 +68,11 @@ def _stored_cheapest_is_fresh() -> Q:
     return Q(~Exists(pending), stored_cheapest__isnull=False)
 
 
-def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOffer]":
-    """Annotates the cheapest buyable offer (ties: lowest merchant id) and the offer count.
-
-    Products whose stored cheapest offer is fresh (see ``storefront.cheapest``) read it, which
-    keeps price ordering over a large catalog cheap; the others fall back to correlated
-    subqueries, which with the (product, active, unit_price) index stay cheap on a paginated
-    page. Either way it is one query, with the same values.
-    """
+@cache
+def _best_offer_expressions() -> dict[str, Any]:
+    """The annotations of ``_with_best_offer``, built once per process: they do not depend
+    on the request, and building them (five CASEs of subqueries) cost about as much Python as
+    compiling the query. ``annotate`` copies what it resolves, so sharing them is safe."""
     buyable = Offer.objects.filter(offer_buyable_q(), product=OuterRef("pk"))
     cheapest = buyable.order_by("unit_price", "merchant_id", "id")
     count = buyable.order_by().values("product").annotate(n=Count("id")).values("n")
@@ -83,28 +81,60 @@ def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOf
     def stored_or_live(stored, live, output_field):
         return Case(When(fresh, then=stored), default=live, output_field=output_field)
 
-    return products.annotate(
-        best_price=stored_or_live(
+    return {
+        "best_price": stored_or_live(
             F("stored_cheapest__price"), Subquery(cheapest.values("unit_price")[:1]), MoneyField()
         ),
-        best_offer_id=stored_or_live(
+        "best_offer_id": stored_or_live(
             F("stored_cheapest__offer_id"), Subquery(cheapest.values("id")[:1]), BigIntegerField()
         ),
-        best_merchant_id=stored_or_live(
+        "best_merchant_id": stored_or_live(
             F("stored_cheapest__offer__merchant_id"),
             Subquery(cheapest.values("merchant_id")[:1]),
             BigIntegerField(),
         ),
-        best_merchant_name=stored_or_live(
+        "best_merchant_name": stored_or_live(
             F("stored_cheapest__offer__merchant__name"),
             Subquery(cheapest.values("merchant__name")[:1]),
             CharField(),
         ),
         # The live count is NULL, not 0, for a product nobody sells; keep it that way.
-        offer_count=stored_or_live(
+        "offer_count": stored_or_live(
             NullIf(F("stored_cheapest__offer_count"), Value(0)), Subquery(count[:1]), IntegerField()
         ),
-    )
+    }
+
+
+def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOffer]":
+    """Annotates the cheapest buyable offer (ties: lowest merchant id) and the offer count.
+
+    Products whose stored cheapest offer is fresh (see ``storefront.cheapest``) read it, which
+    keeps price ordering over a large catalog cheap; the others fall back to correlated
+    subqueries, which with the (product, active, unit_price) index stay cheap on a paginated
+    page. Either way it is one query, with the same values.
+    """
+    return cast("QuerySet[ProductWithBestOffer]", products.annotate(**_best_offer_expressions()))
+
+
+# Resolving the best offer's annotations onto a queryset (five CASEs of subqueries, each
+# cloned and resolved) cost as much Python as compiling the query. Done once per process:
+# the filters of a request then go onto a clone (every QuerySet method clones, and these two
+# are never evaluated themselves). A filter after the annotations selects the same rows.
+@cache
+def _products_with_best_offer() -> "QuerySet[ProductWithBestOffer]":
+    return _with_best_offer(Product.objects.select_related("category"))
+
+
+@cache
+def _products_with_best_price() -> QuerySet[Product]:
+    return Product.objects.annotate(best_price=_best_offer_expressions()["best_price"])
+
+
+def product_with_best_price_list() -> QuerySet[Product]:
+    """Every product with ``best_price`` only (as ``product_list`` computes it), to narrow
+    with ``product_match_list``: for counts and filters that need the price but not the
+    rest of the best offer."""
+    return _products_with_best_price().all()
 
 
 def product_ships_free_q(*, postal_code: str) -> Q:
@@ -143,23 +173,67 @@ def product_list(
             f"Unknown ordering {ordering!r}; use one of {', '.join(PRODUCT_ORDERINGS)}.",
             field="ordering",
         )
-    if price_range and price_range not in PRICE_RANGE_KEYS:
+    chosen_range = price_range_get(key=price_range)
+    if isinstance(query, str):
+        query = query.strip()
+    if not query and ordering == "relevance":
+        ordering = "name"
+    products = product_match_list(
+        products=_products_with_best_offer(),
+        query=query,
+        category=category,
+        merchant_id=merchant_id,
+        ships_free_to=ships_free_to,
+        ships_free_q=ships_free_q,
+    )
+    annotated = cast("QuerySet[ProductWithBestOffer]", products)
+    if available_only:
+        annotated = annotated.filter(best_price__isnull=False)
+    if chosen_range is not None:
+        annotated = annotated.filter(chosen_range.q("best_price"))
+    return annotated.order_by(*PRODUCT_ORDERINGS[ordering])
+
+
+def price_range_get(*, key: str) -> PriceRange | None:
+    """The price range of a key of ``PRICE_RANGE_KEYS`` (None for ""); ``ValidationFailed``
+    for any other key."""
+    if not key:
+        return None
+    try:
+        return PRICE_RANGE_KEYS[key]
+    except KeyError:
         raise ValidationFailed(
-            f"Unknown price range {price_range!r}; use one of {', '.join(PRICE_RANGE_KEYS)}.",
+            f"Unknown price range {key!r}; use one of {', '.join(PRICE_RANGE_KEYS)}.",
             field="price_range",
-        )
-    products = Product.objects.select_related("category")
+        ) from None
+
+
+def _category_q(category: str | int) -> Q:
+    """``product_list``'s category filter: an id (an int or digits) or a slug."""
+    if isinstance(category, int) or str(category).isdigit():
+        return Q(category_id=int(category))
+    return Q(category__slug=category)
+
+
+def product_match_list(
+    *,
+    products: QuerySet[Product] | None = None,
+    query: "str | PreparedSearch" = "",
+    category: str | int | None = None,
+    merchant_id: int | None = None,
+    ships_free_to: str = "",
+    ships_free_q: Q | None = None,
+) -> QuerySet[Product]:
+    """The filters of ``product_list`` that do not read the best offer, without its
+    annotations or order (a search annotates ``search_rank``): what counts and ``IN``
+    subqueries need, without the best offer's joins."""
+    products = Product.objects.all() if products is None else products
     if isinstance(query, str):
         query = query.strip()
     if query:
         products = product_search(products, query=query)
-    elif ordering == "relevance":
-        ordering = "name"
     if category not in (None, ""):
-        if isinstance(category, int) or str(category).isdigit():
-            products = products.filter(category_id=int(category))
-        else:
-            products = products.filter(category__slug=category)
+        products = products.filter(_category_q(category))
     if merchant_id is not None:
         sold_by = Offer.objects.filter(product=OuterRef("pk"), merchant_id=merchant_id, active=True)
         products = products.filter(Exists(sold_by))
@@ -167,12 +241,7 @@ def product_list(
         if ships_free_q is None:
             ships_free_q = product_ships_free_q(postal_code=ships_free_to)
         products = products.filter(ships_free_q)
-    annotated = _with_best_offer(products)
-    if available_only:
-        annotated = annotated.filter(best_price__isnull=False)
-    if price_range:
-        annotated = annotated.filter(PRICE_RANGE_KEYS[price_range].q("best_price"))
-    return annotated.order_by(*PRODUCT_ORDERINGS[ordering])
+    return products
 
 
 def product_get(
@@ -183,7 +252,7 @@ def product_get(
         raise ValueError("Pass exactly one of product_id and slug.")
     lookup = {"pk": product_id} if product_id is not None else {"slug": slug}
     try:
-        return _with_best_offer(Product.objects.select_related("category")).get(**lookup)
+        return _products_with_best_offer().get(**lookup)
     except (Product.DoesNotExist, ValueError, TypeError):
         raise NotFound("No such product.", code="product_not_found", field="product") from None
 

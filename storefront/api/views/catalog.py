@@ -31,6 +31,7 @@ from storefront.selectors import (
     product_list,
     product_offer_list,
 )
+from storefront.web.pagination import counted_paginator_class
 
 
 class CatalogView(APIView):
@@ -65,11 +66,13 @@ class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
 
     def list(self, request, *args, **kwargs):
         filters, ordering = self._filters()
+        facets = product_facets(filters=filters, postal_code=filters.ships_free_to)
         paginator = PageNumberPagination()
+        # The facets' grouped query counted the list already.
+        paginator.django_paginator_class = counted_paginator_class(facets.listed)
         page = paginator.paginate_queryset(
             product_list(**filters.kwargs(), ordering=ordering), request, view=self
         )
-        facets = product_facets(filters=filters, postal_code=filters.ships_free_to)
         response = paginator.get_paginated_response(ProductSerializer(page, many=True).data)
         response.data["facets"] = FacetsSerializer(facets).data
         return response

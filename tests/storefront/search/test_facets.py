@@ -1,11 +1,15 @@
 """Every facet count equals the length of the list that choosing that value shows."""
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from storefront.demo_catalog import DEMO_DESTINATION
+from storefront.errors import ValidationFailed
+from storefront.models import CheapestOfferRefresh, Offer, Product
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.selectors import product_list
 from tests.factories import OfferFactory, ProductFactory
@@ -18,6 +22,8 @@ STARTS = [
     CatalogFilters(query="coffee", available_only=True),
     CatalogFilters(category="kitchen", price_range="25-50"),
     CatalogFilters(query="kettle", ships_free_to=DEMO_DESTINATION),
+    CatalogFilters(query="ketle"),
+    CatalogFilters(price_range="250-", available_only=True, ships_free_to=DEMO_DESTINATION),
 ]
 
 
@@ -46,6 +52,36 @@ def test_counts_equal_the_filtered_list(demo, start):
     assert sum(v.count for v in facets.categories) == listed(chosen(start, category=None))
     if start.category:
         assert [v.key for v in facets.categories if v.selected] == [start.category]
+    # The list's own count (its paginator reads it instead of counting again).
+    shown = chosen(start, ships_free_to=DEMO_DESTINATION if start.ships_free_to else "")
+    assert facets.listed == listed(shown)
+
+
+def test_counts_follow_a_stale_stored_cheapest_offer_and_a_category_id(demo):
+    """Products whose stored cheapest offer is pending a refresh are counted on their live
+    price, as the list filters them; a category chosen by id counts as by slug."""
+    call_command("recompute_cheapest", "--all", verbosity=0)
+    products = list(Product.objects.order_by("id")[:40])
+    for product in products:
+        # A price move the stored row does not know yet (the refresh is pending).
+        Offer.objects.filter(product=product).update(unit_price=F("unit_price") + 7_000)
+        CheapestOfferRefresh.objects.create(product=product)
+    category = products[0].category
+    for start in (CatalogFilters(), CatalogFilters(category=category.pk, available_only=True)):
+        facets = product_facets(filters=start)
+        for value in facets.price_ranges:
+            assert value.count == listed(chosen(start, price_range=value.key)), value
+        for value in facets.merchants:
+            assert value.count == listed(chosen(start, merchant_id=int(value.key))), value
+        assert facets.listed == listed(start)
+        assert [v.key for v in facets.categories if v.selected] == (
+            [category.slug] if start.category else []
+        )
+
+
+def test_an_unknown_price_range_is_refused(demo):
+    with pytest.raises(ValidationFailed):
+        product_facets(filters=CatalogFilters(price_range="7-8"))
 
 
 def test_ships_free_needs_a_postal_code(demo):

@@ -2,6 +2,7 @@
 
 import pytest
 from django.db import connection
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
@@ -55,3 +56,37 @@ def test_cart_queries_do_not_grow_with_lines_or_merchants(
     add_to_cart(client, market.cheap_offers[2])
     client.post(reverse("cart_improve"))
     assert queries(client, reverse("cart")) == few
+
+
+@override_settings(PAGE_CACHE=False)
+@pytest.mark.parametrize(
+    ("path", "most"),
+    [
+        # Categories (the filter form), one grouped count for the categories, price ranges,
+        # in-stock and the list's own count, the merchants' counts, the page of products.
+        ("/", 4),
+        ("/?q=gadget&in_stock=on&price=10-25&sort=price", 6),  # + the search's preparation
+        # The product with its best offer, its offers with their merchants.
+        ("product", 2),
+        # The search's preparation (exact codes; does it match as typed), the grouped
+        # count, the merchants' counts, the page.
+        ("/api/v1/products/?search=gadget", 5),
+    ],
+)
+def test_uncached_renders_run_a_fixed_few_queries(
+    market, path, most, django_assert_max_num_queries
+):
+    """A first-time visitor's uncached render (nothing of their own: no session, no cart)
+    of the home page, a search, a product page and the product search API."""
+    if path == "product":
+        path = reverse("product", args=[market.products[0].slug])
+    client = Client()
+    assert client.get(path).status_code == 200  # this process's zone index, once
+    with django_assert_max_num_queries(most) as captured:
+        assert client.get(path).status_code == 200
+    # The same count with ten more products, each with offers.
+    for index in range(10):
+        OfferFactory.create_batch(2, product=ProductFactory(name=f"Gadget extra {index}"))
+    with CaptureQueriesContext(connection) as more:
+        assert client.get(path).status_code == 200
+    assert len(more) == len(captured)

@@ -14,6 +14,10 @@ makes it differ, e.g. the query string); templates wrap the shared markup in
 ``{% shared_fragment spec %}...{% endshared_fragment %}`` (``{% load fragments %}``). A spec of
 ``None`` renders without the cache (e.g. a page showing a failed form). So does the cache being
 off (``PAGE_CACHE=0``) or down: every failure falls back to rendering.
+
+A visitor with nothing of their own (no session, no token) gets the whole page instead:
+``render_shared_page`` hands it to ``storefront.cache_middleware``, which serves it to the
+next such visitor in one cache round trip, before the session and auth middlewares run.
 """
 
 import hashlib

@@ -68,7 +68,9 @@ def offers_changed_notify(
     products, merchants = _ids(product_ids), _ids(merchant_ids)
     if not products and not merchants:
         return
-    cache_versions_bump_on_commit(product_ids=products, catalog=True, shared=bool(merchants))
+    cache_versions_bump_on_commit(
+        product_ids=products, catalog=True, shared=bool(merchants), using=using
+    )
     pending = on_commit_once(_PendingChanges, _PendingChanges, using=using)
     now = pending is None
     if pending is None:

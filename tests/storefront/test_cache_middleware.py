@@ -243,3 +243,11 @@ def test_page_cache_off_never_serves_an_entry(market, cache_calls):  # noqa: F81
     get(Client(), url)
     get(Client(), url)
     assert "get_many" not in cache_calls
+
+
+def test_carts_and_checkout_are_never_stored(market):  # noqa: F811
+    for url in (reverse("cart"), reverse("checkout"), reverse("api:cart"), reverse("catalog")):
+        Client().get(url)
+        Client().get(url)
+    stored = [key for key in caches["default"]._cache if ":pe:" in key]
+    assert len(stored) == 1  # the catalog's

@@ -251,3 +251,21 @@ def test_carts_and_checkout_are_never_stored(market):  # noqa: F811
         Client().get(url)
     stored = [key for key in caches["default"]._cache if ":pe:" in key]
     assert len(stored) == 1  # the catalog's
+
+
+def test_a_failing_cache_after_a_hit_falls_back_to_rendering(market):  # noqa: F811
+    url = product_url(market)
+    get(Client(), url)
+    get(Client(), url)  # this process now looks the URL up
+    broken = {"default": {"BACKEND": "tests.storefront.web.test_page_cache.BrokenCache"}}
+    with override_settings(CACHES=broken, SESSION_ENGINE="django.contrib.sessions.backends.db"):
+        assert "Voltra Widget" in get(Client(), url).content.decode()
+
+
+def test_without_the_middleware_pages_render_around_their_fragments(market, settings):  # noqa: F811
+    settings.MIDDLEWARE = [name for name in settings.MIDDLEWARE if "cache_middleware" not in name]
+    url = product_url(market)
+    first = get(Client(), url).content.decode()
+    assert "Voltra Widget" in first
+    assert "csrfSHAREDFRAGMENTmarker" not in first
+    assert "<!--slot:" not in get(Client(), url).content.decode()

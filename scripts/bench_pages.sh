@@ -8,9 +8,13 @@
 # It migrates and seeds the demo catalog when the database is empty, runs collectstatic, starts
 # gunicorn (WORKERS x THREADS, gthread) on loopback with production settings (DEBUG off), then
 # drives each path with wrk: CONNECTIONS connections, DURATION each, after a short warm-up.
-# "cached" serves with the shared page cache on (the default); "uncached" starts the server with
-# PAGE_CACHE=0, which renders every fragment and API list on each request (the same code path a
-# cache miss takes; the shopper-independent cache is neither read nor written).
+# "cached" serves with the shared page cache on (the default): wrk's requests carry no cookie or
+# token, so after the first request per URL and process they are answered by the page-cache
+# middleware (storefront/cache_middleware.py: one Redis MGET, no session/auth middleware, no
+# view), while the cart API's requests (a token) go through the whole stack. "uncached" starts
+# the server with PAGE_CACHE=0, which renders every fragment and API list on each request (the
+# same code path a cache miss takes; the shopper-independent cache is neither read nor written).
+# PAGE_CACHE_TTL (600 s) outlives a run: entries are replaced only when a write bumps them.
 # Environment: PORT (8018), WORKERS (2), THREADS (4), CONNECTIONS (16), DURATION (15s),
 # SEARCH (speaker), PYTHON (/work/main/.venv/bin/python, else .venv/bin/python).
 set -euo pipefail

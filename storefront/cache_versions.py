@@ -27,13 +27,14 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+
+from storefront.commit_once import on_commit_once
 
 logger = logging.getLogger(__name__)
 
 CATALOG = "catalog"
 SHARED = "shared"
-_PREFIX = "pv:"
+VERSION_KEY_PREFIX = "pv:"
 
 
 def product_version_name(product_id: int) -> str:
@@ -56,7 +57,7 @@ def _new_token() -> str:
 def cache_versions_get(names: Iterable[str]) -> dict[str, str] | None:
     """The current token of each name (created when missing); ``None`` when the cache fails."""
     names = list(names)
-    keys = {_PREFIX + name: name for name in names}
+    keys = {VERSION_KEY_PREFIX + name: name for name in names}
     try:
         found = cache.get_many(list(keys))
         for key in keys:
@@ -74,7 +75,7 @@ def cache_versions_get(names: Iterable[str]) -> dict[str, str] | None:
 
 def cache_versions_bump(*, names: Iterable[str]) -> None:
     """Replaces the tokens now (use ``cache_versions_bump_on_commit`` from writers)."""
-    tokens = {_PREFIX + name: _new_token() for name in names}
+    tokens = {VERSION_KEY_PREFIX + name: _new_token() for name in names}
     if not tokens:
         return
     try:
@@ -84,24 +85,15 @@ def cache_versions_bump(*, names: Iterable[str]) -> None:
 
 
 class _PendingBump:
-    """The names one transaction changed; called once when it commits."""
+    """The names one transaction changed; replaced once when it commits."""
 
-    def __init__(self, block: object) -> None:
+    def __init__(self, block: object | None) -> None:
         self.block = block
         self.names: set[str] = set()
 
     def __call__(self) -> None:
         names, self.names = self.names, set()
         cache_versions_bump(names=names)
-
-
-def _outermost_block(connection) -> object | None:
-    """The transaction's outermost ``atomic`` block; a test case's wrapping blocks do not
-    count (they never commit: each write in a test is its own transaction, as in production)."""
-    for block in connection.atomic_blocks:
-        if not getattr(block, "_from_testcase", False):
-            return block
-    return None
 
 
 def cache_versions_bump_on_commit(
@@ -111,9 +103,9 @@ def cache_versions_bump_on_commit(
     shared: bool = False,
     using: str | None = None,
 ) -> None:
-    """Records what a write changed; the versions are replaced once, when the transaction
-    commits (at once outside one; never for a rollback). Changing products implies the
-    catalog (lists show them)."""
+    """Records what a write changed; the versions are replaced once per transaction, when it
+    commits (at once outside one; never for a rollback), however many writers inside it
+    record names. Changing products implies the catalog (lists show them)."""
     names = {product_version_name(i) for i in product_ids if i is not None}
     if names or catalog:
         names.add(CATALOG)
@@ -121,16 +113,8 @@ def cache_versions_bump_on_commit(
         names.add(SHARED)
     if not names:
         return
-    connection = transaction.get_connection(using)
-    if not connection.in_atomic_block:
+    pending = on_commit_once(_PendingBump, _PendingBump, using=using)
+    if pending is None:
         cache_versions_bump(names=names)
-        return
-    block = _outermost_block(connection)
-    if block is not None:
-        for entry in connection.run_on_commit:
-            if isinstance(entry[1], _PendingBump) and entry[1].block is block:
-                entry[1].names |= names
-                return
-    pending = _PendingBump(block)
-    pending.names |= names
-    transaction.on_commit(pending, using=using)
+    else:
+        pending.names |= names

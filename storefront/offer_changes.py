@@ -17,8 +17,10 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from django.db import transaction
 from django.dispatch import Signal
+
+from storefront.cache_versions import cache_versions_bump_on_commit
+from storefront.commit_once import on_commit_once
 
 offers_changed = Signal()
 
@@ -26,7 +28,7 @@ offers_changed = Signal()
 class _PendingChanges:
     """The ids a transaction changed so far; called once on commit to send the signal."""
 
-    def __init__(self, block: object) -> None:
+    def __init__(self, block: object | None) -> None:
         self.block = block
         self.product_ids: set[int] = set()
         self.merchant_ids: set[int] = set()
@@ -36,8 +38,9 @@ class _PendingChanges:
         from storefront.zone_index import zone_index_invalidate
 
         if self.merchant_ids:
-            # Listeners may price carts with the zone index right away, and its own
-            # on-commit invalidation may come after this one.
+            # Listeners may price carts with the zone index right away: its stamp is replaced
+            # here, before they run (the zone index's own receivers leave these writes to
+            # this call, so the stamp is replaced once per transaction).
             zone_index_invalidate()
         offers_changed.send(
             sender=Offer,
@@ -50,31 +53,6 @@ def _ids(values: Iterable[int | None]) -> set[int]:
     return {int(value) for value in values if value is not None}
 
 
-def _transaction(connection) -> object | None:
-    """The outermost ``atomic`` block of the transaction in progress (a test case's own
-    wrapping blocks do not count: each test write outside the test's ``atomic`` is its own
-    transaction, as in production), ``None`` outside one."""
-    for block in connection.atomic_blocks:
-        if not getattr(block, "_from_testcase", False):
-            return block
-    return None
-
-
-def _pending(using: str | None) -> _PendingChanges:
-    """This transaction's pending set, registered with ``on_commit`` on first use; outside a
-    transaction a fresh one, sent by the caller."""
-    connection = transaction.get_connection(using)
-    block = _transaction(connection)
-    if block is None:
-        return _PendingChanges(None)
-    for entry in connection.run_on_commit:
-        if isinstance(entry[1], _PendingChanges) and entry[1].block is block:
-            return entry[1]
-    pending = _PendingChanges(block)
-    transaction.on_commit(pending, using=using, robust=True)
-    return pending
-
-
 def offers_changed_notify(
     *,
     product_ids: Iterable[int | None] = (),
@@ -82,20 +60,25 @@ def offers_changed_notify(
     using: str | None = None,
 ) -> None:
     """Records changed products and merchants; ``offers_changed`` goes out once when the
-    current transaction commits (right away outside one)."""
+    current transaction commits (right away outside one).
+
+    The page cache's versions are recorded in the same transaction (one bump per transaction
+    with whatever else it changed, ``storefront.cache_versions``): what a cart could cost is
+    what the catalog and product pages show."""
     products, merchants = _ids(product_ids), _ids(merchant_ids)
     if not products and not merchants:
         return
-    pending = _pending(using)
+    cache_versions_bump_on_commit(
+        product_ids=products, catalog=True, shared=bool(merchants), using=using
+    )
+    pending = on_commit_once(_PendingChanges, _PendingChanges, using=using)
+    now = pending is None
+    if pending is None:
+        pending = _PendingChanges(None)
     pending.product_ids |= products
     pending.merchant_ids |= merchants
-    if pending.block is None:
-        # No transaction of its own: committed already (autocommit), or in a test case's
-        # wrapping transaction, where on_commit is what the test captures.
-        if transaction.get_connection(using).in_atomic_block:
-            transaction.on_commit(pending, using=using, robust=True)
-        else:
-            pending()
+    if now:
+        pending()
 
 
 class DeferredChanges:

@@ -15,9 +15,11 @@ Imported by ``storefront.models`` so that the receivers are connected whenever t
 import threading
 import weakref
 
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
+from storefront.cache_versions import cache_versions_bump_on_commit
 from storefront.offer_changes import offers_changed_notify
 
 _OFFER = "storefront.Offer"
@@ -50,8 +52,12 @@ def offer_remember_product(sender, instance, update_fields=None, **kwargs) -> No
 @receiver(post_save, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_post_save")
 def offer_saved(sender, instance, **kwargs) -> None:
     previous = getattr(instance, "_cheapest_previous_product_id", None)
-    _mark(product_ids=[instance.product_id, previous])
-    offers_changed_notify(product_ids=[instance.product_id, previous])
+    # One transaction even for a save in autocommit: the stale mark and the notice record the
+    # same page-cache versions, replaced once when it commits.
+    using = kwargs.get("using")
+    with transaction.atomic(using=using, savepoint=False):
+        _mark(product_ids=[instance.product_id, previous])
+        offers_changed_notify(product_ids=[instance.product_id, previous], using=using)
 
 
 @receiver(pre_delete, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_pre_delete")
@@ -89,13 +95,6 @@ def merchant_remember_active(sender, instance, update_fields=None, **kwargs) -> 
     )
 
 
-@receiver(post_save, sender=_MERCHANT, dispatch_uid="storefront.cheapest.merchant_post_save")
-def merchant_saved(sender, instance, created=False, **kwargs) -> None:
-    was_active = getattr(instance, "_cheapest_was_active", None)
-    if not created and was_active is not None and was_active != instance.active:
-        _mark(merchant_ids=[instance.pk])
-
-
 # What a merchant's carts cost: shipping, discount and whether it sells at all.
 _MERCHANT_TERMS = (
     "active",
@@ -117,18 +116,30 @@ def merchant_remember_terms(sender, instance, update_fields=None, **kwargs) -> N
     )
 
 
-@receiver(post_save, sender=_MERCHANT, dispatch_uid="storefront.offer_changes.merchant_saved")
-def merchant_terms_saved(sender, instance, created=False, **kwargs) -> None:
+@receiver(post_save, sender=_MERCHANT, dispatch_uid="storefront.merchant_saved")
+def merchant_saved(sender, instance, created=False, **kwargs) -> None:
+    """Every consequence of a merchant's save in one transaction (even in autocommit), so the
+    page cache's versions are replaced once: its activity marks its products' cheapest offers
+    stale, its terms tell ``offers_changed`` (which records the page versions), and anything
+    else (its name, a new merchant) changes what the pages show all the same."""
+    using = kwargs.get("using")
+    was_active = getattr(instance, "_cheapest_was_active", None)
     before = getattr(instance, "_offer_changes_terms", None)
     after = tuple(getattr(instance, name) for name in _MERCHANT_TERMS)
-    if not created and before is not None and before != after:
-        offers_changed_notify(merchant_ids=[instance.pk])
+    with transaction.atomic(using=using, savepoint=False):
+        if not created and was_active is not None and was_active != instance.active:
+            _mark(merchant_ids=[instance.pk])
+        if not created and before is not None and before != after:
+            offers_changed_notify(merchant_ids=[instance.pk], using=using)
+        else:
+            cache_versions_bump_on_commit(catalog=True, shared=True, using=using)
 
 
 @receiver(post_save, sender="storefront.ShippingZone", dispatch_uid="offer_changes.zone_saved")
 @receiver(post_delete, sender="storefront.ShippingZone", dispatch_uid="offer_changes.zone_gone")
 def shipping_zone_changed(sender, instance, **kwargs) -> None:
-    offers_changed_notify(merchant_ids=[instance.merchant_id])
+    # Also the zone index's stamp and the page cache's versions, once (offer_changes).
+    offers_changed_notify(merchant_ids=[instance.merchant_id], using=kwargs.get("using"))
 
 
 # Connect the zone index's receivers and the page cache's versions.

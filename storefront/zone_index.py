@@ -26,7 +26,8 @@ data mapping is the tree's (one thread per query in ``radix_tree_match``, see
 Freshness: ``zone_index_current()`` keeps one index per process, tagged with a version stamp
 read from Django's cache (the shared Redis cache in production). Saving or deleting a
 ``ShippingZone`` or a ``Merchant`` through the ORM replaces the stamp once the transaction
-commits (receivers below), and every process rebuilds on its next call. ``QuerySet.update()``,
+commits (``offers_changed`` for zones and terms, the receivers below for merchants that come
+or go), and every process rebuilds on its next call. ``QuerySet.update()``,
 ``bulk_create()`` and raw SQL send no signals: code that writes zones or merchants that way
 calls ``zone_index_invalidate()``.
 
@@ -236,21 +237,16 @@ def zone_index_invalidate() -> None:
             _current, _stamp_pending = None, True
 
 
-def _invalidate_on_commit(**kwargs) -> None:
-    # After commit: a process rebuilding before it would read the old rows under a new stamp.
-    transaction.on_commit(zone_index_invalidate, using=kwargs.get("using"))
-
-
-@receiver(post_save, sender="storefront.ShippingZone", dispatch_uid="zone_index.zone_saved")
-@receiver(post_delete, sender="storefront.ShippingZone", dispatch_uid="zone_index.zone_deleted")
-def zone_changed(sender, **kwargs) -> None:
-    _invalidate_on_commit(**kwargs)
-
-
 @receiver(post_save, sender="storefront.Merchant", dispatch_uid="zone_index.merchant_saved")
 @receiver(post_delete, sender="storefront.Merchant", dispatch_uid="zone_index.merchant_deleted")
-def merchant_changed(sender, **kwargs) -> None:
-    _invalidate_on_commit(**kwargs)
+def merchant_changed(sender, created=None, **kwargs) -> None:
+    """A merchant that comes or goes. Zone writes and a merchant's changed terms replace the
+    stamp through ``offers_changed`` (``storefront.offer_changes``), once per transaction and
+    before its listeners run; a save that changes neither leaves the index as it is."""
+    if created is False:
+        return
+    # After commit: a process rebuilding before it would read the old rows under a new stamp.
+    transaction.on_commit(zone_index_invalidate, using=kwargs.get("using"))
 
 
 def zone_index_warmup(*, device: str | None = None) -> None:

@@ -1,6 +1,8 @@
 """Catalog API lists rendered once for everyone: the JSON body is kept in the shared cache
 under versioned keys (``storefront.cache_versions``) with its ETag and the time it was
-rendered, and served as is; ``If-None-Match`` / ``If-Modified-Since`` answer 304.
+rendered, and served as is; ``If-None-Match`` / ``If-Modified-Since`` answer 304. For a
+request with no token or session the whole response is also kept by the page-cache
+middleware (``storefront.cache_middleware``), which serves it before authentication runs.
 
 Only the JSON rendering is cached (the browsable API renders normally). Errors (a bad filter)
 raise before anything is stored. With the cache off or down the body is rendered per request,
@@ -12,10 +14,11 @@ import time
 from dataclasses import dataclass
 
 from django.http import HttpResponse, HttpResponseNotModified
-from django.utils.http import http_date, parse_etags, parse_http_date_safe, quote_etag
+from django.utils.http import http_date, quote_etag
 from rest_framework import generics
 from rest_framework.renderers import JSONRenderer
 
+from storefront.cache_middleware import not_modified, shared_response_offer
 from storefront.cache_versions import CATALOG
 from storefront.web.fragments import FragmentSpec, cached_value
 
@@ -26,15 +29,6 @@ class CachedBody:
     content_type: str
     etag: str
     last_modified: int
-
-
-def _not_modified(request, entry: CachedBody) -> bool:
-    if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
-    if if_none_match:
-        etags = parse_etags(if_none_match)
-        return "*" in etags or entry.etag in etags
-    since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
-    return since is not None and entry.last_modified <= since
 
 
 class CachedListMixin(generics.ListAPIView):
@@ -62,10 +56,15 @@ class CachedListMixin(generics.ListAPIView):
         spec = FragmentSpec(
             f"api:{type(self).__name__}", self.cache_versions, (request.get_full_path(),)
         )
-        entry = cached_value(spec, render, kind="pa")
+        # Django's request, not DRF's wrapper: what is noted on it must reach the middleware.
+        django_request = request._request
+        entry = cached_value(spec, render, kind="pa", request=django_request)
+        # A request with no token or session: the page-cache middleware keeps the whole
+        # response and serves the next one before authentication runs.
+        shared_response_offer(django_request, names=self.cache_versions)
         headers = {"ETag": entry.etag, "Last-Modified": http_date(entry.last_modified)}
         response: HttpResponse
-        if _not_modified(request, entry):
+        if not_modified(request, etag=entry.etag, last_modified=entry.last_modified):
             response = HttpResponseNotModified()
         else:
             response = HttpResponse(entry.body, content_type=entry.content_type)

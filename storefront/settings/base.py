@@ -60,6 +60,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Whole cached pages and API lists for visitors with no session, cookie of their own or
+    # token, in one Redis round trip, before the middlewares below run (nothing below may add
+    # a per-request header to such a response): storefront/cache_middleware.py.
+    "storefront.cache_middleware.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -182,7 +186,9 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # What every shopper sees alike (catalog, search and product fragments, the catalog API's
-# lists) is rendered once into this cache under versioned keys (storefront/cache_versions.py).
+# lists) is rendered once into this cache under versioned keys (storefront/cache_versions.py);
+# whole pages and lists for visitors with nothing of their own are served from it by
+# storefront.cache_middleware.PageCacheMiddleware (one round trip per hit).
 # PAGE_CACHE=0 renders everything per request (benchmarks: the uncached figures);
 # PAGE_CACHE_TTL bounds how long an entry lives (and what a cache that missed version bumps
 # while it was unreachable can still serve).

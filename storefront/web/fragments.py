@@ -14,6 +14,10 @@ makes it differ, e.g. the query string); templates wrap the shared markup in
 ``{% shared_fragment spec %}...{% endshared_fragment %}`` (``{% load fragments %}``). A spec of
 ``None`` renders without the cache (e.g. a page showing a failed form). So does the cache being
 off (``PAGE_CACHE=0``) or down: every failure falls back to rendering.
+
+A visitor with nothing of their own (no session, no token) gets the whole page instead:
+``render_shared_page`` hands it to ``storefront.cache_middleware``, which serves it to the
+next such visitor in one cache round trip, before the session and auth middlewares run.
 """
 
 import hashlib
@@ -23,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
@@ -33,6 +36,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from storefront.cache_middleware import CSRF_MARKER, shared_lookup, shared_response_offer
 from storefront.cache_versions import (
     SHARED,
     cache_versions_get,
@@ -48,7 +52,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-CSRF_MARKER = "csrfSHAREDFRAGMENTmarker"
 _SLOT = re.compile(r"<!--slot:([a-z_]+):([^>]*?)-->")
 _MISSING = object()
 
@@ -201,38 +204,35 @@ def fragment_render(spec: FragmentSpec | None, render: Callable[[], str], contex
 WHOLE_PAGE = "shared_whole_page"
 
 
-def _nothing_of_their_own(request: HttpRequest) -> bool:
-    """Signed out and no session or message cookie: no cart, no messages, no name to show."""
-    cookies = request.COOKIES
-    return (
-        request.method in ("GET", "HEAD")
-        and settings.SESSION_COOKIE_NAME not in cookies
-        and "messages" not in cookies
-        and not request.user.is_authenticated
-    )
-
-
 def render_shared_page(
     request: HttpRequest,
     template_name: str,
     context: dict | Callable[[], dict],
     spec: FragmentSpec | None,
 ) -> HttpResponse:
-    """``render(...)``, but for a visitor with nothing of their own (a first visit, a crawler,
-    a load test) the whole page is the shared one: cached under ``spec`` (its versions and
-    vary, plus the path), only the CSRF token filled per request. Anyone else gets the page
-    rendered around its shared fragments."""
-    if spec is None or not page_cache_enabled() or not _nothing_of_their_own(request):
+    """``render(...)``, but for a shared request (``storefront.cache_middleware``: a visitor
+    with nothing of their own, e.g. a first visit, a crawler, a load test) the whole page is
+    the shared one: rendered with the CSRF marker and empty shopper slots, and handed to the
+    page-cache middleware, which stores it under the page's URL and ``spec``'s versions and
+    serves it to the next such visitor before the session and auth middlewares run. Anyone
+    else gets the page rendered around its shared fragments.
+
+    The whole page is keyed by its URL: for a shared request everything else ``spec.vary``
+    names must follow from the URL (a shared visitor has no cart, so no postal code)."""
+    if (
+        spec is None
+        or not page_cache_enabled()
+        or shared_lookup(request) is None
+        or request.user.is_authenticated
+    ):
         return render(request, template_name, context() if callable(context) else context)
-    page_spec = FragmentSpec(f"page:{spec.name}", spec.versions, (*spec.vary, request.path))
-
-    def render_page() -> str:
-        values = context() if callable(context) else context
-        shared = {**values, WHOLE_PAGE: True, "csrf_token": CSRF_MARKER}
-        return render_to_string(template_name, shared, request=request)
-
-    html = cached_value(page_spec, render_page, kind="pp", request=request)
+    if _versions(spec, request) is None:  # the cache is down: render for this visitor
+        return render(request, template_name, context() if callable(context) else context)
+    values = context() if callable(context) else context
+    shared = {**values, WHOLE_PAGE: True, "csrf_token": CSRF_MARKER}
     # Nothing of the visitor's own: the slots stay empty, only the CSRF token is theirs.
+    html = _SLOT.sub("", render_to_string(template_name, shared, request=request))
+    shared_response_offer(request, names=spec.versions, body=html.encode())
     return HttpResponse(fragment_fill(html, {"request": request}))
 
 

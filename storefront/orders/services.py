@@ -2,8 +2,10 @@
 merchant side (accept, ship, deliver, cancel).
 
 Locks are always taken in one order: the cart, then the offers by id, then (for status
-changes) the order and its packages. Stock moves only under the offers' row locks, so two
-shoppers racing for the last unit get one order and one ``Conflict``, never negative stock.
+changes) the order and its packages; a failing order locks the cart its lines go back to
+before the order, as a sign-in's cart merge does before moving orders to the account's cart.
+Stock moves only under the offers' row locks, so two shoppers racing for the last unit get
+one order and one ``Conflict``, never negative stock.
 """
 
 import re
@@ -190,16 +192,21 @@ def _place_locked(
             changes=changes,
             total=summary.total,
         )
-    order = _order_create(summary=summary, user=user, address=address, scope=scope, key=key)
+    order = _order_create(
+        summary=summary, cart=locked, user=user, address=address, scope=scope, key=key
+    )
     _stock_take(summary=summary, offers=offers)
     CartLine.objects.filter(cart_id=locked.pk).delete()
     cart_version_bump(cart, locked=locked)
     return order
 
 
-def _order_create(*, summary, user, address: ShippingAddress, scope: str, key: str) -> Order:
+def _order_create(
+    *, summary, cart: Cart, user, address: ShippingAddress, scope: str, key: str
+) -> Order:
     order = Order.objects.create(
         owner=user if user is not None and user.is_authenticated else None,
+        cart=cart,
         idempotency_scope=scope,
         idempotency_key=key,
         email=address.email,
@@ -319,8 +326,11 @@ def order_payment_sync(*, payment_id: int) -> Order:
     confirmation mail queued), failed (every package cancelled, the stock given back, the
     lines put back into the shopper's cart) or
     still pending. Idempotent: a status seen before changes nothing."""
-    payment = Payment.objects.select_related("order").get(pk=payment_id)
-    order = Order.objects.select_for_update().get(pk=payment.order_id)
+    payment = Payment.objects.get(pk=payment_id)
+    if payment.status in _FAILED:
+        order, cart = _order_lock_with_cart(order_id=payment.order_id)
+    else:
+        order, cart = Order.objects.select_for_update().get(pk=payment.order_id), None
     if order.status != Order.Status.PENDING:
         return order
     if payment.status in _PAID:
@@ -334,32 +344,33 @@ def order_payment_sync(*, payment_id: int) -> Order:
         order_id = order.pk
         transaction.on_commit(lambda: order_confirmation_mail_send_task.delay(order_id))
     elif payment.status in _FAILED:
-        _order_fail(order, note=payment.message[:300], reason="Payment failed.")
+        _order_fail(order, cart=cart, note=payment.message[:300], reason="Payment failed.")
     return order
 
 
-def _order_fail(order: Order, *, note: str, reason: str) -> None:
-    """Fails a pending (locked) order: its packages are cancelled, their stock given back and
-    its lines put back into the cart it was placed from, so the shopper can try again. The
-    cart is locked before the offers, as placing does (no deadlock with a checkout)."""
-    cart = _order_cart(order)
+def _order_lock_with_cart(*, order_id: int) -> tuple[Order, Cart | None]:
+    """The order and the cart its lines go back to (``None`` once that is gone), both
+    locked, the cart first: placing and a sign-in's cart merge lock the cart before they
+    touch orders, so a failing payment never deadlocks with either."""
+    cart_id = Order.objects.filter(pk=order_id).values_list("cart_id", flat=True).get()
+    carts = Cart.objects.select_for_update()
+    cart = carts.filter(pk=cart_id).first() if cart_id is not None else None
+    order = Order.objects.select_for_update().get(pk=order_id)
+    if order.cart_id != cart_id:
+        # A sign-in merged the cart into the account's cart between the two reads. Nothing
+        # merges an account's cart away, so locking it after the order cannot deadlock.
+        cart = carts.filter(pk=order.cart_id).first() if order.cart_id is not None else None
+    return order, cart
+
+
+def _order_fail(order: Order, *, cart: Cart | None, note: str, reason: str) -> None:
+    """Fails a pending order, locked with ``cart`` (``_order_lock_with_cart``): its packages
+    are cancelled, their stock given back and its lines put back into that cart, so the
+    shopper can try again."""
     _order_status_set(order, Order.Status.FAILED, note=note)
     _packages_cancel(order, reason=reason, by=None)
     if cart is not None:
         _cart_restore(cart=cart, order=order)
-
-
-def _order_cart(order: Order) -> Cart | None:
-    """The cart the order was placed from, locked: the owner's, or the guest's session cart
-    named by the idempotency scope. ``None`` when it is gone (a guest cart is merged into
-    the user's cart at sign-in and deleted)."""
-    kind, _, ident = order.idempotency_scope.partition(":")
-    carts = Cart.objects.select_for_update()
-    if kind == "user" and order.owner_id is not None:
-        return carts.filter(owner_id=order.owner_id).first()
-    if kind == "cart" and ident.isdigit():
-        return carts.filter(pk=int(ident), owner__isnull=True).first()
-    return None
 
 
 def _cart_restore(*, cart: Cart, order: Order) -> int:
@@ -555,10 +566,10 @@ def orders_unpaid_expire(*, now=None) -> int:
     expired = 0
     for order_id in list(ids.order_by("pk")[:500]):
         with transaction.atomic():
-            order = Order.objects.select_for_update().get(pk=order_id)
+            order, cart = _order_lock_with_cart(order_id=order_id)
             if order.status != Order.Status.PENDING:
                 continue
-            _order_fail(order, note="Not paid in time.", reason="Not paid in time.")
+            _order_fail(order, cart=cart, note="Not paid in time.", reason="Not paid in time.")
             # update(): no status signal, the order is settled already.
             Payment.objects.filter(
                 order=order, status__in=[PaymentStatus.WAITING, PaymentStatus.INPUT]

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
@@ -19,6 +20,7 @@ from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from storefront.cache_versions import cache_versions_bump_on_commit
+from storefront.cart_optimizer import CheaperAssignment, cart_cheaper_assignment_find
 from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import (
@@ -31,8 +33,17 @@ from storefront.models import (
     OrderLine,
     Payment,
 )
-from storefront.orders.review import CheckoutChanged, review_changes, review_token_read
-from storefront.selectors import cart_pricing_summary_via_sql
+from storefront.orders.review import (
+    CheckoutChanged,
+    review_changes,
+    review_token_make,
+    review_token_read,
+)
+from storefront.selectors import (
+    CartPricingSummary,
+    cart_pricing_summary,
+    cart_pricing_summary_via_sql,
+)
 from storefront.services import cart_lock_for_update, cart_version_bump
 from storefront.validators import postal_code_normalize, validate_postal_code
 
@@ -99,6 +110,29 @@ def shipping_address_validate(
         postal_code=code,
         country=country_code,
     )
+
+
+@dataclass(frozen=True)
+class CheckoutReview:
+    """The cart priced now, the token that places exactly that, and a cheaper way to buy
+    it (``None``: none found, or the cart cannot be bought as it stands)."""
+
+    summary: CartPricingSummary
+    review_token: str
+    cheaper: CheaperAssignment | None
+
+
+def checkout_review_prepare(*, cart: Cart) -> CheckoutReview:
+    """The checkout review of ``cart`` for the web page and the API alike: priced once, live
+    (never a cached page), sealed in a review token, with a last look for a cheaper cart
+    within ``CHECKOUT_OPTIMIZE_BUDGET_MS`` (which may store a suggestion to apply)."""
+    summary = cart_pricing_summary(cart=cart)
+    cheaper = None
+    if not summary.is_empty and not summary.unavailable:
+        cheaper = cart_cheaper_assignment_find(
+            cart=cart, budget_ms=settings.CHECKOUT_OPTIMIZE_BUDGET_MS
+        )
+    return CheckoutReview(summary=summary, review_token=review_token_make(summary), cheaper=cheaper)
 
 
 def _check_key(key: object) -> str:

@@ -5,6 +5,7 @@ import re
 import threading
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, connection, connections, transaction
 from django.test import Client
 from django.urls import reverse
@@ -14,6 +15,7 @@ from storefront.errors import Conflict
 from storefront.models import MerchantOrder, Offer, Order
 from storefront.orders.review import CheckoutChanged
 from storefront.orders.services import order_payment_for
+from storefront.services import cart_get_or_create, cart_merge
 from tests.factories import CartFactory, CartLineFactory, OfferFactory, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
 
@@ -215,3 +217,25 @@ def test_two_api_clients_placing_one_cart_at_once_get_a_201_and_a_409_with_a_cod
     (refused,) = [r for r in results if r.status_code == 409]
     assert refused.json()["error"]["code"] in {"cart_empty", "checkout_changed"}
     assert Order.objects.count() == 1 and Offer.objects.get().stock == 0
+
+
+def test_signing_in_while_the_payment_fails_puts_the_lines_in_the_account_cart_either_way():
+    """A sign-in's merge locks the carts, then moves the order to the account's cart; the
+    failing payment locks the cart, then the order: whichever comes first, no deadlock."""
+    guest = CartFactory(owner=None, session_key="racing-guest", postal_code=POSTAL_CODE)
+    line = CartLineFactory(cart=guest, offer=OfferFactory(stock=4), quantity=3)
+    guest.refresh_from_db()
+    order = place(guest, user=AnonymousUser())
+    account = cart_get_or_create(user=UserFactory())
+    payment = order_payment_for(order=order)
+    results = _race(
+        [
+            lambda: cart_merge(source=guest, target=account),
+            lambda: payment.change_status("rejected"),
+        ]
+    )
+    assert not any(isinstance(r, Exception) for r in results), results
+    order.refresh_from_db()
+    assert order.status == Order.Status.FAILED and order.cart_id == account.pk
+    assert set(account.lines.values_list("offer_id", "quantity")) == {(line.offer_id, 3)}
+    assert Offer.objects.get(pk=line.offer_id).stock == 4

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from storefront.cache_versions import cache_versions_bump_on_commit
@@ -152,8 +152,12 @@ def order_scope(*, user, cart: Cart) -> str:
     return f"cart:{cart.pk}"
 
 
-def _order_by_key(scope: str, key: str) -> Order | None:
-    return Order.objects.filter(idempotency_scope=scope, idempotency_key=key).first()
+def _order_by_key(*, scope: str, key: str, cart: Cart) -> Order | None:
+    """The order ``key`` placed already: in the caller's scope, or as a guest from a cart
+    that signing in merged into ``cart`` since (the order follows it: ``Order.cart``), so
+    placing it again after a sign-in answers that order instead of a review of the merge."""
+    orders = Order.objects.filter(Q(idempotency_scope=scope) | Q(cart_id=cart.pk))
+    return orders.filter(idempotency_key=key).order_by("pk").first()
 
 
 def order_place(
@@ -173,7 +177,7 @@ def order_place(
     """
     key = _check_key(idempotency_key)
     scope = order_scope(user=user, cart=cart)
-    existing = _order_by_key(scope, key)
+    existing = _order_by_key(scope=scope, key=key, cart=cart)
     if existing is not None:
         return existing
     before = review_token_read(review_token, cart_id=cart.pk)
@@ -184,7 +188,7 @@ def order_place(
             )
     except IntegrityError:
         # The same key committed by a concurrent request between our check and insert.
-        existing = _order_by_key(scope, key)
+        existing = _order_by_key(scope=scope, key=key, cart=cart)
         if existing is None:
             raise
         return existing
@@ -200,7 +204,8 @@ def _place_locked(
     *, cart: Cart, user, address: ShippingAddress, before, scope: str, key: str
 ) -> Order:
     locked = cart_lock_for_update(cart)
-    existing = _order_by_key(scope, key)  # the first of two racing requests committed
+    # The first of two racing requests committed.
+    existing = _order_by_key(scope=scope, key=key, cart=locked)
     if existing is not None:
         return existing
     offer_ids = CartLine.objects.filter(cart_id=locked.pk).values_list("offer_id", flat=True)

@@ -356,6 +356,20 @@ def test_a_guest_who_signs_in_before_a_rejected_payment_finds_the_lines_in_their
     assert again.status_code == 302 and Order.objects.count() == 2
 
 
+def test_placing_again_after_signing_in_answers_the_order_that_key_placed_as_a_guest(
+    client,
+    cart_two_merchants,
+):
+    UserFactory(username="alice")
+    form = _place_form(_review(client))
+    placed = client.post(reverse("checkout_place"), form)
+    client.post(reverse("login"), {"username": "alice", "password": TEST_PASSWORD})
+    again = client.post(reverse("checkout_place"), form)  # the back button, then place
+    assert again.status_code == 302 and again["Location"] == placed["Location"]
+    assert Order.objects.count() == 1
+    assert client.get(again["Location"]).status_code == 200
+
+
 def test_other_browsers_and_shoppers_get_404_guests_find_it_with_their_email(
     client, cart_two_merchants
 ):

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Issue 17 on the lent machine, one call, any number of GPUs (N from `nvidia-smi -L`):
-#   (t) the gpu-marked split tests (the batch split over every visible GPU == one GPU);
+# Issue 17 on the lent machine, one call, any number of GPUs (N from `nvidia-smi -L`; on
+# kind nvidia-h100-x2 the split runs over devices 0,1):
+#   (t) the gpu-marked split tests (the batch split over every visible GPU == one GPU; with
+#       2+ GPUs each GPU's shares run on kept buffers of its own and never wait for another
+#       GPU's lock; full search split over 2 GPUs == one GPU; they skip with one GPU);
 #   (a) full search of an 11- and a 12-line cart split over 1, 2, 4 ... N GPUs
 #       (`bench --suite full_multi`): rate per GPU count, speedup, efficiency, same answer;
-#   (b) the price-watch batch solver over 1, 2, 4 ... N GPUs at 1M synthetic carts
-#       (`bench --suite batch_multi`): carts/s per GPU count, every answer == one GPU's;
+#   (b) the price-watch batch solver over 1, 2, 4 ... N GPUs at 250k and 1M synthetic carts
+#       (`bench --suite batch_multi`): carts/s per GPU count, every answer == one GPU's, the
+#       variant each share ran (the engine's pick for its size: no fallback), and concurrency
+#       (the shares' times summed over their wall time: ~N when the GPUs ran at once);
 #   (c) the Celery side: one `--pool=solo` gpu worker per GPU, pinned by CUDA_VISIBLE_DEVICES
 #       (Redis carried as .debs, as scripts/device_django.sh does), price-watch-shaped batch
 #       jobs fed through the `gpu` queue (`manage.py bench_batch_queue`): 1M carts in 20 jobs
@@ -17,9 +22,13 @@
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0; nothing here uses NCCL, but a library that
 # loads it must not turn multicast on).
 # Run through the device tool from the repository root with carry [".whl-dj"] (see
-# scripts/device_wheels_dj.sh): the command starts with
+# scripts/device_wheels_dj.sh) and kind nvidia-h100-x2: the command starts with
 #   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
 #       --target /tmp/site .whl-dj/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1;
+# and sets COMMIT=<the commit it copies> (the copy has no .git), e.g.
+#   ... || exit 1; COMMIT=abc1234 bash scripts/device_multigpu.sh
+# The whole call fits in one 10-minute command (TOTAL_S, each phase capped; a phase that has
+# no time left is skipped and says so in log.txt).
 # Locally (CPU, simulator, tiny sizes, Debian's redis-server) with DRY_RUN=1.
 set -uo pipefail
 OUT="${OUT:-/tmp/device_multigpu_out}"
@@ -33,19 +42,26 @@ if [ "${DRY_RUN:-0}" = 1 ]; then
     REDIS_PORT="${REDIS_PORT:-6391}"  # a private server: never the one others use here
     export NUMBA_ENABLE_CUDASIM=1
     NGPU=1
-    BATCH_CARTS=20000 QUEUE_CARTS=20000 LOAD_JOBS=40 LOAD_CARTS=500
+    BATCH_SIZES=20000 QUEUE_CARTS=20000 LOAD_JOBS=40 LOAD_CARTS=500
     REDIS_BIN="${REDIS_BIN:-$(command -v redis-server)}"
 else
     REDIS_PORT="${REDIS_PORT:-6379}"
     export SMARTCART_REAL_GPU=1
     unset NUMBA_ENABLE_CUDASIM
     NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-    BATCH_CARTS=${BATCH_CARTS:-1000000} QUEUE_CARTS=${QUEUE_CARTS:-1000000}
+    BATCH_SIZES=${BATCH_SIZES:-250000,1000000} QUEUE_CARTS=${QUEUE_CARTS:-1000000}
     LOAD_JOBS=${LOAD_JOBS:-400} LOAD_CARTS=${LOAD_CARTS:-2000}
     REDIS_BIN=/tmp/redis/usr/bin/redis-server
 fi
 [ "$NGPU" -ge 1 ] || { echo "no GPU listed by nvidia-smi -L" | tee -a "$LOG"; exit 1; }
-env_report nvidia-smi -L
+facts() {  # what env_report adds: every GPU and their links, the code, numba's threading layer
+    nvidia-smi -L
+    nvidia-smi topo -m 2>/dev/null || true
+    echo "commit: ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+    echo "gpu_engine/batch digest: $(cat gpu_engine/batch/*.py | sha256sum | cut -c1-16)"
+    "$PY" -c 'from gpu_engine.batch import staging; staging.warm(); print("numba threading layer:", staging.threading_layer())'
+}
+env_report facts
 if [ "$NGPU" -eq 1 ]; then
     DEVICES=0,0 WORKERS=2  # two shares / two workers on the one card
 else
@@ -53,12 +69,12 @@ else
 fi
 echo "GPUs: $NGPU; split devices: $DEVICES; gpu workers: $WORKERS" | tee -a "$LOG"
 
-phase tests "${TEST_CAP:-60}" "$PY" -m pytest -m gpu -q -p no:cacheprovider -p no:django \
-    tests/gpu_engine/batch/test_multi.py
+phase tests "${TEST_CAP:-120}" "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider -p no:django \
+    tests/gpu_engine/batch/test_multi.py tests/gpu_engine/solvers/full/test_full_multi.py
 phase full_multi "${FULL_CAP:-90}" "$PY" -m gpu_engine bench --suite full_multi \
     --full-multi-devices "$DEVICES" --json "$OUT/full_multi.json"
 phase batch_multi "${BATCH_CAP:-150}" "$PY" -m gpu_engine bench --suite batch_multi \
-    --batch-devices "$DEVICES" --batch-multi-sizes "$BATCH_CARTS" --json "$OUT/batch_multi.json"
+    --batch-devices "$DEVICES" --batch-multi-sizes "$BATCH_SIZES" --json "$OUT/batch_multi.json"
 
 # (c) Redis, then every gpu worker at once (each warms up before its first message).
 if [ "${DRY_RUN:-0}" != 1 ]; then
@@ -83,6 +99,7 @@ stop_all() {
 }
 trap stop_all EXIT
 for i in $(seq 0 $((WORKERS - 1))); do
+    echo "gpu worker $i: CUDA_VISIBLE_DEVICES=$((i % NGPU)) --pool=solo" | tee -a "$LOG"
     CUDA_VISIBLE_DEVICES=$((i % NGPU)) "$PY" -m celery -A storefront worker -Q gpu --pool=solo \
         --concurrency=1 --prefetch-multiplier=1 --without-gossip --without-mingle \
         -I smartcart.batch_queue -n "gpu$i@%h" --loglevel=INFO >"$OUT/worker_$i.log" 2>&1 &
@@ -137,15 +154,16 @@ for r in rows("full_multi.json"):
         continue
     print(f"| {r['case']} | {r['gpus']} | {r['devices']} | {r['median_ms']} | {r['rate_per_s']:.3e} | "
           f"{r['speedup_vs_1']} | {r['efficiency']} | {r['same_as_1gpu']} | {r['agrees_with_dp']} |")
-print("| batch | GPUs | devices | variant | engine ms (min) | carts/s | speedup | efficiency | same as 1 GPU | split ms | shares ms | share carts |")
+print("| batch | GPUs | devices | GPU | share variants | engine ms (min) | carts/s | speedup | efficiency | same as 1 GPU | split ms | shares ms (wall) | share ms | concurrency | share carts | threading layer |")
 for r in rows("batch_multi.json"):
     if "error" in r:
         print(f"| {r.get('case', '')} | error: {r['error']} |")
         continue
     same = r["same_totals_as_1gpu"] and r["same_choices_as_1gpu"]
-    print(f"| {r['case']} | {r['gpus']} | {r['devices']} | {r['gpu_variant']} | {r['engine_ms']} ({r['min_ms']}) | "
+    print(f"| {r['case']} | {r['gpus']} | {r['devices']} | {r['device']} | {r['gpu_variant']} | {r['engine_ms']} ({r['min_ms']}) | "
           f"{r['carts_per_s']} | {r['speedup_vs_1']} | {r['efficiency']} | {same} | "
-          f"{r['split_ms']} | {r['share_ms']} | {r['share_carts']} |")
+          f"{r['split_ms']} | {r['shares_ms']} | {r['share_ms']} | {r['concurrency']} | {r['share_carts']} | "
+          f"{r['threading_layer']} |")
 print("| queue pass | jobs | in flight | wall s | jobs/s | carts/s | p50 ms | p95 ms | solve ms sum | load ms sum | same answers | jobs per worker |")
 for path in sorted(out.glob("queue_*.json")):
     s = json.loads(path.read_text())

@@ -27,7 +27,8 @@ its own stream. Within a block:
 
 The DP tables live in global scratch (``ws`` int64, ``pick`` uint16) at the cart's offsets;
 except in "baseline", the scratch is kept between batches (gigabytes at 1M carts) and grown as
-needed.
+needed, one set per device (:mod:`gpu_engine.batch.kept`: a thread on another GPU neither
+reads these buffers nor waits for their lock).
 The whole batch is copied to the device once (pinned and narrowed but in "baseline":
 :mod:`gpu_engine.batch.staging`); a range launch covers as many carts as the scratch budget
 allows (usually all of them; the split variants need the whole batch's scratch at once, else
@@ -44,6 +45,7 @@ import numpy as np
 from numba import cuda, int64
 
 from gpu_engine.batch import ops, staging
+from gpu_engine.batch.kept import DeviceKept, every_device, kept_here
 from gpu_engine.batch.pack import (
     DP,
     FULL,
@@ -100,9 +102,9 @@ _assign_merchant = cuda.jit(device=True)(ops.assign_merchant)
 _best_split = cuda.jit(device=True)(dp_ops.best_split)
 _plan_cart = cuda.jit(device=True)(ops.plan_cart)
 
+# Compiled kernels serve every device (numba loads a kernel into each context that launches
+# it); the lock only guards building one, never a launch.
 _kernels: dict = {}
-_scratch: dict = {}
-_scratch_lock = threading.Lock()
 _plan_kernel: list = []
 _lock = threading.Lock()
 
@@ -265,11 +267,14 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
 def _get_kernel(d: dict, shared_size: int = THREADS, mode: int = RANGE):
     """The solve kernel for ``d``'s array types (see :func:`_build`)."""
     types = tuple(d[name].dtype for name in ("offer_ptr", "offer_amount", "line_qty"))
-    with _lock:
-        key = (shared_size, mode, *types)
-        if key not in _kernels:
-            _kernels[key] = _build(shared_size, mode, *(numba.from_dtype(t) for t in types))
-    return _kernels[key]
+    key = (shared_size, mode, *types)
+    kernel = _kernels.get(key)
+    if kernel is None:
+        with _lock:
+            if key not in _kernels:
+                _kernels[key] = _build(shared_size, mode, *(numba.from_dtype(t) for t in types))
+            kernel = _kernels[key]
+    return kernel
 
 
 def _build_plan():
@@ -332,9 +337,10 @@ def _build_plan():
 
 
 def _get_plan_kernel():
-    with _lock:
-        if not _plan_kernel:
-            _plan_kernel.append(_build_plan())
+    if not _plan_kernel:
+        with _lock:
+            if not _plan_kernel:
+                _plan_kernel.append(_build_plan())
     return _plan_kernel[0]
 
 
@@ -401,18 +407,19 @@ def solve_gpu(
     if variant == "overlap":
         raise ValueError("the overlap variant runs through gpu_engine.batch.gpu.solve_gpu")
     t0 = time.perf_counter()
+    kept = kept_here()
     if variant == "baseline":
         d = _upload(_batch_arrays(batch))
     else:
-        d = staging.upload(_batch_arrays(batch), timings)
+        d = staging.upload(_batch_arrays(batch), timings, kept=kept)
     cuda.synchronize()
     t1 = time.perf_counter()
     plan = _plan_on_device(batch, d, prefer=-1 if prefer is None else prefer, max_work=max_work)
     d.update(_upload({"ws_ptr": plan.ws_ptr, "pick_ptr": plan.pick_ptr}))
     t2 = time.perf_counter()
     keep = variant != "baseline"
-    with _scratch_lock:
-        chunks = plan.chunks(scratch_limit() + (_held_scratch() if keep else 0))
+    with kept.lock:
+        chunks = plan.chunks(scratch_limit() + (kept.scratch_bytes() if keep else 0))
         if keep:
             d["out_total"] = cuda.device_array(batch.n_carts, dtype=np.int64)
         else:
@@ -420,8 +427,8 @@ def solve_gpu(
         d["out_choice"] = cuda.device_array(max(1, batch.line_qty.size), dtype=np.int64)
         ws_size = max([int(plan.ws_ptr[hi] - plan.ws_ptr[lo]) for lo, hi in chunks] + [1])
         pick_size = max([int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks] + [1])
-        d["ws"] = _scratch_array("ws", ws_size, np.int64, keep)
-        d["pick"] = _scratch_array("pick", pick_size, np.uint16, keep)
+        d["ws"] = _scratch_array(kept, "ws", ws_size, np.int64, keep)
+        d["pick"] = _scratch_array(kept, "pick", pick_size, np.uint16, keep)
         if variant in SPLIT and len(chunks) == 1:
             launches = _launch_split(plan, d, *SPLIT[variant], timings)
         else:
@@ -440,38 +447,35 @@ def solve_gpu(
     return total, choice, plan
 
 
-def _held_scratch() -> int:
-    return sum(int(a.nbytes) for a in _scratch.values())
-
-
-def _scratch_array(name: str, size: int, dtype: type, keep: bool):
-    """Device scratch of at least ``size`` entries. With ``keep``, one buffer per name is kept
-    for the process and grown as needed (a gpu worker solves many batches: allocating and
-    freeing gigabytes of DP tables each time costs milliseconds), unless it would hold more
-    than :data:`KEEP_SCRATCH_FRACTION` of the device's memory. The caller holds
-    ``_scratch_lock`` until its kernels are done."""
+def _scratch_array(kept: DeviceKept, name: str, size: int, dtype: type, keep: bool):
+    """Device scratch of at least ``size`` entries on the current device, whose kept state is
+    ``kept``. With ``keep``, one buffer per name is kept for the device and grown as needed (a
+    gpu worker solves many batches: allocating and freeing gigabytes of DP tables each time
+    costs milliseconds), unless it would hold more than :data:`KEEP_SCRATCH_FRACTION` of the
+    device's memory. The caller holds ``kept.lock`` until its kernels are done."""
     if not keep:
         return cuda.device_array(size, dtype=dtype)
-    held = _scratch.get(name)
+    held = kept.scratch.get(name)
     if held is not None and held.size >= size:
         return held
-    _scratch.pop(name, None)
+    kept.scratch.pop(name, None)
     grown = int(size * 1.25) + 1
     if simulator_enabled():
         cap = SIMULATOR_SCRATCH
     else:
         cap = int(cuda.current_context().get_memory_info()[1] * KEEP_SCRATCH_FRACTION)
-    if grown * np.dtype(dtype).itemsize + _held_scratch() > cap:
+    if grown * np.dtype(dtype).itemsize + kept.scratch_bytes() > cap:
         return cuda.device_array(size, dtype=dtype)
     held = cuda.device_array(grown, dtype=dtype)
-    _scratch[name] = held
+    kept.scratch[name] = held
     return held
 
 
 def release_scratch() -> None:
-    """Give the kept device scratch back (the next batch allocates again)."""
-    with _scratch_lock:
-        _scratch.clear()
+    """Give every device's kept scratch back (the next batch allocates again)."""
+    for kept in every_device():
+        with kept.lock:
+            kept.scratch.clear()
 
 
 def _kernel_args(d: dict) -> tuple:

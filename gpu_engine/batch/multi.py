@@ -13,9 +13,11 @@ cart's scratch offsets are relative to its launch), so the merged answers equal 
 answers bit for bit, whatever the split. The same id may repeat (two threads on one card),
 which is how the split is exercised with a single GPU.
 
-Until :mod:`gpu_engine.batch.cuda` keeps its reusable DP scratch (and the lock held while its
-kernels run) per device, shares on different GPUs take the variant that allocates per batch
-(:func:`multi_device_variant`): correct, but the shared lock still serialises their kernels.
+Each share runs the variant the engine picks for its size
+(:func:`gpu_engine.batch.cuda.default_variant`), as one device would: what the GPU batch keeps
+between batches (DP scratch, the "overlap" arrays and streams, pinned buffers) is kept per
+device with a lock per device (:mod:`gpu_engine.batch.kept`), so shares on different GPUs run
+at once on buffers of their own, and shares on the same GPU take turns on its buffers.
 
 In the CUDA simulator the shares run one after the other: the simulator swaps module globals
 while a kernel runs, so two host threads cannot launch at once there.
@@ -23,7 +25,6 @@ while a kernel runs, so two host threads cannot launch at once there.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 import time
@@ -42,33 +43,17 @@ from gpu_engine.problem import CartProblem
 # answer written, even when it prices a single assignment.
 CART_OVERHEAD = 64
 
-# Allocates its DP scratch per batch (no process-wide buffer): see multi_device_variant.
-FALLBACK_VARIANT = "baseline"
-
 ShareSolver = Callable[[PackedBatch, int], RawAnswers]
 
 
-def solve_share_on_gpu(
-    share: PackedBatch, device_id: int, *, gpu_variant: str | None = None
-) -> RawAnswers:
+def solve_share_on_gpu(share: PackedBatch, device_id: int) -> RawAnswers:
     """The default share solver: the batch kernel on GPU ``device_id`` (its context made
-    current in the calling thread for the duration)."""
+    current in the calling thread for the duration), by the variant the engine picks for the
+    share's size."""
     from numba import cuda
 
     with cuda.gpus[device_id]:
-        return solve_packed(share, device="gpu", gpu_variant=gpu_variant)
-
-
-def multi_device_variant(device_ids: Sequence[int]) -> str | None:
-    """The GPU variant that is safe for these devices: the engine's default (None) on one
-    device; on several, :data:`FALLBACK_VARIANT` unless :mod:`gpu_engine.batch.cuda` keeps its
-    reusable DP scratch per device (``SCRATCH_PER_DEVICE``). A process-wide buffer allocated
-    on one GPU must never reach a kernel on another, and the fallback allocates per batch."""
-    if len(set(device_ids)) < 2:
-        return None
-    from gpu_engine.batch import cuda as batch_cuda
-
-    return None if getattr(batch_cuda, "SCRATCH_PER_DEVICE", False) else FALLBACK_VARIANT
+        return solve_packed(share, device="gpu")
 
 
 @overload
@@ -128,15 +113,17 @@ def solve_packed_multi(
     share_solver: ShareSolver | None = None,
 ) -> RawAnswers:
     """:func:`solve_batch_multi` on packed carts. ``timings``: ``split_ms`` (the host plan
-    and the cuts), ``slice_ms``, ``shares_ms`` (all threads, wall), per share
-    ``share<i>_ms`` / ``share<i>_carts``, and ``merge_ms``."""
+    and the cuts; none for a single device), ``slice_ms``, ``shares_ms`` (all threads, wall),
+    per share ``share<i>_ms`` / ``share<i>_carts``, and ``merge_ms``."""
     ids = list(device_ids)
     if not ids:
         raise ValueError("device_ids must name at least one device")
-    variant = None if share_solver else multi_device_variant(ids)
-    solver = share_solver or functools.partial(solve_share_on_gpu, gpu_variant=variant)
+    solver = share_solver or solve_share_on_gpu
     t0 = time.perf_counter()
-    cuts = share_cuts(plan_batch(batch).work, len(ids))
+    if len(ids) == 1:  # one share: nothing to balance, so no host plan
+        cuts = np.array([0, batch.n_carts], dtype=np.int64)
+    else:
+        cuts = share_cuts(plan_batch(batch).work, len(ids))
     t1 = time.perf_counter()
     shares = [slice_batch(batch, lo, hi) for lo, hi in itertools.pairwise(cuts)]
     t2 = time.perf_counter()
@@ -152,7 +139,6 @@ def solve_packed_multi(
         slice_ms=(t2 - t1) * 1e3,
         shares_ms=(t3 - t2) * 1e3,
         merge_ms=(time.perf_counter() - t3) * 1e3,
-        fallback_variant=float(variant is not None),
     )
     return RawAnswers(
         total=merged.total,

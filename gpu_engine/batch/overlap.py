@@ -20,6 +20,10 @@ stream has not written yet (the copies share one copy engine anyway). The DP scr
 kept "ws"/"pick" scratch of :mod:`gpu_engine.batch.cuda` at the chunk's whole-batch offsets;
 a chunk beyond it gets its own array for this batch, and the kept scratch grows afterwards.
 Answers never depend on the chunking.
+
+The kept device arrays, streams, pinned buffers and scratch are the current device's
+(:mod:`gpu_engine.batch.kept`), used under that device's lock only: batches on two GPUs run
+at once, two batches on one GPU in turn.
 """
 
 from __future__ import annotations
@@ -33,13 +37,12 @@ from numba import cuda
 
 from gpu_engine.batch import cuda as batch_cuda
 from gpu_engine.batch import staging
+from gpu_engine.batch.kept import DeviceKept, every_device, kept_here
 from gpu_engine.batch.pack import BatchPlan, PackedBatch
 from gpu_engine.device import simulator_enabled
 
 CHUNKS = 6
 GROWTH = 1.25
-_device: dict = {}
-_streams: list = []
 
 # Array: the CSR level it is sliced by ("cart+1"/"line+1": a pointer array over carts/lines).
 LEVEL = {
@@ -80,6 +83,7 @@ class _Run:
     batch: PackedBatch
     bounds: np.ndarray
     wide: set[str]
+    kept: DeviceKept
     d: dict = field(default_factory=dict)
     host: dict = field(default_factory=dict)
     keep_alive: list = field(default_factory=list)
@@ -113,10 +117,11 @@ def solve_overlap(
     with a value outside its narrow type makes the batch start again with it wide; chunks
     whose scratch would not fit the device make it run as "pinned"."""
     wide: set[str] = set()
+    kept = kept_here()
     while True:
         bounds = chunk_bounds(batch, CHUNKS if chunks is None else chunks)
-        run = _Run(batch=batch, bounds=bounds, wide=wide)
-        with batch_cuda._scratch_lock:
+        run = _Run(batch=batch, bounds=bounds, wide=wide, kept=kept)
+        with kept.lock:
             try:
                 result = _solve(run, prefer, max_work)
                 too_big = False
@@ -142,7 +147,7 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
     t0 = time.perf_counter()
     _allocate(run)
     run.limit = batch_cuda.scratch_limit()
-    streams = _stream_pool(3 * n_chunks)
+    streams = _stream_pool(run.kept, 3 * n_chunks)
     start, done = cuda.event(), cuda.event()
     start.record(streams[0])
     t1 = time.perf_counter()
@@ -186,8 +191,8 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
     )
     if run.keep_alive:
         run.keep_alive.clear()
-        batch_cuda._scratch_array("ws", int(plan.ws_ptr[-1]), np.int64, True)
-        batch_cuda._scratch_array("pick", int(plan.pick_ptr[-1]), np.uint16, True)
+        batch_cuda._scratch_array(run.kept, "ws", int(plan.ws_ptr[-1]), np.int64, True)
+        batch_cuda._scratch_array(run.kept, "pick", int(plan.pick_ptr[-1]), np.uint16, True)
     gpu_ms = start.elapsed_time(done)
     run.timings.update(
         setup_ms=(t1 - t0) * 1e3,
@@ -207,29 +212,32 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
     return total, choice, plan
 
 
-def _stream_pool(n: int) -> list:
-    while len(_streams) < n:
-        _streams.append(cuda.stream())
-    return _streams[:n]
+def _stream_pool(kept: DeviceKept, n: int) -> list:
+    """``n`` streams of the current device, kept with its state (a stream is its context's)."""
+    while len(kept.streams) < n:
+        kept.streams.append(cuda.stream())
+    return kept.streams[:n]
 
 
-def _kept(name: str, size: int, dtype: type | np.dtype) -> Any:
-    """A device array of ``size`` values of ``dtype`` (a view of one kept per name and grown:
-    no allocation, and no ``cuMemFree`` waiting for the device, once the sizes are seen)."""
+def _kept(kept: DeviceKept, name: str, size: int, dtype: type | np.dtype) -> Any:
+    """A device array of ``size`` values of ``dtype`` (a view of one the device keeps per name
+    and grows: no allocation, and no ``cuMemFree`` waiting for the device, once the sizes are
+    seen)."""
     dtype = np.dtype(dtype)
-    held = _device.get(name)
+    held = kept.arrays.get(name)
     if held is None or held.dtype != dtype or held.size < max(1, size):
-        _device.pop(name, None)
+        kept.arrays.pop(name, None)
         held = cuda.device_array(int(max(1, size) * GROWTH) + 1, dtype=dtype)
-        _device[name] = held
+        kept.arrays[name] = held
     return held[: max(1, size)]
 
 
 def release() -> None:
-    """Give the kept device arrays and streams back (tests; a worker keeps them)."""
-    with batch_cuda._scratch_lock:
-        _device.clear()
-        _streams.clear()
+    """Give every device's kept arrays and streams back (tests; a worker keeps them)."""
+    for kept in every_device():
+        with kept.lock:
+            kept.arrays.clear()
+            kept.streams.clear()
 
 
 def _dtype(run: _Run, name: str) -> np.dtype:
@@ -241,13 +249,13 @@ def _dtype(run: _Run, name: str) -> np.dtype:
 
 def _allocate(run: _Run) -> None:
     """The kept device arrays and pinned host buffers of this batch's sizes."""
-    batch, d, host = run.batch, run.d, run.host
+    batch, d, host, kept = run.batch, run.d, run.host, run.kept
     n_carts, n_lines, n_merch = batch.n_carts, batch.line_qty.size, int(batch.merch_ptr[-1])
     for name in (*LEVEL, *PARAMS):
         values = getattr(batch, name)
         dtype = _dtype(run, name)
-        d[name] = _kept(name, values.size, dtype)
-        host[name] = staging.pinned(f"overlap_{name}", values.size, dtype)
+        d[name] = _kept(kept, name, values.size, dtype)
+        host[name] = staging.pinned(f"overlap_{name}", values.size, dtype, kept=kept)
     for name, size, kind in (
         ("served", n_merch, np.int32),
         ("forced", n_merch, np.int32),
@@ -263,8 +271,8 @@ def _allocate(run: _Run) -> None:
         ("out_total", n_carts, np.int64),
         ("out_choice", n_lines, np.int64),
     ):
-        d[name] = _kept(f"plan_{name}", size, kind)
-        host[name] = staging.pinned(f"overlap_plan_{name}", size, kind)
+        d[name] = _kept(kept, f"plan_{name}", size, kind)
+        host[name] = staging.pinned(f"overlap_plan_{name}", size, kind, kept=kept)
     host["ws_ptr"][0] = 0
     host["pick_ptr"][0] = 0
     # The answers and the plan, in arrays of the caller's (the pinned ones serve every batch).
@@ -403,7 +411,7 @@ def _scratch(run: _Run, name: str, ptr: np.ndarray, lo: int, hi: int, dtype):
     """Device scratch for carts ``lo .. hi - 1`` from the entry at ``ptr[lo]``: the kept
     scratch when it reaches ``ptr[hi]``, else an array of this chunk's own."""
     base, end = int(ptr[lo]), int(ptr[hi])
-    held = batch_cuda._scratch.get(name)
+    held = run.kept.scratch.get(name)
     if held is not None and end <= held.size:
         return held[min(base, held.size - 1) :]
     nbytes = max(1, end - base) * np.dtype(dtype).itemsize

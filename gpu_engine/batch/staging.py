@@ -12,9 +12,15 @@ with the same steps: Numba computes on int64 whatever the width it loads (intege
 on narrower types widen to intp), and every sum in :mod:`gpu_engine.batch.ops` starts from an
 int64 literal.
 
-The pinned buffers are kept per process and grown as needed (a gpu worker solves many
-batches); a lock keeps two threads from staging into the same buffer. Each array's copy is
-issued on one stream as soon as it is staged, so the next array's cast overlaps it.
+The pinned buffers are kept per device (:mod:`gpu_engine.batch.kept`) and grown as needed (a
+gpu worker solves many batches); the device's staging lock keeps two threads on one device
+from staging into the same buffer, while threads on other devices stage into their own. Each
+array's copy is issued on one stream as soon as it is staged, so the next array's cast
+overlaps it.
+
+The parallel cast runs in numba's threading layer: "tbb" and "omp" take calls from several
+host threads at once (one per GPU), "workqueue" aborts the process when two threads enter it,
+so there the parallel casts take turns (:func:`_parallel_turns`).
 
 Where the time goes: the cast is a CPU pass (about 50M values read and written at 1M carts, on
 the host's cores), and every ``cuda.to_device`` allocates its device array (the previous
@@ -27,11 +33,15 @@ The "overlap" variant (:mod:`gpu_engine.batch.overlap`) stages slices instead
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 
 import numba
 import numpy as np
+
+from gpu_engine.batch.kept import DeviceKept, every_device, kept_here
 
 # Field: the narrow type it is copied as when every value fits.
 NARROW: dict[str, type[np.integer]] = {
@@ -46,9 +56,11 @@ NARROW: dict[str, type[np.integer]] = {
 # Below this many elements one thread casts: waking numba's pool costs more than the pass.
 PARALLEL_MIN = 1 << 20
 GROWTH = 1.25
+# numba threading layers that take parallel calls from several host threads at once.
+THREADSAFE_LAYERS = ("tbb", "omp")
 
-_buffers: dict[str, np.ndarray] = {}
-_lock = threading.Lock()
+# Taken only where the threading layer is not thread-safe (see the module).
+_workqueue_lock = threading.Lock()
 
 
 def narrow_dtype(name: str, values: np.ndarray) -> np.dtype:
@@ -56,22 +68,29 @@ def narrow_dtype(name: str, values: np.ndarray) -> np.dtype:
     return np.dtype(NARROW.get(name, values.dtype))
 
 
-def upload(arrays: dict[str, np.ndarray], timings: dict[str, float] | None = None) -> dict:
-    """Device copies of ``arrays``: each field of :data:`NARROW` cast into its pinned buffer
-    when all its values fit the narrow type (else its own type, pageable), the others as they
-    are. Returns when every copy is done. ``timings`` receives per array ``in_<name>_mb``,
+def upload(
+    arrays: dict[str, np.ndarray],
+    timings: dict[str, float] | None = None,
+    *,
+    kept: DeviceKept | None = None,
+) -> dict:
+    """Device copies of ``arrays`` on the current device (whose kept state is ``kept``; None:
+    look it up): each field of :data:`NARROW` cast into the device's pinned buffer when all
+    its values fit the narrow type (else its own type, pageable), the others as they are.
+    Returns when every copy is done. ``timings`` receives per array ``in_<name>_mb``,
     ``in_<name>_cast_ms`` (host cast), ``in_<name>_call_ms`` (host: allocation and enqueue)
     and ``in_<name>_copy_ms`` (device time of the copy, from events; absent in the
     simulator)."""
     from numba import cuda
 
+    kept = kept_here() if kept is None else kept
     out = {}
     marks = []
-    with _lock:
+    with kept.stage_lock:
         stream = cuda.stream()
         for name, values in arrays.items():
             t0 = time.perf_counter()
-            staged = _stage(name, np.ascontiguousarray(values))
+            staged = _stage(kept, name, np.ascontiguousarray(values))
             t1 = time.perf_counter()
             before, after = cuda.event(), cuda.event()
             before.record(stream)
@@ -90,11 +109,15 @@ def upload(arrays: dict[str, np.ndarray], timings: dict[str, float] | None = Non
     return out
 
 
-def pinned(name: str, size: int, dtype: type | np.dtype) -> np.ndarray:
-    """A pinned host array of ``size`` values of ``dtype``, kept per ``name`` and grown as
-    needed. The caller keeps other threads off ``name`` until its copies are done."""
+def pinned(
+    name: str, size: int, dtype: type | np.dtype, *, kept: DeviceKept | None = None
+) -> np.ndarray:
+    """A pinned host array of ``size`` values of ``dtype``, kept per device (``kept``; None:
+    the current one) and ``name`` and grown as needed. The caller keeps other threads off
+    ``name`` until its copies are done."""
     dtype = np.dtype(dtype)
-    return _buffer(name, max(1, size) * dtype.itemsize).view(dtype)[:size]
+    kept = kept_here() if kept is None else kept
+    return _buffer(kept, name, max(1, size) * dtype.itemsize).view(dtype)[:size]
 
 
 def cast_into(values: np.ndarray, target: np.ndarray) -> bool:
@@ -107,30 +130,31 @@ def cast_into(values: np.ndarray, target: np.ndarray) -> bool:
     return cast(values, target, info.min, info.max)
 
 
-def _stage(name: str, values: np.ndarray) -> np.ndarray:
-    """``values`` cast into the pinned buffer of ``name``, or ``values`` itself when it has no
-    narrow type or a value does not fit it."""
+def _stage(kept: DeviceKept, name: str, values: np.ndarray) -> np.ndarray:
+    """``values`` cast into the device's pinned buffer of ``name``, or ``values`` itself when
+    it has no narrow type or a value does not fit it."""
     if name not in NARROW or values.size == 0:
         return values
-    target = pinned(name, values.size, NARROW[name])
+    target = pinned(name, values.size, NARROW[name], kept=kept)
     return target if cast_into(values, target) else values
 
 
-def _buffer(name: str, nbytes: int) -> np.ndarray:
+def _buffer(kept: DeviceKept, name: str, nbytes: int) -> np.ndarray:
     from numba import cuda
 
-    held = _buffers.get(name)
+    held = kept.pinned.get(name)
     if held is None or held.size < nbytes:
         # Whole int64 words, so that any integer type views the buffer.
         held = cuda.pinned_array(8 * (int(nbytes * GROWTH) // 8 + 1), dtype=np.uint8)
-        _buffers[name] = held
+        kept.pinned[name] = held
     return held
 
 
 def release() -> None:
-    """Give the pinned buffers back (tests; a worker keeps them)."""
-    with _lock:
-        _buffers.clear()
+    """Give every device's pinned buffers back (tests; a worker keeps them)."""
+    for kept in every_device():
+        with kept.stage_lock, kept.lock:
+            kept.pinned.clear()
 
 
 def _cast_steps(values, target, lo, hi, parts):
@@ -148,12 +172,35 @@ def _cast_steps(values, target, lo, hi, parts):
     return bad.sum() == 0
 
 
-_cast_parts = numba.njit(cache=True, parallel=True)(_cast_steps)
-_cast_serial = numba.njit(cache=True)(_cast_steps)
+# nogil: the casts touch arrays only, and a thread casting for one GPU must not hold the GIL
+# that the thread of another GPU needs to enqueue its copies and kernels.
+_cast_parts = numba.njit(cache=True, parallel=True, nogil=True)(_cast_steps)
+_cast_serial = numba.njit(cache=True, nogil=True)(_cast_steps)
 
 
 def _cast_parallel(values, target, lo, hi) -> bool:
-    return bool(_cast_parts(values, target, lo, hi, 4 * numba.get_num_threads()))
+    with _parallel_turns():
+        return bool(_cast_parts(values, target, lo, hi, 4 * numba.get_num_threads()))
+
+
+@contextlib.contextmanager
+def _parallel_turns() -> Iterator[None]:
+    """Nothing where numba's threading layer takes calls from several threads at once; else
+    (workqueue, or no layer chosen yet: the first parallel call chooses it) one process-wide
+    lock, so two GPUs' host threads cast in turn instead of aborting the process."""
+    if threading_layer() in THREADSAFE_LAYERS:
+        yield
+        return
+    with _workqueue_lock:
+        yield
+
+
+def threading_layer() -> str | None:
+    """numba's threading layer, None before the first parallel call has chosen one."""
+    try:
+        return str(numba.threading_layer())
+    except ValueError:
+        return None
 
 
 def _cast(values, target, lo, hi) -> bool:

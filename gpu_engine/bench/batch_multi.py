@@ -3,7 +3,12 @@
 with one GPU's (``solve_packed`` on the first device), every cart and every line.
 
 Without a real GPU the shares run on the CPU twin (one host thread each), so the suite runs
-anywhere; its rows say so. ``--batch-devices 0,0`` puts two shares on one card."""
+anywhere; its rows say so. ``--batch-devices 0,0`` puts two shares on one card.
+
+Each row also says which variant each share ran (the engine's pick for the share's size),
+``concurrency`` (the shares' own times summed over the wall time of all of them: about the
+number of devices when the shares ran at once, 1 when they took turns) and numba's threading
+layer (the shares' host casts run in it from several threads)."""
 
 from __future__ import annotations
 
@@ -14,8 +19,9 @@ import numpy as np
 
 from gpu_engine.batch import solve_packed
 from gpu_engine.batch.engine import RawAnswers
-from gpu_engine.batch.multi import FALLBACK_VARIANT, solve_packed_multi
+from gpu_engine.batch.multi import solve_packed_multi
 from gpu_engine.batch.pack import PackedBatch
+from gpu_engine.batch.staging import threading_layer
 from gpu_engine.batch.synthetic import synthetic_batch
 from gpu_engine.device import gpu_available, gpu_name
 
@@ -83,6 +89,13 @@ def run(args) -> list[dict[str, Any]]:
     return rows
 
 
+def _variants(share_carts: list[int]) -> str:
+    """The variant the engine picks for each share's size, "/"-joined."""
+    from gpu_engine.batch.cuda import default_variant
+
+    return "/".join(default_variant(n) for n in share_carts)
+
+
 def _cpu_share(share: PackedBatch, device_id: int) -> RawAnswers:
     return solve_packed(share, device="cpu")
 
@@ -115,6 +128,7 @@ def _count_row(base, batch, ids, solver, repeats, ref) -> dict[str, Any]:
     median = float(np.median(times))
     timing = answers.timings
     shares = [round(timing[f"share{i}_ms"], 1) for i in range(len(ids))]
+    share_carts = [int(timing[f"share{i}_carts"]) for i in range(len(ids))]
     return {
         **base,
         "gpus": len(ids),
@@ -125,11 +139,15 @@ def _count_row(base, batch, ids, solver, repeats, ref) -> dict[str, Any]:
         "carts_per_s": round(batch.n_carts / median * 1e3),
         "same_totals_as_1gpu": bool(np.array_equal(answers.total, ref.total)),
         "same_choices_as_1gpu": bool(np.array_equal(answers.choice, ref.choice)),
-        "gpu_variant": FALLBACK_VARIANT if timing.get("fallback_variant") else "default",
+        "gpu_variant": _variants(share_carts) if solver is None else "cpu",
+        "threading_layer": threading_layer() or "none yet",
         "split_ms": round(timing["split_ms"], 1),
         "shares_ms": round(timing["shares_ms"], 1),
+        "concurrency": round(
+            sum(timing[f"share{i}_ms"] for i in range(len(ids))) / max(timing["shares_ms"], 1e-9), 2
+        ),
         "share_ms": "/".join(str(v) for v in shares),
-        "share_carts": "/".join(str(int(timing[f"share{i}_carts"])) for i in range(len(ids))),
+        "share_carts": "/".join(str(v) for v in share_carts),
         "note": "host plan + cuts, slices, per share (thread): copies + plan + kernel + copy "
         "back; merge. Last run's phases; engine_ms the median of all runs",
     }

@@ -57,7 +57,10 @@ INT32_SAFE = 2**31 - 1
 SLICE_SECONDS = 0.1
 RATE_MIN_COMPLEXITY = 1_000_000_000
 
-_kernels: dict[tuple, Any] = {}  # numba kernels (untyped)
+# numba kernels (untyped). One serves every device: numba compiles per compute capability and
+# loads the code into each context that launches it. The lock only guards building one, so
+# threads on several GPUs (search_rows_multi) never wait for each other to launch.
+_kernels: dict[tuple, Any] = {}
 _kernels_lock = threading.Lock()
 
 
@@ -229,10 +232,13 @@ def _build_kernel(
 
 def _kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool, max_registers):
     key = (max_m, use_int32, use_shuffle, pair, max_registers or 0, device_pricing_variant())
-    with _kernels_lock:
-        if key not in _kernels:
-            _kernels[key] = _build_kernel(max_m, use_int32, use_shuffle, pair, max_registers)
-        return _kernels[key]
+    kernel = _kernels.get(key)
+    if kernel is None:
+        with _kernels_lock:
+            if key not in _kernels:
+                _kernels[key] = _build_kernel(max_m, use_int32, use_shuffle, pair, max_registers)
+            kernel = _kernels[key]
+    return kernel
 
 
 def kernel_resources() -> list[dict]:
@@ -406,11 +412,13 @@ def search_rows(
     row = start_row
     while row < stop_row:
         hi = min(stop_row, row + rows_per_launch)
+        pricing = device_pricing_variant()
         try:
             used += _launch(dev, row, hi, config, use_shuffle, out_total, out_index, used)
         except NumbaError:
-            # This numba-cuda cannot call the njit dispatcher: compile its Python source.
-            if not device_pricing_fallback():
+            # This numba-cuda cannot call the njit dispatcher: compile its Python source. With
+            # several GPUs another thread may have switched already: retry in the new form.
+            if device_pricing_variant() == pricing and not device_pricing_fallback():
                 raise
             continue
         row = hi
@@ -428,7 +436,11 @@ def search_rows(
 def search_rows_multi(
     layout: FullSearchLayout, device_ids: list[int], config: LaunchConfig | None = None
 ) -> tuple[int, int]:
-    """Split the rows evenly over several GPUs of this host, one host thread each."""
+    """Split the rows evenly over several GPUs of this host, one host thread each (rows cost
+    the same, so even cuts balance the work). Each thread copies the problem to its own device
+    and allocates its own outputs (:func:`search_rows`): nothing on a device is shared or kept
+    between calls, and the only process-wide state, the compiled kernels, is read without a
+    lock."""
     n_rows = layout.complexity // row_size(layout, config)
     cuts = np.linspace(0, n_rows, len(device_ids) + 1).astype(np.int64)
     results: list[tuple[int, int, int] | BaseException | None] = [None] * len(device_ids)

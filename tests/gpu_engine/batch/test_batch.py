@@ -211,8 +211,10 @@ def test_every_simulated_kernel_variant_matches_the_cpu_twin(monkeypatch):
         gpu = solve_packed(batch, device="gpu", gpu_variant=variant)
         np.testing.assert_array_equal(gpu.total, cpu.total, err_msg=variant)
         np.testing.assert_array_equal(gpu.choice, cpu.choice, err_msg=variant)
-    # The scratch kept from one batch serves the next.
-    assert batch_cuda._scratch
+    # The scratch kept from one batch serves the next (the simulator's one device's).
+    from gpu_engine.batch.kept import kept_for
+
+    assert kept_for(0).scratch
     batch_cuda.release_scratch()
 
 

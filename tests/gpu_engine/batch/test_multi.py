@@ -1,6 +1,7 @@
 """The batch split over several devices (issue 17): shares balanced by the plan's work, sliced
 and merged so that the answers equal one device's, on the simulated kernel (one context, the
-shares in turn) and with the CPU twin as the share solver in real host threads."""
+shares in turn; fake device keys for the per-device kept state), with the CPU twin as the
+share solver in real host threads, and on two real GPUs (gpu-marked, skipped with fewer)."""
 
 import itertools
 import threading
@@ -131,14 +132,99 @@ def test_gpu_split_over_every_visible_gpu_equals_one_gpu():
         _assert_same(got, want)
 
 
-def test_several_gpus_take_the_per_batch_scratch_until_the_kernel_keeps_it_per_device(
-    monkeypatch,
+@pytest.mark.parametrize("overlap_min", [1, 10**9])
+def test_shares_on_two_devices_run_the_engines_variant_on_state_of_their_own(
+    monkeypatch, fake_devices, overlap_min
 ):
+    """Shares on devices 5 and 6 (fake keys; the simulator's one context underneath) run the
+    variant the engine picks for their size ("overlap" when the threshold is 1, "split-warp"
+    above it), each on its own device's kept buffers, and answer as one device does."""
     from gpu_engine.batch import cuda as batch_cuda
-    from gpu_engine.batch.multi import FALLBACK_VARIANT, multi_device_variant
+    from gpu_engine.batch import multi
+    from gpu_engine.batch.kept import kept_for
 
-    assert multi_device_variant([0]) is None and multi_device_variant([1, 1]) is None
-    monkeypatch.setattr(batch_cuda, "SCRATCH_PER_DEVICE", False, raising=False)
-    assert multi_device_variant([0, 1]) == FALLBACK_VARIANT
-    monkeypatch.setattr(batch_cuda, "SCRATCH_PER_DEVICE", True, raising=False)
-    assert multi_device_variant([0, 1]) is None
+    batch = synthetic_batch(16, seed=8, max_lines=6, max_offers=5, pool=8)
+    # One device's answers ("baseline" keeps nothing, so device 0's state stays empty).
+    want = solve_packed(batch, device="gpu", gpu_variant="baseline")
+    monkeypatch.setattr(batch_cuda, "OVERLAP_MIN_CARTS", overlap_min)
+    real = multi.solve_share_on_gpu
+
+    def on_fake_device(share, device_id):
+        fake_devices.key = device_id
+        return real(share, 0)
+
+    monkeypatch.setattr(multi, "solve_share_on_gpu", on_fake_device)
+    got = solve_batch_multi(batch, device_ids=[5, 6])
+    _assert_same(got, want)
+    assert got.timings["share0_carts"] > 0 and got.timings["share1_carts"] > 0
+    five, six = kept_for(5), kept_for(6)
+    assert {"ws", "pick"} <= set(five.scratch) and {"ws", "pick"} <= set(six.scratch)
+    assert five.scratch["ws"] is not six.scratch["ws"]
+    overlap_ran = bool(five.arrays) and bool(six.arrays)
+    assert overlap_ran is (overlap_min == 1)
+    assert not (kept_for(0).scratch or kept_for(0).arrays), "nothing landed on device 0"
+
+
+def _real_gpus(n: int) -> list[int]:
+    from numba import cuda
+
+    if len(cuda.gpus) < n:
+        pytest.skip(f"needs {n} GPUs, {len(cuda.gpus)} visible")
+    return list(range(n))
+
+
+def _owner(device_array) -> int:
+    """The id of the device whose context allocated ``device_array``."""
+    return int(device_array.gpu_data.context.device.id)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("overlap_min", [20_000, 10**9])
+def test_two_gpus_split_equals_one_gpu_on_buffers_of_their_own(monkeypatch, overlap_min):
+    from numba import cuda
+
+    from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch import overlap
+    from gpu_engine.batch.kept import kept_for
+
+    ids = _real_gpus(2)
+    batch_cuda.release_scratch()
+    overlap.release()
+    # 30k carts a share: "overlap" under the lowered threshold, "split-warp" above it.
+    monkeypatch.setattr(batch_cuda, "OVERLAP_MIN_CARTS", overlap_min)
+    batch = synthetic_batch(60_000, seed=13)
+    with cuda.gpus[0]:
+        want = solve_packed(batch, device="gpu")
+    got = solve_batch_multi(batch, device_ids=ids)
+    _assert_same(got, want)
+    for device_id in ids:
+        kept = kept_for(device_id)
+        held = [*kept.scratch.values(), *kept.arrays.values()]
+        assert held and {_owner(a) for a in held} == {device_id}
+    assert bool(kept_for(1).arrays) is (overlap_min == 20_000)
+
+
+@pytest.mark.gpu
+def test_a_batch_on_gpu_1_never_waits_for_gpu_0s_locks():
+    from numba import cuda
+
+    from gpu_engine.batch.kept import kept_for
+
+    _real_gpus(2)
+    batch = synthetic_batch(20_000, seed=14)
+    with cuda.gpus[0]:
+        want = solve_packed(batch, device="gpu", gpu_variant="overlap")
+    answers: list[RawAnswers] = []
+
+    def on_gpu_1() -> None:
+        with cuda.gpus[1]:
+            answers.append(solve_packed(batch, device="gpu", gpu_variant="overlap"))
+
+    busy = kept_for(0)
+    with busy.lock, busy.stage_lock:  # as if GPU 0's kernels ran the whole time
+        thread = threading.Thread(target=on_gpu_1, daemon=True)
+        thread.start()
+        thread.join(120)
+        assert not thread.is_alive(), "GPU 1's batch waited for GPU 0's lock"
+    np.testing.assert_array_equal(answers[0].total, want.total)
+    np.testing.assert_array_equal(answers[0].choice, want.choice)

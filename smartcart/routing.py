@@ -20,6 +20,13 @@ Settings (``storefront/settings/base.py`` documents each):
 - ``SMARTCART_GPU_QUEUE_MAX``: waiting ``gpu`` messages past which jobs go to the CPU.
 - ``SMARTCART_DEFAULT_BUDGET_MS`` and ``SMARTCART_CPU_FALLBACK_BUDGET_MS``: solver budgets for
   a queued job and for one diverted from a busy GPU queue.
+- ``SMARTCART_OUTAGE_INLINE_MAX_MS`` and ``SMARTCART_OUTAGE_RETRY_S``: the broker-down rule.
+
+While the broker is down (the same cached probe that reads the ``gpu`` queue's depth says so)
+nothing can be queued: a cart whose best exact CPU method is predicted within
+``SMARTCART_OUTAGE_INLINE_MAX_MS`` is solved in the request, anything larger raises
+``ServiceUnavailable`` (503, ``Retry-After``: ``SMARTCART_OUTAGE_RETRY_S``) before anything
+is written.
 """
 
 import functools
@@ -34,6 +41,7 @@ from django.conf import settings
 from gpu_engine import CartProblem, gpu_available
 from gpu_engine.planning.planner import GpuState, Plan, make_plan
 from gpu_engine.planning.profile import RateProfile, load_profile
+from smartcart.errors import ServiceUnavailable
 from smartcart.models import OptimizationRun
 
 logger = logging.getLogger(__name__)
@@ -64,46 +72,56 @@ def gpu_queue_enabled() -> bool:
     return gpu_available()
 
 
-# The broker is asked at most once a second per process: the depth only steers routing, and
-# a request must never wait on a slow or absent broker more than once in a while.
-BACKLOG_TTL_S = 1.0
+# The broker is asked at most once a second per process, one probe for both questions (is it
+# up, how deep is the gpu queue): a request must never wait on a slow or absent broker more
+# than once in a while, nor twice for one answer.
+BROKER_TTL_S = 1.0
 BROKER_TIMEOUT_S = 0.25
-_backlog_lock = threading.Lock()
-_backlog_cache: dict[str | None, tuple[float, int]] = {}
+_broker_lock = threading.Lock()
+_broker_cache: dict[str, tuple[float, "BrokerState"]] = {}
 
 
-def gpu_queue_backlog(*, broker_url: str | None = None) -> int:
-    """Messages waiting in the broker's ``gpu`` queue (0 with no broker: in-process tasks),
-    remembered for ``BACKLOG_TTL_S``.
+@dataclass(frozen=True, slots=True)
+class BrokerState:
+    """What one probe of the broker found: whether it accepts a connection, and the messages
+    waiting in its ``gpu`` queue (0 when it is down or cannot say)."""
 
-    A declare is the broker's own count (Redis: the list length, over priorities).
-    The connection gets a short timeout and no retries; when the broker cannot answer, the
-    queue is taken as empty (and that answer is remembered too) rather than stalling or
-    failing the shopper's request: the enqueue itself will tell.
+    up: bool
+    gpu_backlog: int
+
+
+def broker_state(*, broker_url: str | None = None) -> BrokerState:
+    """The broker as last probed, at most ``BROKER_TTL_S`` ago (up with an empty queue when
+    tasks run in-process).
+
+    The depth is the broker's own count (Redis: the list length, over priorities). The probe
+    has a short timeout and no retries; a broker that cannot answer is down, and that answer
+    is remembered too rather than stalling every request.
     """
     from storefront.celery import app
 
     if app.conf.task_always_eager:
-        return 0
+        return BrokerState(up=True, gpu_backlog=0)
+    key = broker_url or str(app.conf.broker_url)
     now = time.monotonic()
-    with _backlog_lock:
-        cached = _backlog_cache.get(broker_url)
-        if cached is not None and now - cached[0] < BACKLOG_TTL_S:
+    with _broker_lock:
+        cached = _broker_cache.get(key)
+        if cached is not None and now - cached[0] < BROKER_TTL_S:
             return cached[1]
-        depth = _broker_gpu_depth(app, broker_url)
-        _backlog_cache[broker_url] = (time.monotonic(), depth)
-        return depth
+        state = _broker_probe(app, broker_url)
+        _broker_cache[key] = (time.monotonic(), state)
+        return state
 
 
-def gpu_queue_backlog_forget() -> None:
-    """Drops the remembered depth (tests; a process that must see the broker now)."""
-    with _backlog_lock:
-        _backlog_cache.clear()
+def broker_state_forget() -> None:
+    """Drops the remembered probe (tests; a process that must see the broker now)."""
+    with _broker_lock:
+        _broker_cache.clear()
 
 
-def _broker_gpu_depth(app, broker_url: str | None) -> int:
+def _broker_probe(app, broker_url: str | None) -> BrokerState:
     try:
-        with app.connection_for_read(
+        with app.connection_for_write(
             broker_url,
             connect_timeout=BROKER_TIMEOUT_S,
             transport_options={
@@ -112,12 +130,23 @@ def _broker_gpu_depth(app, broker_url: str | None) -> int:
                 "socket_timeout": BROKER_TIMEOUT_S,
             },
         ) as connection:
-            # Not passive: on Redis a queue is its list and an empty one has no key, so a
-            # passive declare fails exactly when the queue is empty (and kombu checks that
-            # key without the global_keyprefix). Declaring creates nothing on Redis.
-            declared = connection.default_channel.queue_declare(queue=str(Route.GPU))
-            return int(declared.message_count)
-    except Exception:  # the broker being down must not break routing; the enqueue will tell
+            # Not ensure_connection(): kombu sleeps two seconds before its first retry, which
+            # is what the short timeouts are there to avoid. Opening the channel connects (and
+            # on Redis pings).
+            channel = connection.default_channel
+            return BrokerState(up=True, gpu_backlog=_gpu_depth(channel))
+    except Exception as error:
+        logger.warning("Broker unavailable: %s", error)
+        return BrokerState(up=False, gpu_backlog=0)
+
+
+def _gpu_depth(channel) -> int:
+    try:
+        # Not passive: on Redis a queue is its list and an empty one has no key, so a passive
+        # declare fails exactly when the queue is empty (and kombu checks that key without
+        # the global_keyprefix). Declaring creates nothing on Redis.
+        return int(channel.queue_declare(queue=str(Route.GPU)).message_count)
+    except Exception:  # the depth only steers routing; the enqueue itself will tell
         logger.warning("Could not read the gpu queue length; assuming it is empty", exc_info=True)
         return 0
 
@@ -144,7 +173,9 @@ def route_in_request(*, problem: CartProblem, budget_ms: int) -> RouteChoice:
 
 
 def route_choose(*, problem: CartProblem, budget_ms: int | None = None) -> RouteChoice:
-    """Pick inline, ``gpu`` or ``cpu`` for ``problem`` (see the module docstring)."""
+    """Pick inline, ``gpu`` or ``cpu`` for ``problem`` (see the module docstring). Raises
+    ``ServiceUnavailable`` while the broker is down and the cart is too large to solve in the
+    request."""
     budget = budget_ms or settings.SMARTCART_DEFAULT_BUDGET_MS
     profile = rate_profile()
     cpu_plan = make_plan(problem, budget_ms=budget, profile=profile, gpu=GpuState(present=False))
@@ -155,6 +186,10 @@ def route_choose(*, problem: CartProblem, budget_ms: int | None = None) -> Route
         return RouteChoice(
             Route.INLINE, budget_ms, predicted, reason, cpu_plan.method, cpu_plan.to_dict()
         )
+    broker = broker_state()
+    if not broker.up:
+        # Before any write: a 503 the client retries must leave nothing behind.
+        return _route_outage(cpu_plan, budget_ms=budget_ms)
     if not gpu_queue_enabled():
         reason = (
             f"CPU queue: {cpu_plan.method} predicted {predicted or budget:.0f} ms, no GPU workers"
@@ -162,7 +197,7 @@ def route_choose(*, problem: CartProblem, budget_ms: int | None = None) -> Route
         return RouteChoice(
             Route.CPU, budget, predicted, reason, cpu_plan.method, cpu_plan.to_dict()
         )
-    backlog = gpu_queue_backlog()
+    backlog = broker.gpu_backlog
     gpu_plan = make_plan(
         problem, budget_ms=budget, profile=profile, gpu=GpuState(present=True, queue_depth=backlog)
     )
@@ -184,4 +219,31 @@ def route_choose(*, problem: CartProblem, budget_ms: int | None = None) -> Route
     reason = f"GPU queue: {gpu_plan.method} predicted {_predicted(gpu_plan) or budget:.0f} ms"
     return RouteChoice(
         Route.GPU, budget, _predicted(gpu_plan), reason, gpu_plan.method, gpu_plan.to_dict()
+    )
+
+
+def _route_outage(cpu_plan: Plan, *, budget_ms: int | None) -> RouteChoice:
+    """The broker is down: inline when the CPU plan's method is exact and predicted within
+    ``SMARTCART_OUTAGE_INLINE_MAX_MS``, else ``ServiceUnavailable``."""
+    predicted = _predicted(cpu_plan)
+    limit = float(settings.SMARTCART_OUTAGE_INLINE_MAX_MS)
+    if _exact(cpu_plan) and predicted is not None and predicted <= limit:
+        reason = (
+            f"broker down: {cpu_plan.method} predicted {predicted:.1f} ms <= {limit:g} ms, "
+            "solved in the request"
+        )
+        return RouteChoice(
+            Route.INLINE, budget_ms, predicted, reason, cpu_plan.method, cpu_plan.to_dict()
+        )
+    raise outage_error()
+
+
+def outage_error() -> ServiceUnavailable:
+    """Improve cart's 503 while the broker is down (also when it goes down between the
+    route choice and the publish)."""
+    return ServiceUnavailable(
+        "Improve cart is unavailable for a moment (our job queue is down) and your cart is too "
+        "large to improve right away. Your cart is unchanged; please try again shortly.",
+        code="optimizer_unavailable",
+        retry_after=settings.SMARTCART_OUTAGE_RETRY_S,
     )

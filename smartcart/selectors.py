@@ -81,13 +81,20 @@ class CartProblemBuild:
 
     @property
     def size(self) -> dict[str, int | str]:
-        # Complexity overflows JavaScript's integers (and bigint) on big carts: a string.
-        return {
-            "lines": self.problem.n_items,
-            "merchants": self.problem.n_merchants,
-            "offers": len(self.offers),
-            "complexity": str(self.problem.complexity),
-        }
+        return problem_size(
+            lines=self.problem.n_items,
+            merchants=self.problem.n_merchants,
+            offers=len(self.offers),
+            complexity=self.problem.complexity,
+        )
+
+
+def problem_size(
+    *, lines: int, merchants: int, offers: int, complexity: int
+) -> dict[str, int | str]:
+    """A problem's size as a run stores it (``problem_size``)."""
+    # Complexity overflows JavaScript's integers (and bigint) on big carts: a string.
+    return {"lines": lines, "merchants": merchants, "offers": offers, "complexity": str(complexity)}
 
 
 @dataclass(frozen=True, slots=True)

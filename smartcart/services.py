@@ -3,14 +3,15 @@ or dismiss its suggestion, and fail runs that a lost worker left behind.
 
 Errors are ``storefront.errors`` domain errors, mapped to HTTP by the API's one handler:
 ``ValidationFailed`` (400), ``NotFound`` (404), ``Conflict`` (409, with a stable ``code``),
-``Throttled`` (429, with ``retry_after``).
+``Throttled`` (429, with ``retry_after``), and smartcart's ``ServiceUnavailable`` (503, with
+``retry_after``: the broker is down and the cart too large to solve in the request, decided by
+``routing.route_choose`` before anything is written).
 """
 
 import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -22,12 +23,18 @@ from django.db.models import Case, F, QuerySet, Value, When
 from django.utils import timezone
 
 from gpu_engine import ProblemError, Solution, solve
-from gpu_engine.solution import MerchantCost, json_safe
+from gpu_engine.solution import json_safe
+from smartcart.answers import answer_from_solution, solver_plan
 from smartcart.lease import lapsed_runs_recover, lease_heartbeat, lease_lapsed, lease_renew
 from smartcart.models import OptimizationRun
-from smartcart.outage import broker_available, outage_error, outage_route_choose
 from smartcart.ratelimit import improve_rate_check
-from smartcart.routing import RouteChoice, rate_profile, route_choose, route_in_request
+from smartcart.routing import (
+    RouteChoice,
+    outage_error,
+    rate_profile,
+    route_choose,
+    route_in_request,
+)
 from smartcart.selectors import (
     CartLines,
     CartProblemBuild,
@@ -38,7 +45,6 @@ from smartcart.selectors import (
 )
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, CartLine, Offer
-from storefront.pricing import missing_for_free_shipping
 
 logger = logging.getLogger(__name__)
 
@@ -68,100 +74,6 @@ def _run_write() -> Iterator[None]:
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
         yield
-
-
-# --- the answer as stored ---------------------------------------------------------------
-
-
-def _merchant_rows(*, build: CartProblemBuild, breakdown: list[MerchantCost]) -> list[dict]:
-    rows = []
-    for cost in breakdown:
-        merchant_id = int(cost.merchant)
-        terms = build.merchants[merchant_id]
-        goods = cost.subtotal - cost.discount
-        rows.append(
-            {
-                "merchant_id": merchant_id,
-                "merchant_name": terms.name,
-                "line_ids": [int(line_id) for line_id in cost.lines],
-                "units": cost.units,
-                "subtotal": cost.subtotal,
-                "discount": cost.discount,
-                "shipping": cost.shipping,
-                "cost": cost.cost,
-                "free_over": terms.shipping.free_over,
-                "missing_for_free_shipping": missing_for_free_shipping(
-                    goods=goods, shipping=cost.shipping, free_over=terms.shipping.free_over
-                ),
-            }
-        )
-    return rows
-
-
-def _line_rows(*, build: CartProblemBuild, assignment: dict[str, str]) -> list[dict]:
-    rows = []
-    for line in build.lines:
-        old = build.offers[(line.line_id, line.merchant_id)]
-        new = build.offers[(line.line_id, int(assignment[str(line.line_id)]))]
-        rows.append(
-            {
-                "line_id": line.line_id,
-                "product_id": line.product_id,
-                "product_name": line.product_name,
-                "quantity": line.quantity,
-                "old_offer_id": old.offer_id,
-                "old_merchant_id": old.merchant_id,
-                "old_merchant_name": build.merchants[old.merchant_id].name,
-                "old_unit_price": old.unit_price,
-                "new_offer_id": new.offer_id,
-                "new_merchant_id": new.merchant_id,
-                "new_merchant_name": build.merchants[new.merchant_id].name,
-                "new_unit_price": new.unit_price,
-                "changed": new.offer_id != old.offer_id,
-            }
-        )
-    return rows
-
-
-@dataclass(frozen=True)
-class _Answer:
-    fields: dict
-
-
-def _answer(*, build: CartProblemBuild, solution: Solution, routing: dict | None = None) -> _Answer:
-    """The fields a finished run stores. A solver answer dearer than the cart as it stands
-    (an approximate solver out of time) is replaced by the cart itself: the suggestion is
-    never worse than what the shopper has."""
-    current = cart_current_breakdown(build=build)
-    current_total = sum(cost.cost for cost in current)
-    assignment, breakdown, suggested_total = solution.assignment, solution.breakdown, solution.total
-    kept_current = suggested_total > current_total
-    if kept_current:
-        assignment, breakdown, suggested_total = build.current_assignment, current, current_total
-    plan = dict(solution.plan or {})
-    plan.setdefault("estimates", solution.estimates)
-    plan["gap"] = solution.gap
-    plan["stats"] = solution.to_dict()["stats"]
-    plan["routing"] = routing
-    return _Answer(
-        fields={
-            "cart_version": build.cart_version,
-            "algorithm": solution.algorithm,
-            "optimal": bool(solution.optimal),
-            "device": solution.device,
-            "current_total": current_total,
-            "suggested_total": suggested_total,
-            "savings": current_total - suggested_total,
-            "suggestion": {
-                "lines": _line_rows(build=build, assignment=assignment),
-                "merchants": _merchant_rows(build=build, breakdown=breakdown),
-                "current_merchants": _merchant_rows(build=build, breakdown=current),
-                "kept_current": kept_current,
-            },
-            "plan": json_safe(plan),
-            "problem_size": build.size,
-        }
-    )
 
 
 def _solve(
@@ -229,9 +141,6 @@ def optimization_run_create(
     build = cart_problem_build(cart=cart, lines=lines)
     build_ms = _ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
-    if choice.route != OptimizationRun.Route.INLINE and not broker_available():
-        # Before any write: a 503 the client retries must leave nothing behind.
-        choice = outage_route_choose(problem=build.problem, budget_ms=budget_ms)
     if choice.route == OptimizationRun.Route.INLINE:
         return _create_inline(
             cart=cart, user=user, build=build, build_ms=build_ms, choice=choice, t0=t0
@@ -372,7 +281,9 @@ def _create_inline(
     }
     try:
         solution, solve_ms = _solve(build=build, budget_ms=choice.budget_ms, allow_gpu=False)
-        fields = _answer(build=build, solution=solution, routing=choice.plan).fields
+        fields = answer_from_solution(
+            build=build, solution=solution, plan=solver_plan(solution=solution, routing=choice.plan)
+        )
     except Exception as error:  # the shopper gets a failed run to look at, never a 500
         logger.exception("Inline optimization of cart %s failed", cart.pk)
         with _run_write():
@@ -524,7 +435,9 @@ def optimization_run_execute(*, run_id: int, heartbeat: bool = False) -> Optimiz
                 allow_gpu=run.route == OptimizationRun.Route.GPU,
             )
         routing = (run.plan or {}).get("routing")
-        fields = _answer(build=build, solution=solution, routing=routing).fields
+        fields = answer_from_solution(
+            build=build, solution=solution, plan=solver_plan(solution=solution, routing=routing)
+        )
     except (OperationalError, InterfaceError):
         raise
     except Exception as error:

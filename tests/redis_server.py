@@ -1,5 +1,6 @@
 """A private ``redis-server`` a test starts and stops itself, on a free port of 16400-16499,
-so an outage can be simulated without touching the shared Redis."""
+so an outage can be simulated without touching the shared Redis, and ``redis_down``: the
+deployment's cache and broker pointed at one that is then stopped."""
 
 import shutil
 import socket
@@ -7,8 +8,10 @@ import subprocess
 import time
 from pathlib import Path
 
+import kombu.pools
 import pytest
 import redis
+from django.test import override_settings
 
 PORTS = range(16400, 16500)
 
@@ -77,3 +80,46 @@ def private_redis(tmp_path):
         yield server
     finally:
         server.stop()
+
+
+def broker_pools_drop() -> None:
+    """Forgets this process's broker connections, so the next publish connects to the
+    broker the configuration names now."""
+    from storefront.celery import app
+
+    # Not app.close(): that also unregisters the app, and tasks imported later would then
+    # never be added to it.
+    app._pool = None
+    app.amqp._producer_pool = None
+    # kombu keeps one pool per broker URL for the whole process, and hands the same one back
+    # for the same URL: a pool closed only here would be the next test's closed memory:// pool.
+    kombu.pools.reset()
+
+
+@pytest.fixture
+def redis_down(private_redis):
+    """The deployment's settings (cache and broker on one Redis) pointed at a private Redis,
+    which is then stopped."""
+    from storefront.cache import cache_outage_forget
+    from storefront.celery import app
+
+    caches = {
+        "default": {
+            "BACKEND": "storefront.cache.ResilientRedisCache",
+            "LOCATION": private_redis.url(6),
+            "KEY_PREFIX": "outage-test",
+        }
+    }
+    conf = app.conf
+    saved = conf.task_always_eager, conf.broker_url
+    conf.task_always_eager, conf.broker_url = False, private_redis.url(6)
+    broker_pools_drop()
+    try:
+        with override_settings(CACHES=caches):
+            private_redis.stop()
+            cache_outage_forget()
+            yield private_redis
+    finally:
+        broker_pools_drop()
+        conf.task_always_eager, conf.broker_url = saved
+        cache_outage_forget()

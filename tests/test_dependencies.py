@@ -19,13 +19,13 @@ FORBIDDEN = {
 }
 
 
-def _imported_roots(tree: ast.AST) -> set[str]:
-    roots: set[str] = set()
+def _imported_modules(tree: ast.AST) -> set[str]:
+    modules: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
+            modules.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots.add(node.module.split(".")[0])
+            modules.add(node.module)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute | ast.Name)
@@ -34,8 +34,12 @@ def _imported_roots(tree: ast.AST) -> set[str]:
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
         ):
-            roots.add(node.args[0].value.split(".")[0])
-    return roots
+            modules.add(node.args[0].value)
+    return modules
+
+
+def _imported_roots(tree: ast.AST) -> set[str]:
+    return {module.split(".")[0] for module in _imported_modules(tree)}
 
 
 def _violations(package: str) -> list[str]:
@@ -50,6 +54,19 @@ def _violations(package: str) -> list[str]:
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_imports_run_one_way(package):
     assert _violations(package) == []
+
+
+def test_storefront_tests_import_neither_smartcart_nor_its_tests():
+    """The storefront's tests hold without smartcart too: shared helpers live in neutral
+    modules (``tests.factories``, ``tests.carts``, ``tests.redis_server``), and what tests
+    smartcart's hooks into the storefront lives in ``tests/smartcart``."""
+    found = []
+    for path in sorted((ROOT / "tests" / "storefront").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for module in sorted(_imported_modules(tree)):
+            if module.split(".")[0] == "smartcart" or module.startswith("tests.smartcart"):
+                found.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert found == []
 
 
 def test_the_check_sees_imports_in_functions_and_import_module():

@@ -1,18 +1,20 @@
 """A chunk of carts read straight into the batch solver's packed input, with NumPy.
 
 ``carts_problems_build`` builds one ``CartProblem`` per cart (about 0.8 ms each, most of a
-run's time). ``carts_packed_read`` reads the same two queries and builds the
+run's time). ``carts_packed_read`` reads the same two queries (``chunk_line_rows``,
+``chunk_offer_rows``) and the same shipping rules (``shipping_rules_known``) and builds the
 ``gpu_engine.batch.PackedBatch`` of the whole chunk at once, as ``pack_problems`` would pack
 those problems: the lines in their order, each line's eligible offers (an active offer of an
 active merchant whose shipping rule is known, with the stock for the line's quantity) by unit
 price then merchant id, cart-local merchants numbered in merchant id order. The merchants'
 pricing rows are shared: one row per (merchant, destination) of the chunk.
 
-Carts that the single-cart path would refuse (a line not buyable as it stands, its own offer
-without a rule) are ``skipped``; carts whose money bound needs the exact check go to
-``fallback`` (the ``CartProblem`` path decides them), as do carts too large for the batch
-after solving. Suggestion rows are built only for the carts that get a notice
-(``PackedChunk.answer_fields``), in the exact shape ``services._notice_answer`` gives.
+Carts that the single-cart path would refuse (a line not buyable as it stands, by
+``line_unavailable_reason``, its own offer without a rule) are ``skipped``; carts whose money
+bound needs the exact check go to ``fallback`` (the ``CartProblem`` path decides them), as
+do carts too large for the batch after solving. Suggestion rows are built only for the carts
+that get a notice (``PackedChunk.answer_fields``), by ``smartcart.answers`` like every stored
+answer.
 """
 
 import math
@@ -22,16 +24,43 @@ import numpy as np
 
 from gpu_engine.batch import PackedBatch, price_choice
 from gpu_engine.problem import MONEY_LIMIT
-from smartcart.pricewatch.selectors import _LINE_COLUMNS, _OFFER_COLUMNS
-from storefront.models import CartLine, Offer
-from storefront.models.catalog import stock_covers
-from storefront.pricing import missing_for_free_shipping
-from storefront.selectors import shipping_rules_for_destinations
-from storefront.zone_index import zone_index_invalidate
+from smartcart.answers import LineOffer, answer_fields, suggestion_line_row, suggestion_merchant_row
+from smartcart.pricewatch.selectors import (
+    LINE_AT,
+    OFFER_AT,
+    chunk_line_rows,
+    chunk_offer_rows,
+    shipping_rules_known,
+)
+from smartcart.selectors import problem_size
+from storefront.selectors import line_unavailable_reason
 
 # Carts whose float bound comes near the engine's money limit get its exact (Python int)
 # check on the CartProblem path.
 _BOUND_CHECK = float(MONEY_LIMIT) / 4
+
+# Columns of the rows read (``chunk_line_rows``, ``chunk_offer_rows``).
+_L_CART = LINE_AT["cart_id"]
+_L_VERSION = LINE_AT["cart__version"]
+_L_POSTAL = LINE_AT["cart__postal_code"]
+_L_OWNER = LINE_AT["cart__owner_id"]
+_L_ID = LINE_AT["id"]
+_L_QTY = LINE_AT["quantity"]
+_L_PRODUCT = LINE_AT["product_id"]
+_L_NAME = LINE_AT["product__name"]
+_L_OFFER_ACTIVE = LINE_AT["offer__active"]
+_L_STOCK = LINE_AT["offer__stock"]
+_L_MERCHANT = LINE_AT["offer__merchant_id"]
+_L_MERCHANT_ACTIVE = LINE_AT["offer__merchant__active"]
+_L_SNAPSHOT = LINE_AT["unit_price_snapshot"]
+_O_ID = OFFER_AT["id"]
+_O_PRODUCT = OFFER_AT["product_id"]
+_O_MERCHANT = OFFER_AT["merchant_id"]
+_O_PRICE = OFFER_AT["unit_price"]
+_O_STOCK = OFFER_AT["stock"]
+_O_NAME = OFFER_AT["merchant__name"]
+_O_MIN_UNITS = OFFER_AT["merchant__discount_min_units"]
+_O_BP = OFFER_AT["merchant__discount_basis_points"]
 
 
 @dataclass
@@ -79,43 +108,38 @@ class PackedChunk:
         choice: np.ndarray,
         parts: np.ndarray,
         total: int,
+        kept_current: bool,
         algorithm: str,
         device: str,
-        elapsed_ms: float,
+        plan: dict,
     ) -> dict:
         """The done run's answer fields of packed cart ``c`` for the cart-local merchant per
-        line ``choice`` (priced in ``parts``, see ``price_choice``), as
-        ``services._notice_answer`` stores a ``Solution`` of the same assignment."""
+        line ``choice`` (priced in ``parts``, see ``price_choice``): ``answers.answer_fields``
+        with the rows a ``Solution`` of the same assignment gives."""
         batch = self.batch
         l0, l1 = int(batch.line_ptr[c]), int(batch.line_ptr[c + 1])
         local = [int(m) for m in choice[l0:l1]]
         current = [int(m) for m in self.current_choice[l0:l1]]
-        current_total = int(self.current[c])
         counts = np.diff(batch.offer_ptr[l0 : l1 + 1])
-        return {
-            "cart_version": self.versions[c],
-            "algorithm": algorithm,
-            "optimal": True,
-            "device": device,
-            "current_total": current_total,
-            "suggested_total": total,
-            "savings": current_total - total,
-            "suggestion": {
-                "lines": [self._line_row(l0 + i, m) for i, m in enumerate(local)],
-                "merchants": self._merchant_rows(c, local, parts),
-                "current_merchants": self._merchant_rows(c, current, self.current_parts),
-                "kept_current": local == current,
-            },
-            "plan": {"price_watch": True},
-            "solve_ms": elapsed_ms,
-            "elapsed_ms": elapsed_ms,
-            "problem_size": {
-                "lines": l1 - l0,
-                "merchants": self.sizes[c][0],
-                "offers": self.sizes[c][1],
-                "complexity": str(math.prod(int(k) for k in counts)),
-            },
-        }
+        return answer_fields(
+            cart_version=self.versions[c],
+            algorithm=algorithm,
+            optimal=True,
+            device=device,
+            current_total=int(self.current[c]),
+            suggested_total=total,
+            lines=[self._line_row(l0 + i, m) for i, m in enumerate(local)],
+            merchants=self._merchant_rows(c, local, parts),
+            current_merchants=self._merchant_rows(c, current, self.current_parts),
+            kept_current=kept_current,
+            plan=plan,
+            problem_size=problem_size(
+                lines=l1 - l0,
+                merchants=self.sizes[c][0],
+                offers=self.sizes[c][1],
+                complexity=math.prod(int(k) for k in counts),
+            ),
+        )
 
     def _offer_of(self, line: int, local: int) -> int:
         batch = self.batch
@@ -124,24 +148,21 @@ class PackedChunk:
                 return o
         raise LookupError(f"packed line {line} has no offer of local merchant {local}")
 
+    def _line_offer(self, o: int) -> LineOffer:
+        merchant_id = self.offer_merchants[o]
+        return LineOffer(
+            self.offer_ids[o], merchant_id, self.merchant_names[merchant_id], self.offer_prices[o]
+        )
+
     def _line_row(self, line: int, local: int) -> dict:
-        old, new = self.own[line], self._offer_of(line, local)
-        old_merchant, new_merchant = self.offer_merchants[old], self.offer_merchants[new]
-        return {
-            "line_id": self.line_ids[line],
-            "product_id": self.product_ids[line],
-            "product_name": self.names[line],
-            "quantity": int(self.batch.line_qty[line]),
-            "old_offer_id": self.offer_ids[old],
-            "old_merchant_id": old_merchant,
-            "old_merchant_name": self.merchant_names[old_merchant],
-            "old_unit_price": self.offer_prices[old],
-            "new_offer_id": self.offer_ids[new],
-            "new_merchant_id": new_merchant,
-            "new_merchant_name": self.merchant_names[new_merchant],
-            "new_unit_price": self.offer_prices[new],
-            "changed": self.offer_ids[new] != self.offer_ids[old],
-        }
+        return suggestion_line_row(
+            line_id=self.line_ids[line],
+            product_id=self.product_ids[line],
+            product_name=self.names[line],
+            quantity=int(self.batch.line_qty[line]),
+            old=self._line_offer(self.own[line]),
+            new=self._line_offer(self._offer_of(line, local)),
+        )
 
     def _merchant_rows(self, c: int, local: list[int], parts: np.ndarray) -> list[dict]:
         l0, m0 = int(self.batch.line_ptr[c]), int(self.batch.merch_ptr[c])
@@ -153,50 +174,24 @@ class PackedChunk:
             j = m0 + m
             sub, units, discount, shipping, cost = (int(v) for v in parts[:, j])
             merchant_id = self.merchant_ids[j]
-            free_over = self.free_over[j]
             rows.append(
-                {
-                    "merchant_id": merchant_id,
-                    "merchant_name": self.merchant_names[merchant_id],
-                    "line_ids": lines[m],
-                    "units": units,
-                    "subtotal": sub,
-                    "discount": discount,
-                    "shipping": shipping,
-                    "cost": cost,
-                    "free_over": free_over,
-                    "missing_for_free_shipping": missing_for_free_shipping(
-                        goods=sub - discount, shipping=shipping, free_over=free_over
-                    ),
-                }
+                suggestion_merchant_row(
+                    merchant_id=merchant_id,
+                    merchant_name=self.merchant_names[merchant_id],
+                    line_ids=lines[m],
+                    units=units,
+                    subtotal=sub,
+                    discount=discount,
+                    shipping=shipping,
+                    cost=cost,
+                    free_over=self.free_over[j],
+                )
             )
         return rows
 
 
 def _read(cart_ids: list[int]) -> tuple[list[tuple], list[tuple]]:
-    lines = list(
-        CartLine.objects.filter(cart_id__in=cart_ids)
-        .order_by("cart_id", "created_at", "id")
-        .values_list(*_LINE_COLUMNS)
-        .iterator(chunk_size=5000)
-    )
-    products = CartLine.objects.filter(cart_id__in=cart_ids).values("product_id")
-    offers = list(
-        Offer.objects.filter(product_id__in=products, active=True, merchant__active=True)
-        .order_by()
-        .values_list(*_OFFER_COLUMNS)
-        .iterator(chunk_size=5000)
-    )
-    return lines, offers
-
-
-def _rules(keys: list[tuple[int, str]]) -> list:
-    rules = shipping_rules_for_destinations(pairs=keys)
-    if any(rule is None for rule in rules):
-        # A merchant the index does not know yet: rebuild once, as the CartProblem path does.
-        zone_index_invalidate()
-        rules = shipping_rules_for_destinations(pairs=keys)
-    return rules
+    return list(chunk_line_rows(cart_ids=cart_ids)), list(chunk_offer_rows(cart_ids=cart_ids))
 
 
 def _col(rows: list[tuple], k: int, dtype=np.int64) -> np.ndarray:
@@ -208,20 +203,26 @@ def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     zone index's when it is rebuilt); see the module docstring."""
     line_rows, offer_rows = _read(list(cart_ids))
     n_lines = len(line_rows)
-    l_cart = _col(line_rows, 0)
+    l_cart = _col(line_rows, _L_CART)
     carts, l_cpos = np.unique(l_cart, return_inverse=True)
     n_carts = carts.size
     first = np.searchsorted(l_cart, carts)
-    postal_of = [line_rows[int(i)][2] for i in first]
+    postal_of = [line_rows[int(i)][_L_POSTAL] for i in first]
     postal_codes = sorted(set(postal_of), key=lambda p: (p is None, p or ""))
     postal_index = {p: i for i, p in enumerate(postal_codes)}
     cart_postal = np.array([postal_index[p] for p in postal_of], np.int64)
-    l_qty = _col(line_rows, 5)
-    l_product = _col(line_rows, 6)
-    l_merchant = _col(line_rows, 11)
+    l_qty = _col(line_rows, _L_QTY)
+    l_product = _col(line_rows, _L_PRODUCT)
+    l_merchant = _col(line_rows, _L_MERCHANT)
     bad_line = np.fromiter(
         (
-            not (row[9] and row[12] and stock_covers(row[10], row[5]))  # active, merchant, stock
+            line_unavailable_reason(
+                offer_active=row[_L_OFFER_ACTIVE],
+                merchant_active=row[_L_MERCHANT_ACTIVE],
+                stock=row[_L_STOCK],
+                quantity=row[_L_QTY],
+            )
+            is not None
             for row in line_rows
         ),
         bool,
@@ -231,10 +232,12 @@ def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     bad[l_cpos[bad_line]] = True
 
     # Every (line, offer of its product): the product's offers by a sorted index.
-    o_product = _col(offer_rows, 1)
-    o_merchant = _col(offer_rows, 2)
-    o_price = _col(offer_rows, 3)
-    o_stock = np.fromiter((-1 if r[4] is None else r[4] for r in offer_rows), np.int64)
+    o_product = _col(offer_rows, _O_PRODUCT)
+    o_merchant = _col(offer_rows, _O_MERCHANT)
+    o_price = _col(offer_rows, _O_PRICE)
+    o_stock = np.fromiter(
+        (-1 if (stock := r[_O_STOCK]) is None else stock for r in offer_rows), np.int64
+    )
     order = np.argsort(o_product, kind="stable")
     lo = np.searchsorted(o_product[order], l_product, "left")
     hi = np.searchsorted(o_product[order], l_product, "right")
@@ -249,8 +252,8 @@ def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     n_postal = max(len(postal_codes), 1)
     rule_keys, p_rule = np.unique(p_merchant * n_postal + cart_postal[p_cart], return_inverse=True)
     keys = [(int(k // n_postal), postal_codes[int(k % n_postal)]) for k in rule_keys]
-    rules = _rules(keys)
-    discounts = {r[2]: (r[6], r[7]) for r in offer_rows}
+    rules = shipping_rules_known(pairs=keys)
+    discounts = {r[_O_MERCHANT]: (r[_O_MIN_UNITS], r[_O_BP]) for r in offer_rows}
     rule_ok = np.array([rule is not None for rule in rules], bool)
     params = _params(keys, rules, discounts)
 
@@ -285,7 +288,7 @@ def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     )
     chunk.skipped = len(set(cart_ids)) - n_carts + int(bad.sum())
     chunk.fallback = [int(i) for i in carts[fallback & ~bad]]
-    chunk.merchant_names = {r[2]: r[5] for r in offer_rows}
+    chunk.merchant_names = {r[_O_MERCHANT]: r[_O_NAME] for r in offer_rows}
     return chunk
 
 
@@ -381,7 +384,7 @@ def _pack(**a) -> PackedChunk:
     own[s_line[own_mask]] = np.flatnonzero(own_mask)
     current_choice = s_local[own].astype(np.int64)
     line_rows, offer_rows = a["line_rows"], a["offer_rows"]
-    snapshot = np.fromiter((line_rows[int(i)][13] for i in lines), np.int64, lines.size)
+    snapshot = np.fromiter((line_rows[int(i)][_L_SNAPSHOT] for i in lines), np.int64, lines.size)
     added_amount = batch.offer_amount.copy()
     added_amount[own] = l_qty * snapshot
     current_parts, current = price_choice(batch, current_choice)
@@ -391,17 +394,17 @@ def _pack(**a) -> PackedChunk:
     return PackedChunk(
         batch=batch,
         cart_ids=[int(c) for c in carts],
-        versions=[line_rows[int(lines[int(p)])][1] for p in line_ptr[:-1]],
-        owners=[line_rows[int(lines[int(p)])][3] for p in line_ptr[:-1]],
+        versions=[line_rows[int(lines[int(p)])][_L_VERSION] for p in line_ptr[:-1]],
+        owners=[line_rows[int(lines[int(p)])][_L_OWNER] for p in line_ptr[:-1]],
         current=current,
         added=added,
         current_choice=current_choice,
         current_parts=current_parts,
-        line_ids=[line_rows[int(i)][4] for i in lines],
-        product_ids=[line_rows[int(i)][6] for i in lines],
-        names=[line_rows[int(i)][7] for i in lines],
+        line_ids=[line_rows[int(i)][_L_ID] for i in lines],
+        product_ids=[line_rows[int(i)][_L_PRODUCT] for i in lines],
+        names=[line_rows[int(i)][_L_NAME] for i in lines],
         own=own.tolist(),
-        offer_ids=[offer_rows[int(o)][0] for o in s_offer],
+        offer_ids=[offer_rows[int(o)][_O_ID] for o in s_offer],
         offer_merchants=s_merchant.tolist(),
         offer_prices=s_price.tolist(),
         merchant_ids=(cm % span).tolist(),

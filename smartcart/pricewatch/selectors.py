@@ -11,7 +11,7 @@ problems are built by the same helpers as the single-cart path, so both read a c
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -122,14 +122,49 @@ class _CartRows:
     snapshots: dict[int, int] = field(default_factory=dict)  # line id -> unit price when added
 
 
-def _lines_read(cart_ids: Sequence[int]) -> dict[int, _CartRows]:
-    carts: dict[int, _CartRows] = {}
-    rows = (
+# Where each column sits in a row of ``chunk_line_rows`` / ``chunk_offer_rows``.
+LINE_AT = {name: k for k, name in enumerate(_LINE_COLUMNS)}
+OFFER_AT = {name: k for k, name in enumerate(_OFFER_COLUMNS)}
+
+
+def chunk_line_rows(*, cart_ids: Sequence[int]) -> Iterator[tuple]:
+    """Every line of these carts, by cart then as added, as ``_LINE_COLUMNS`` tuples (one
+    query, streamed): the line with its own offer's state, its cart's version, destination
+    and owner, and its unit price when added."""
+    return (
         CartLine.objects.filter(cart_id__in=list(cart_ids))
         .order_by("cart_id", "created_at", "id")
         .values_list(*_LINE_COLUMNS)
+        .iterator(chunk_size=5000)
     )
-    for cart_id, version, postal_code, owner_id, *line in rows.iterator(chunk_size=5000):
+
+
+def chunk_offer_rows(*, cart_ids: Sequence[int]) -> Iterator[tuple]:
+    """Every buyable offer (active, of an active merchant) of these carts' products, as
+    ``_OFFER_COLUMNS`` tuples with the merchant's name and discount (one query, streamed)."""
+    products = CartLine.objects.filter(cart_id__in=list(cart_ids)).values("product_id")
+    return (
+        Offer.objects.filter(product_id__in=products, active=True, merchant__active=True)
+        .order_by()
+        .values_list(*_OFFER_COLUMNS)
+        .iterator(chunk_size=5000)
+    )
+
+
+def shipping_rules_known(*, pairs: list[tuple[int, str]]) -> list[ShippingRule | None]:
+    """``shipping_rules_for_destinations`` for many (merchant, destination) pairs at once; a
+    merchant the index does not know yet (its commit's invalidation not seen by this
+    process) rebuilds it once (two queries) rather than leave its carts out."""
+    rules = shipping_rules_for_destinations(pairs=pairs)
+    if any(rule is None for rule in rules):
+        zone_index_invalidate()
+        rules = shipping_rules_for_destinations(pairs=pairs)
+    return rules
+
+
+def _lines_read(cart_ids: Sequence[int]) -> dict[int, _CartRows]:
+    carts: dict[int, _CartRows] = {}
+    for cart_id, version, postal_code, owner_id, *line in chunk_line_rows(cart_ids=cart_ids):
         cart = carts.get(cart_id)
         if cart is None:
             cart = carts[cart_id] = _CartRows(version, postal_code, owner_id)
@@ -150,16 +185,9 @@ class _Market:
 
 
 def _market_read(cart_ids: Sequence[int]) -> _Market:
-    products = CartLine.objects.filter(cart_id__in=list(cart_ids)).values("product_id")
-    rows = (
-        Offer.objects.filter(product_id__in=products, active=True, merchant__active=True)
-        .order_by()
-        .values_list(*_OFFER_COLUMNS)
-    )
     market = _Market(offers=defaultdict(list), names={}, discounts={})
-    for offer_id, product_id, merchant_id, price, stock, name, min_units, bp in rows.iterator(
-        chunk_size=5000
-    ):
+    for row in chunk_offer_rows(cart_ids=cart_ids):
+        offer_id, product_id, merchant_id, price, stock, name, min_units, bp = row
         market.offers[product_id].append(OfferSnapshot(offer_id, merchant_id, price, stock))
         if merchant_id not in market.names:
             market.names[merchant_id] = name
@@ -181,13 +209,7 @@ def _shipping(
         for merchant_id in merchants:
             pairs[(merchant_id, cart.postal_code)] = None
     keys = list(pairs)
-    rules = shipping_rules_for_destinations(pairs=keys)
-    if any(rule is None for rule in rules):
-        # A merchant the index does not know yet (its commit's invalidation not seen by
-        # this process): rebuild once (two queries) rather than skip its carts.
-        zone_index_invalidate()
-        rules = shipping_rules_for_destinations(pairs=keys)
-    return dict(zip(keys, rules, strict=True))
+    return dict(zip(keys, shipping_rules_known(pairs=keys), strict=True))
 
 
 def _build(

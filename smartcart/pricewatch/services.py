@@ -38,6 +38,7 @@ from gpu_engine import Solution, solve
 from gpu_engine.batch import price_choice, solve_batch, solve_packed
 from gpu_engine.batch.pack import METHOD_NAMES, TOO_LARGE
 from gpu_engine.results import SolverInconsistency
+from smartcart.answers import answer_from_solution, answer_keeps_current
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchEmailOptIn, PriceWatchRun
 from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import (
@@ -48,8 +49,7 @@ from smartcart.pricewatch.selectors import (
     price_watch_notices_current,
 )
 from smartcart.routing import gpu_queue_enabled, rate_profile
-from smartcart.selectors import cart_current_breakdown
-from smartcart.services import _line_rows, _merchant_rows, _run_write
+from smartcart.services import _run_write
 from storefront.cache import CacheUnavailable
 
 logger = logging.getLogger(__name__)
@@ -268,7 +268,21 @@ def _checked_problems(*, cart_ids: list[int], device: str, counts: _Counts) -> l
 
 
 def _problem_answer(build, solution: Solution, improvable: bool) -> dict:
-    return _notice_answer(build, solution if improvable else _kept(build, solution))
+    """The notice's answer: the best assignment, or the cart as it stands when the saving is
+    under the floors (``answers.answer_from_solution``, as every run stores it)."""
+    fields = answer_from_solution(
+        build=build, solution=solution, plan=dict(NOTICE_PLAN), keep=not improvable
+    )
+    return {**fields, **_notice_timings(float(solution.elapsed_ms))}
+
+
+# The batch solver has no planner's reasoning to record.
+NOTICE_PLAN = {"price_watch": True}
+
+
+def _notice_timings(elapsed_ms: float) -> dict:
+    # The batch solver's time for this cart: the panel says how long the answer took.
+    return {"solve_ms": elapsed_ms, "elapsed_ms": elapsed_ms}
 
 
 def _checked_packed(*, cart_ids: list[int], device: str, counts: _Counts) -> list[_Checked]:
@@ -319,16 +333,25 @@ def _checked_packed(*, cart_ids: list[int], device: str, counts: _Counts) -> lis
 
 
 def _packed_answer(chunk, c, raw, parts, total, kind, elapsed_ms, improvable: bool) -> dict:
-    common = {"algorithm": METHOD_NAMES[kind], "device": raw.device, "elapsed_ms": elapsed_ms}
-    if improvable:
-        return chunk.answer_fields(c, choice=raw.choice, parts=parts, total=total, **common)
-    return chunk.answer_fields(
-        c,
-        choice=chunk.current_choice,
-        parts=chunk.current_parts,
-        total=int(chunk.current[c]),
-        **common,
+    """The notice's answer from the packed rows, decided as ``_problem_answer`` decides."""
+    current_total = int(chunk.current[c])
+    kept = answer_keeps_current(
+        suggested_total=total, current_total=current_total, keep=not improvable
     )
+    choice = raw.choice
+    if kept:
+        choice, parts, total = chunk.current_choice, chunk.current_parts, current_total
+    fields = chunk.answer_fields(
+        c,
+        choice=choice,
+        parts=parts,
+        total=total,
+        kept_current=kept,
+        algorithm=METHOD_NAMES[kind],
+        device=raw.device,
+        plan=dict(NOTICE_PLAN),
+    )
+    return {**fields, **_notice_timings(elapsed_ms)}
 
 
 def _counts_as(amount: int, total: int) -> bool:
@@ -336,21 +359,6 @@ def _counts_as(amount: int, total: int) -> bool:
     return (
         amount >= settings.SMARTCART_PRICE_WATCH_MIN_CENTS
         and amount * 100.0 >= settings.SMARTCART_PRICE_WATCH_MIN_PERCENT * total
-    )
-
-
-def _kept(build, solution: Solution) -> Solution:
-    """The cart as it stands, as an answer: a saving under the floors is no suggestion."""
-    current = cart_current_breakdown(build=build)
-    return Solution(
-        total=sum(cost.cost for cost in current),
-        assignment=build.current_assignment,
-        breakdown=current,
-        optimal=solution.optimal,
-        algorithm=solution.algorithm,
-        device=solution.device,
-        elapsed_ms=solution.elapsed_ms,
-        complexity=solution.complexity,
     )
 
 
@@ -369,34 +377,6 @@ def _notice_fields(cart: _Checked, counts: _Counts) -> dict | None:
     fields = cart.answer(improvable)
     fields["price_increase"] = increase if price_up else None
     return fields
-
-
-def _notice_answer(build, solution: Solution) -> dict:
-    """A done run's answer fields as ``smartcart.services._answer`` stores them (the same
-    suggestion rows, so the Improve panel and the apply path read them alike), with a
-    short plan: the batch solver had no planner's reasoning to record."""
-    current = cart_current_breakdown(build=build)
-    current_total = sum(cost.cost for cost in current)
-    return {
-        "cart_version": build.cart_version,
-        "algorithm": solution.algorithm,
-        "optimal": bool(solution.optimal),
-        "device": solution.device,
-        "current_total": current_total,
-        "suggested_total": int(solution.total),
-        "savings": current_total - int(solution.total),
-        "suggestion": {
-            "lines": _line_rows(build=build, assignment=solution.assignment),
-            "merchants": _merchant_rows(build=build, breakdown=solution.breakdown),
-            "current_merchants": _merchant_rows(build=build, breakdown=current),
-            "kept_current": solution.assignment == build.current_assignment,
-        },
-        "plan": {"price_watch": True},
-        # The batch solver's time for this cart: the panel says how long the answer took.
-        "solve_ms": float(solution.elapsed_ms),
-        "elapsed_ms": float(solution.elapsed_ms),
-        "problem_size": build.size,
-    }
 
 
 def _same(run: OptimizationRun, fields: dict) -> bool:

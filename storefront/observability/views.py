@@ -1,6 +1,7 @@
 """``GET /health/`` (200 when every check passes, else 503), ``GET /health/live`` (the
 process answers) and ``GET /metrics`` (Prometheus, only to ``METRICS_ALLOWED_NETWORKS``)."""
 
+import functools
 import ipaddress
 
 from django.conf import settings
@@ -35,15 +36,26 @@ def health(request: HttpRequest) -> JsonResponse:
     return JsonResponse(body, status=200 if healthy else 503)
 
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@functools.lru_cache(maxsize=4)
+def _networks(configured: tuple[str, ...]) -> tuple[Network, ...]:
+    # Keyed on the setting's value: parsed once per process, and again only when the setting
+    # changes (tests, ``override_settings``), never on each scrape.
+    return tuple(ipaddress.ip_network(network, strict=False) for network in configured)
+
+
+def _allowed_networks() -> tuple[Network, ...]:
+    return _networks(tuple(settings.METRICS_ALLOWED_NETWORKS))
+
+
 def _metrics_allowed(request: HttpRequest) -> bool:
     try:
         address = ipaddress.ip_address(client_ip(request))
     except ValueError:
         return False
-    return any(
-        address in ipaddress.ip_network(network, strict=False)
-        for network in settings.METRICS_ALLOWED_NETWORKS
-    )
+    return any(address in network for network in _allowed_networks())
 
 
 @never_cache

@@ -18,7 +18,6 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-import kombu.pools
 import pytest
 import redis
 from django.db import connection
@@ -27,7 +26,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from storefront.celery import app
-from tests.smartcart.conftest import cart_with_choices
+from tests.carts import cart_with_choices
+from tests.redis_server import broker_pools_drop
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -66,24 +66,14 @@ def _publishing_to(url: str, *, keyprefix: str):
     """
     conf = app.conf
     saved = conf.task_always_eager, conf.broker_url, conf.broker_transport_options
-    _drop_broker_pools()
+    broker_pools_drop()
     conf.task_always_eager, conf.broker_url = False, url
     conf.broker_transport_options = {**saved[2], "global_keyprefix": keyprefix}
     try:
         yield
     finally:
-        _drop_broker_pools()
+        broker_pools_drop()
         conf.task_always_eager, conf.broker_url, conf.broker_transport_options = saved
-
-
-def _drop_broker_pools() -> None:
-    # Not app.close(): that also unregisters the app, and tasks imported later would then
-    # never be added to it.
-    app._pool = None
-    app.amqp._producer_pool = None
-    # kombu keeps one pool per broker URL for the whole process, and hands the same one back
-    # for the same URL: a pool closed only here would be the next test's closed memory:// pool.
-    kombu.pools.reset()
 
 
 @pytest.fixture

@@ -11,43 +11,22 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from smartcart.models import OptimizationRun
-from smartcart.outage import broker_check_forget
+from smartcart.routing import broker_state_forget
 from storefront.cache import cache_outage_forget
-from storefront.celery import app
 from storefront.models import CartLine
+from tests.carts import cart_with_choices
 from tests.factories import OfferFactory, ProductFactory, UserFactory
-from tests.redis_server import private_redis  # noqa: F401  (fixture)
-from tests.smartcart.conftest import cart_with_choices
-from tests.smartcart.test_integration import _drop_broker_pools
+from tests.redis_server import private_redis, redis_down  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def redis_down(private_redis):  # noqa: F811
-    """The deployment's settings pointed at a private Redis, which is then stopped."""
-    caches = {
-        "default": {
-            "BACKEND": "storefront.cache.ResilientRedisCache",
-            "LOCATION": private_redis.url(6),
-            "KEY_PREFIX": "outage-test",
-        }
-    }
-    conf = app.conf
-    saved = conf.task_always_eager, conf.broker_url
-    conf.task_always_eager, conf.broker_url = False, private_redis.url(6)
-    _drop_broker_pools()
-    try:
-        with override_settings(CACHES=caches):
-            private_redis.stop()
-            cache_outage_forget()
-            broker_check_forget()
-            yield
-    finally:
-        _drop_broker_pools()
-        conf.task_always_eager, conf.broker_url = saved
-        cache_outage_forget()
-        broker_check_forget()
+def redis_gone(redis_down):  # noqa: F811
+    """``redis_down``, with no broker probe remembered from before it stopped."""
+    broker_state_forget()
+    yield redis_down
+    broker_state_forget()
 
 
 def _api(user) -> APIClient:
@@ -57,7 +36,7 @@ def _api(user) -> APIClient:
     return client
 
 
-def test_token_endpoint_answers_with_redis_down(redis_down):
+def test_token_endpoint_answers_with_redis_down(redis_gone):
     UserFactory(username="bob", password="pass-for-bob-1")
     response = APIClient().post(
         "/api/v1/auth/token/", {"username": "bob", "password": "pass-for-bob-1"}, format="json"
@@ -66,7 +45,7 @@ def test_token_endpoint_answers_with_redis_down(redis_down):
     assert response.json()["token"]
 
 
-def test_cart_api_and_pages_answer_with_redis_down(redis_down, client):
+def test_cart_api_and_pages_answer_with_redis_down(redis_gone, client):
     cart = cart_with_choices()
     user = cart.owner
     api = _api(user)
@@ -82,7 +61,7 @@ def test_cart_api_and_pages_answer_with_redis_down(redis_down, client):
 
 
 @override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_OUTAGE_INLINE_MAX_MS=10_000)
-def test_improve_solves_a_small_cart_in_the_request_with_the_broker_down(redis_down):
+def test_improve_solves_a_small_cart_in_the_request_with_the_broker_down(redis_gone):
     cart = cart_with_choices()
     response = _api(cart.owner).post("/api/v1/cart/optimizations/", {}, format="json")
     assert response.status_code == 201, response.content
@@ -91,8 +70,23 @@ def test_improve_solves_a_small_cart_in_the_request_with_the_broker_down(redis_d
     assert body["route"] == "inline"
 
 
+@override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_OUTAGE_INLINE_MAX_MS=10_000)
+def test_finding_the_broker_down_costs_one_short_try(redis_gone, monkeypatch):
+    """The probe tries once with its short timeouts: kombu's retry loop sleeps two seconds
+    before its first retry (the old availability probe went through it: 2.1 s per outage
+    answer on a refused connection)."""
+    import kombu.utils.functional
+
+    slept = []
+    monkeypatch.setattr(kombu.utils.functional, "sleep", slept.append)
+    cart = cart_with_choices()
+    response = _api(cart.owner).post("/api/v1/cart/optimizations/", {}, format="json")
+    assert response.status_code == 201, response.content
+    assert slept == []
+
+
 @override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_OUTAGE_INLINE_MAX_MS=0)
-def test_improve_answers_503_and_writes_nothing_with_the_broker_down(redis_down, client):
+def test_improve_answers_503_and_writes_nothing_with_the_broker_down(redis_gone, client):
     cart = cart_with_choices()
     response = _api(cart.owner).post("/api/v1/cart/optimizations/", {}, format="json")
     assert response.status_code == 503, response.content
@@ -105,7 +99,7 @@ def test_improve_answers_503_and_writes_nothing_with_the_broker_down(redis_down,
     assert not OptimizationRun.objects.filter(cart=cart).exists()
 
 
-def test_limits_fail_in_their_documented_direction(redis_down):
+def test_limits_fail_in_their_documented_direction(redis_gone):
     from storefront.ratelimit import window_retry_after
 
     # "local": counted in this process, so the limit still holds.

@@ -4,8 +4,8 @@ from django.test.utils import CaptureQueriesContext
 
 from smartcart.prepared import PreparedQuery
 from storefront.models import Cart, Offer, ShippingZone
+from tests.carts import cart_with_choices
 from tests.factories import CartFactory, MerchantFactory, ShippingZoneFactory, UserFactory
-from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ from rest_framework.test import APIClient
 from smartcart import services
 from smartcart.errors import Throttled
 from storefront.errors import ValidationFailed
+from tests.carts import cart_with_choices
 from tests.factories import CartFactory, UserFactory
-from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 

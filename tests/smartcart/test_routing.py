@@ -9,6 +9,7 @@ from django.test import override_settings
 
 from gpu_engine import CartProblem
 from smartcart import routing
+from smartcart.errors import ServiceUnavailable
 from storefront.celery import app
 
 
@@ -45,6 +46,12 @@ def test_without_gpu_workers_queued_carts_go_to_cpu():
     assert "no GPU workers" in choice.reason
 
 
+def _broker_answers(monkeypatch, *, backlog: int, up: bool = True) -> None:
+    monkeypatch.setattr(
+        routing, "broker_state", lambda: routing.BrokerState(up=up, gpu_backlog=backlog)
+    )
+
+
 def _planner_prefers(monkeypatch, method_with_gpu: str) -> None:
     """The planner picks ``method_with_gpu`` when told a GPU is present (and the CPU DP
     otherwise), whatever the rates of this machine."""
@@ -62,7 +69,7 @@ def _planner_prefers(monkeypatch, method_with_gpu: str) -> None:
 @override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_GPU_QUEUE=True, SMARTCART_GPU_QUEUE_MAX=8)
 def test_the_planners_gpu_choice_goes_to_the_gpu_queue(monkeypatch):
     _planner_prefers(monkeypatch, "gpu-ga")
-    monkeypatch.setattr(routing, "gpu_queue_backlog", lambda: 2)
+    _broker_answers(monkeypatch, backlog=2)
     choice = routing.route_choose(problem=problem(8, offers=5), budget_ms=800)
     assert (choice.route, choice.budget_ms, choice.method) == ("gpu", 800, "gpu-ga")
 
@@ -70,7 +77,7 @@ def test_the_planners_gpu_choice_goes_to_the_gpu_queue(monkeypatch):
 @override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_GPU_QUEUE=True)
 def test_a_cpu_choice_stays_on_the_cpu_queue_even_with_gpus(monkeypatch):
     _planner_prefers(monkeypatch, "cpu-dp")
-    monkeypatch.setattr(routing, "gpu_queue_backlog", lambda: 0)
+    _broker_answers(monkeypatch, backlog=0)
     assert routing.route_choose(problem=problem(8, offers=5)).route == "cpu"
 
 
@@ -82,7 +89,7 @@ def test_a_cpu_choice_stays_on_the_cpu_queue_even_with_gpus(monkeypatch):
 )
 def test_a_busy_gpu_queue_degrades_to_cpu_with_a_budget(monkeypatch):
     _planner_prefers(monkeypatch, "gpu-dp")
-    monkeypatch.setattr(routing, "gpu_queue_backlog", lambda: 9)
+    _broker_answers(monkeypatch, backlog=9)
     choice = routing.route_choose(problem=problem(8, offers=5), budget_ms=3000)
     assert (choice.route, choice.budget_ms) == ("cpu", 400)
     assert "busy" in choice.reason and "gpu-dp" in choice.reason
@@ -99,7 +106,7 @@ def test_the_gpu_queue_depth_reaches_the_planner(monkeypatch, settings):
         return real(problem, budget_ms=budget_ms, profile=profile, gpu=gpu)
 
     monkeypatch.setattr(routing, "make_plan", make_plan)
-    monkeypatch.setattr(routing, "gpu_queue_backlog", lambda: 5)
+    _broker_answers(monkeypatch, backlog=5)
     routing.route_choose(problem=problem(8, offers=5))
     assert [(g.present, g.queue_depth) for g in seen] == [(False, 0), (True, 5)]
 
@@ -109,8 +116,8 @@ def test_inline_threshold_is_a_setting():
     assert routing.route_choose(problem=problem(1)).route == "cpu"
 
 
-def test_backlog_is_zero_with_in_process_tasks():
-    assert routing.gpu_queue_backlog() == 0
+def test_the_broker_is_up_and_empty_with_in_process_tasks():
+    assert routing.broker_state() == routing.BrokerState(up=True, gpu_backlog=0)
 
 
 @pytest.fixture
@@ -118,9 +125,9 @@ def publishing():
     """Routing as in a deployment with a broker (tests run tasks in-process), with no depth
     remembered from an earlier test."""
     eager, app.conf.task_always_eager = app.conf.task_always_eager, False
-    routing.gpu_queue_backlog_forget()
+    routing.broker_state_forget()
     yield
-    routing.gpu_queue_backlog_forget()
+    routing.broker_state_forget()
     app.conf.task_always_eager = eager
 
 
@@ -137,27 +144,59 @@ def test_backlog_counts_the_redis_gpu_list(publishing):
     app.conf.broker_transport_options = {**saved, "global_keyprefix": prefix}
     try:
         client.rpush(f"{prefix}gpu", b"{}", b"{}", b"{}")
-        assert routing.gpu_queue_backlog(broker_url=url) == 3
+        assert routing.broker_state(broker_url=url) == routing.BrokerState(up=True, gpu_backlog=3)
     finally:
         app.conf.broker_transport_options = saved
         client.delete(f"{prefix}gpu")
 
 
-def test_backlog_is_read_at_most_once_a_second(publishing, monkeypatch):
+def test_the_broker_is_probed_at_most_once_a_second(publishing, monkeypatch):
     reads = []
-    monkeypatch.setattr(routing, "_broker_gpu_depth", lambda app, url: reads.append(url) or 4)
+    state = routing.BrokerState(up=True, gpu_backlog=4)
+    monkeypatch.setattr(routing, "_broker_probe", lambda app, url: reads.append(url) or state)
     clock = [1000.0]
     monkeypatch.setattr(routing.time, "monotonic", lambda: clock[0])
-    assert [routing.gpu_queue_backlog() for _ in range(3)] == [4, 4, 4]
-    clock[0] += routing.BACKLOG_TTL_S + 0.01
-    assert routing.gpu_queue_backlog() == 4
+    assert [routing.broker_state() for _ in range(3)] == [state] * 3
+    clock[0] += routing.BROKER_TTL_S + 0.01
+    assert routing.broker_state().gpu_backlog == 4
     assert len(reads) == 2
 
 
 def test_an_unreachable_broker_costs_one_short_try(publishing):
     # Nothing listens on port 9 (discard): Redis down. kombu would retry for ever by default.
     url = "redis://127.0.0.1:9/0"
+    down = routing.BrokerState(up=False, gpu_backlog=0)
     start = time.monotonic()
-    assert routing.gpu_queue_backlog(broker_url=url) == 0
-    assert routing.gpu_queue_backlog(broker_url=url) == 0  # remembered: no second try
-    assert time.monotonic() - start < 2 * routing.BROKER_TIMEOUT_S + 1
+    assert routing.broker_state(broker_url=url) == down
+    assert routing.broker_state(broker_url=url) == down  # remembered: no second try
+    # One try with the short timeouts; kombu's retry loop would sleep 2 s before its first
+    # retry (the old availability probe, ensure_connection(max_retries=1), took 2.1 s).
+    assert time.monotonic() - start < 1.0
+
+
+@override_settings(
+    SMARTCART_INLINE_MAX_MS=0, SMARTCART_GPU_QUEUE=True, SMARTCART_OUTAGE_INLINE_MAX_MS=10_000
+)
+def test_one_probe_answers_both_the_depth_and_the_outage(publishing, monkeypatch):
+    """With GPU workers and the broker down, one probe decides: the cart is solved in the
+    request (it is small enough), and the broker is not asked a second time."""
+    reads = []
+    down = routing.BrokerState(up=False, gpu_backlog=0)
+    monkeypatch.setattr(routing, "_broker_probe", lambda app, url: reads.append(url) or down)
+    choice = routing.route_choose(problem=problem(8, offers=5))
+    assert choice.route == "inline" and choice.reason.startswith("broker down")
+    assert len(reads) == 1
+
+
+@override_settings(SMARTCART_INLINE_MAX_MS=0, SMARTCART_OUTAGE_INLINE_MAX_MS=0)
+def test_a_large_cart_with_the_broker_down_is_refused(monkeypatch):
+    _broker_answers(monkeypatch, backlog=0, up=False)
+    with pytest.raises(ServiceUnavailable) as refused:
+        routing.route_choose(problem=problem(8, offers=5))
+    assert refused.value.code == "optimizer_unavailable" and refused.value.retry_after > 0
+
+
+@override_settings(SMARTCART_OUTAGE_INLINE_MAX_MS=0)
+def test_an_inline_cart_never_asks_the_broker(monkeypatch):
+    monkeypatch.setattr(routing, "broker_state", lambda: pytest.fail("asked the broker"))
+    assert routing.route_choose(problem=problem(3)).route == "inline"

@@ -16,6 +16,7 @@ from smartcart.services import optimization_run_create, optimization_run_dismiss
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, CartLine, Merchant, Offer, ShippingZone
 from storefront.selectors import cart_pricing_summary, merchant_terms_for_destination
+from tests.carts import cart_with_choices
 from tests.factories import (
     CartFactory,
     CartLineFactory,
@@ -24,7 +25,6 @@ from tests.factories import (
     ShippingZoneFactory,
     UserFactory,
 )
-from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 

@@ -66,6 +66,9 @@ def test_nothing_better_keeps_the_cart(cart):
     again = services.optimization_run_create(cart=cart)
     assert again.savings == 0 and not again.is_improvement
     assert not any(line["changed"] for line in again.suggestion["lines"])
+    # "True when nothing cheaper was found than the cart as it is" (the API's word), as the
+    # price watch has always said it: an already optimal cart is kept.
+    assert again.suggestion["kept_current"] is True
 
 
 def test_a_worse_solver_answer_never_reaches_the_shopper(cart, monkeypatch):

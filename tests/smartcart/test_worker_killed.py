@@ -21,8 +21,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from smartcart.models import OptimizationRun
+from tests.carts import cart_with_choices
 from tests.redis_server import private_redis  # noqa: F401  (fixture)
-from tests.smartcart.conftest import cart_with_choices
 from tests.smartcart.test_integration import (
     ROOT,
     _publishing_to,

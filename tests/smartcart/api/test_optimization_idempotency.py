@@ -3,7 +3,7 @@
 import pytest
 
 from smartcart.models import OptimizationRun
-from tests.smartcart.conftest import cart_with_choices
+from tests.carts import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 

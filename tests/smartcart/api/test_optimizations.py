@@ -5,8 +5,8 @@ from django.test.utils import CaptureQueriesContext
 
 from storefront.models import CartLine, Offer
 from storefront.services import cart_line_set_quantity
+from tests.carts import cart_with_choices
 from tests.factories import UserFactory
-from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 

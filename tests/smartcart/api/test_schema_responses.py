@@ -7,8 +7,8 @@ import requests
 import schemathesis
 from schemathesis.core.transport import Response
 
+from tests.carts import cart_with_choices
 from tests.factories import TEST_PASSWORD, OfferFactory, ProductFactory
-from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,8 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from tests.carts import cart_with_choices
 from tests.factories import UserFactory
-from tests.smartcart.conftest import cart_with_choices
 
 
 @pytest.fixture(autouse=True)

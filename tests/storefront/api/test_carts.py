@@ -4,8 +4,8 @@ from django.middleware.csrf import get_token
 from django.test import Client, RequestFactory
 
 from storefront.models import MAX_LINE_QUANTITY, CartLine
+from tests.carts import cart_with_choices
 from tests.factories import CartLineFactory, OfferFactory, UserFactory
-from tests.smartcart.conftest import cart_with_choices
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,7 @@ from storefront.models import Order
 from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
 from storefront.ratelimit import local_fallback_cache
 from tests.factories import UserFactory
-from tests.redis_server import private_redis  # noqa: F401  (fixture)
-from tests.smartcart.test_outage import redis_down  # noqa: F401  (fixture)
+from tests.redis_server import private_redis, redis_down  # noqa: F401  (fixtures)
 from tests.storefront.orders.conftest import POSTAL_CODE
 from tests.storefront.orders.test_api import _fill_cart, _place, _review
 from tests.storefront.orders.test_web import (  # noqa: F401  (fixtures)

@@ -1,9 +1,15 @@
 """smartcart's answer to storefront's cart optimizer hook
 (``settings.STOREFRONT_CART_OPTIMIZER``, see ``storefront.cart_optimizer``)."""
 
+import time
+
 from django.conf import settings
 
-from smartcart.selectors import cart_current_total, optimization_run_for_checkout
+from smartcart.selectors import (
+    cart_current_breakdown,
+    cart_problem_build,
+    optimization_run_for_checkout,
+)
 from smartcart.services import optimization_run_solve_now
 from storefront.cart_optimizer import CartOptimizer, CheaperAssignment
 from storefront.errors import DomainError
@@ -27,11 +33,17 @@ def cart_cheaper_assignment(*, cart: Cart, budget_ms: int) -> CheaperAssignment 
     )
     if dismissed:
         return None
-    # A price or shipping term moved since the run: its totals no longer hold.
-    if run is not None and run.current_total != cart_current_total(cart=cart):
-        run = None
     try:
-        run = run or optimization_run_solve_now(cart=cart, budget_ms=budget_ms)
+        t0 = time.perf_counter()
+        build = cart_problem_build(cart=cart)
+        build_ms = (time.perf_counter() - t0) * 1000.0
+        # A price or shipping term moved since the run: its totals no longer hold, and the
+        # problem just built (what the cart costs now) is the one to solve.
+        current = sum(cost.cost for cost in cart_current_breakdown(build=build))
+        if run is None or run.current_total != current:
+            run = optimization_run_solve_now(
+                cart=cart, budget_ms=budget_ms, build=build, build_ms=build_ms
+            )
     except DomainError as error:
         if error.code in CART_NOT_OPTIMISABLE:
             return None

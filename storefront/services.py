@@ -26,6 +26,7 @@ from storefront.models import (
     Category,
     Merchant,
     Offer,
+    Order,
     Product,
 )
 from storefront.offer_changes import offers_changed_notify
@@ -250,6 +251,8 @@ def cart_merge(*, source: Cart, target: Cart) -> Cart:
     what the shopper chose most recently. The target keeps its destination, or takes the
     source's when it has none. Lines are moved even past MAX_CART_LINES so nothing the
     shopper chose is silently dropped; adding more is refused until the cart shrinks.
+    Orders placed from the source give their lines back to the target if their payment
+    fails (``Order.cart``).
     """
     if source.pk == target.pk:
         return target
@@ -257,6 +260,7 @@ def cart_merge(*, source: Cart, target: Cart) -> Cart:
     first, second = sorted((source, target), key=lambda cart: cart.pk)
     locked = {cart.pk: cart_lock_for_update(cart) for cart in (first, second)}
     locked_source, locked_target = locked[source.pk], locked[target.pk]
+    Order.objects.filter(cart_id=locked_source.pk).update(cart_id=locked_target.pk)
     source_lines = list(CartLine.objects.filter(cart_id=locked_source.pk))
     if not source_lines and (locked_target.postal_code or not locked_source.postal_code):
         locked_source.delete()

@@ -2,7 +2,6 @@
 pay (the configured provider's form fields; the dummy provider's in demos and tests), list
 and read orders. Signed-in callers only; another shopper's order is a 404."""
 
-from django.conf import settings
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from payments import RedirectNeeded
@@ -13,14 +12,17 @@ from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
 from storefront.api.serializers import CartSerializer
-from storefront.cart_optimizer import cart_cheaper_assignment_find
-from storefront.errors import NotFound, ValidationFailed
+from storefront.api.views.carts import own_cart, validated
+from storefront.errors import ValidationFailed
 from storefront.models import Order
 from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
-from storefront.orders.review import review_token_make
 from storefront.orders.selectors import order_get, order_list
-from storefront.orders.services import order_payment_for, order_place, shipping_address_validate
-from storefront.selectors import cart_find, cart_pricing_summary
+from storefront.orders.services import (
+    checkout_review_prepare,
+    order_payment_for,
+    order_place,
+    shipping_address_validate,
+)
 from storefront.services import cart_destination_set
 
 SIGNED_IN_ONLY = (
@@ -52,7 +54,11 @@ class CheckoutReviewSerializer(serializers.Serializer):
 
 
 class PlaceOrderSerializer(serializers.Serializer):
-    review_token = serializers.CharField(max_length=4000)
+    # Checked by placing the order, whose code says what to do: review_token_missing
+    # (review first), review_token_invalid, review_expired, review_cart_merged.
+    review_token = serializers.CharField(
+        max_length=4000, required=False, allow_blank=True, default=""
+    )
     email = serializers.EmailField(max_length=254)
     full_name = serializers.CharField(max_length=120)
     address_line = serializers.CharField(max_length=200)
@@ -113,19 +119,6 @@ class PaymentRequestSerializer(serializers.Serializer):
 # --- views ----------------------------------------------------------------------------------
 
 
-def _validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
-def _own_cart(request):
-    cart = cart_find(user=request.user)
-    if cart is None:
-        raise NotFound("You have no cart yet.", code="cart_not_found", field="cart")
-    return cart
-
-
 def _own_order(request, number: str) -> Order:
     return order_get(number=number, user=request.user)
 
@@ -141,17 +134,16 @@ class CheckoutReviewView(APIView):
         responses={200: CheckoutReviewSerializer, **error_responses(400, 401, 403, 404, 409)},
     )
     def post(self, request):
-        data = _validated(CheckoutReviewRequestSerializer, request.data)
-        cart = _own_cart(request)
+        data = validated(CheckoutReviewRequestSerializer, request.data)
+        cart = own_cart(request)
         if "postal_code" in data:
             cart = cart_destination_set(cart=cart, postal_code=data["postal_code"])
-        summary = cart_pricing_summary(cart=cart)
-        cheaper = None
-        if not summary.is_empty and not summary.unavailable:
-            cheaper = cart_cheaper_assignment_find(
-                cart=cart, budget_ms=settings.CHECKOUT_OPTIMIZE_BUDGET_MS
-            )
-        body = {"cart": summary, "review_token": review_token_make(summary), "cheaper": cheaper}
+        review = checkout_review_prepare(cart=cart)
+        body = {
+            "cart": review.summary,
+            "review_token": review.review_token,
+            "cheaper": review.cheaper,
+        }
         return Response(CheckoutReviewSerializer(body).data)
 
 
@@ -189,8 +181,13 @@ class OrderListView(APIView):
                 404,
                 409,
                 429,
-                e409="The cart changed since the review: `details.changes` says what, "
-                "`details.total` is the new total. Nothing was ordered.",
+                e400="Bad input: an address field, the `Idempotency-Key` header, or the "
+                "review token (`review_token_missing`: review first; `review_token_invalid`).",
+                e409="Nothing was ordered; review again. `checkout_changed`: the cart changed "
+                "since the review (a line sold out or repriced, new terms, another edit): "
+                "`details.changes` says what, `details.total` is the new total. `cart_empty`: "
+                "nothing left to order (placed with another key?). `review_expired`: the "
+                "review is over an hour old.",
                 e429="Too many orders placed by this account: retry after `Retry-After` "
                 "seconds (`ORDER_PLACE_THROTTLE_RATE`).",
             ),
@@ -198,7 +195,7 @@ class OrderListView(APIView):
     )
     def post(self, request):
         order_place_rate_check(ident=order_place_ident(request))
-        data = _validated(PlaceOrderSerializer, request.data)
+        data = validated(PlaceOrderSerializer, request.data)
         key = request.headers.get("Idempotency-Key")
         if not key:
             raise ValidationFailed(
@@ -209,7 +206,7 @@ class OrderListView(APIView):
         token = data.pop("review_token")
         address = shipping_address_validate(**data)
         order = order_place(
-            cart=_own_cart(request),
+            cart=own_cart(request),
             user=request.user,
             address=address,
             review_token=token,

@@ -66,6 +66,16 @@ class Order(models.Model):  # type: ignore[django-manager-missing]
     # Who may place with this key: "user:<id>" or "cart:<id>" for a guest's session cart.
     idempotency_scope = models.CharField(max_length=60, editable=False)
     idempotency_key = models.CharField(max_length=100, editable=False)
+    # Where the lines go back when the payment fails: the cart it was placed from, moved to
+    # the account's cart when signing in merges that (guest) cart away.
+    cart = models.ForeignKey(
+        "storefront.Cart",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="+",
+    )
     email = models.EmailField()
     full_name = models.CharField(max_length=120)
     address_line = models.CharField("street address", max_length=200)

@@ -2,21 +2,25 @@
 merchant side (accept, ship, deliver, cancel).
 
 Locks are always taken in one order: the cart, then the offers by id, then (for status
-changes) the order and its packages. Stock moves only under the offers' row locks, so two
-shoppers racing for the last unit get one order and one ``Conflict``, never negative stock.
+changes) the order and its packages; a failing order locks the cart its lines go back to
+before the order, as a sign-in's cart merge does before moving orders to the account's cart.
+Stock moves only under the offers' row locks, so two shoppers racing for the last unit get
+one order and one ``Conflict``, never negative stock.
 """
 
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from storefront.cache_versions import cache_versions_bump_on_commit
+from storefront.cart_optimizer import CheaperAssignment, cart_cheaper_assignment_find
 from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import (
@@ -29,8 +33,17 @@ from storefront.models import (
     OrderLine,
     Payment,
 )
-from storefront.orders.review import CheckoutChanged, review_changes, review_token_read
-from storefront.selectors import cart_pricing_summary_via_sql
+from storefront.orders.review import (
+    CheckoutChanged,
+    review_changes,
+    review_token_make,
+    review_token_read,
+)
+from storefront.selectors import (
+    CartPricingSummary,
+    cart_pricing_summary,
+    cart_pricing_summary_via_sql,
+)
 from storefront.services import cart_lock_for_update, cart_version_bump
 from storefront.validators import postal_code_normalize, validate_postal_code
 
@@ -99,6 +112,29 @@ def shipping_address_validate(
     )
 
 
+@dataclass(frozen=True)
+class CheckoutReview:
+    """The cart priced now, the token that places exactly that, and a cheaper way to buy
+    it (``None``: none found, or the cart cannot be bought as it stands)."""
+
+    summary: CartPricingSummary
+    review_token: str
+    cheaper: CheaperAssignment | None
+
+
+def checkout_review_prepare(*, cart: Cart) -> CheckoutReview:
+    """The checkout review of ``cart`` for the web page and the API alike: priced once, live
+    (never a cached page), sealed in a review token, with a last look for a cheaper cart
+    within ``CHECKOUT_OPTIMIZE_BUDGET_MS`` (which may store a suggestion to apply)."""
+    summary = cart_pricing_summary(cart=cart)
+    cheaper = None
+    if not summary.is_empty and not summary.unavailable:
+        cheaper = cart_cheaper_assignment_find(
+            cart=cart, budget_ms=settings.CHECKOUT_OPTIMIZE_BUDGET_MS
+        )
+    return CheckoutReview(summary=summary, review_token=review_token_make(summary), cheaper=cheaper)
+
+
 def _check_key(key: object) -> str:
     if not isinstance(key, str) or not IDEMPOTENCY_KEY_RE.match(key):
         raise ValidationFailed(
@@ -116,8 +152,12 @@ def order_scope(*, user, cart: Cart) -> str:
     return f"cart:{cart.pk}"
 
 
-def _order_by_key(scope: str, key: str) -> Order | None:
-    return Order.objects.filter(idempotency_scope=scope, idempotency_key=key).first()
+def _order_by_key(*, scope: str, key: str, cart: Cart) -> Order | None:
+    """The order ``key`` placed already: in the caller's scope, or as a guest from a cart
+    that signing in merged into ``cart`` since (the order follows it: ``Order.cart``), so
+    placing it again after a sign-in answers that order instead of a review of the merge."""
+    orders = Order.objects.filter(Q(idempotency_scope=scope) | Q(cart_id=cart.pk))
+    return orders.filter(idempotency_key=key).order_by("pk").first()
 
 
 def order_place(
@@ -137,7 +177,7 @@ def order_place(
     """
     key = _check_key(idempotency_key)
     scope = order_scope(user=user, cart=cart)
-    existing = _order_by_key(scope, key)
+    existing = _order_by_key(scope=scope, key=key, cart=cart)
     if existing is not None:
         return existing
     before = review_token_read(review_token, cart_id=cart.pk)
@@ -148,7 +188,7 @@ def order_place(
             )
     except IntegrityError:
         # The same key committed by a concurrent request between our check and insert.
-        existing = _order_by_key(scope, key)
+        existing = _order_by_key(scope=scope, key=key, cart=cart)
         if existing is None:
             raise
         return existing
@@ -164,7 +204,8 @@ def _place_locked(
     *, cart: Cart, user, address: ShippingAddress, before, scope: str, key: str
 ) -> Order:
     locked = cart_lock_for_update(cart)
-    existing = _order_by_key(scope, key)  # the first of two racing requests committed
+    # The first of two racing requests committed.
+    existing = _order_by_key(scope=scope, key=key, cart=locked)
     if existing is not None:
         return existing
     offer_ids = CartLine.objects.filter(cart_id=locked.pk).values_list("offer_id", flat=True)
@@ -190,16 +231,21 @@ def _place_locked(
             changes=changes,
             total=summary.total,
         )
-    order = _order_create(summary=summary, user=user, address=address, scope=scope, key=key)
+    order = _order_create(
+        summary=summary, cart=locked, user=user, address=address, scope=scope, key=key
+    )
     _stock_take(summary=summary, offers=offers)
     CartLine.objects.filter(cart_id=locked.pk).delete()
     cart_version_bump(cart, locked=locked)
     return order
 
 
-def _order_create(*, summary, user, address: ShippingAddress, scope: str, key: str) -> Order:
+def _order_create(
+    *, summary, cart: Cart, user, address: ShippingAddress, scope: str, key: str
+) -> Order:
     order = Order.objects.create(
         owner=user if user is not None and user.is_authenticated else None,
+        cart=cart,
         idempotency_scope=scope,
         idempotency_key=key,
         email=address.email,
@@ -319,8 +365,11 @@ def order_payment_sync(*, payment_id: int) -> Order:
     confirmation mail queued), failed (every package cancelled, the stock given back, the
     lines put back into the shopper's cart) or
     still pending. Idempotent: a status seen before changes nothing."""
-    payment = Payment.objects.select_related("order").get(pk=payment_id)
-    order = Order.objects.select_for_update().get(pk=payment.order_id)
+    payment = Payment.objects.get(pk=payment_id)
+    if payment.status in _FAILED:
+        order, cart = _order_lock_with_cart(order_id=payment.order_id)
+    else:
+        order, cart = Order.objects.select_for_update().get(pk=payment.order_id), None
     if order.status != Order.Status.PENDING:
         return order
     if payment.status in _PAID:
@@ -334,32 +383,33 @@ def order_payment_sync(*, payment_id: int) -> Order:
         order_id = order.pk
         transaction.on_commit(lambda: order_confirmation_mail_send_task.delay(order_id))
     elif payment.status in _FAILED:
-        _order_fail(order, note=payment.message[:300], reason="Payment failed.")
+        _order_fail(order, cart=cart, note=payment.message[:300], reason="Payment failed.")
     return order
 
 
-def _order_fail(order: Order, *, note: str, reason: str) -> None:
-    """Fails a pending (locked) order: its packages are cancelled, their stock given back and
-    its lines put back into the cart it was placed from, so the shopper can try again. The
-    cart is locked before the offers, as placing does (no deadlock with a checkout)."""
-    cart = _order_cart(order)
+def _order_lock_with_cart(*, order_id: int) -> tuple[Order, Cart | None]:
+    """The order and the cart its lines go back to (``None`` once that is gone), both
+    locked, the cart first: placing and a sign-in's cart merge lock the cart before they
+    touch orders, so a failing payment never deadlocks with either."""
+    cart_id = Order.objects.filter(pk=order_id).values_list("cart_id", flat=True).get()
+    carts = Cart.objects.select_for_update()
+    cart = carts.filter(pk=cart_id).first() if cart_id is not None else None
+    order = Order.objects.select_for_update().get(pk=order_id)
+    if order.cart_id != cart_id:
+        # A sign-in merged the cart into the account's cart between the two reads. Nothing
+        # merges an account's cart away, so locking it after the order cannot deadlock.
+        cart = carts.filter(pk=order.cart_id).first() if order.cart_id is not None else None
+    return order, cart
+
+
+def _order_fail(order: Order, *, cart: Cart | None, note: str, reason: str) -> None:
+    """Fails a pending order, locked with ``cart`` (``_order_lock_with_cart``): its packages
+    are cancelled, their stock given back and its lines put back into that cart, so the
+    shopper can try again."""
     _order_status_set(order, Order.Status.FAILED, note=note)
     _packages_cancel(order, reason=reason, by=None)
     if cart is not None:
         _cart_restore(cart=cart, order=order)
-
-
-def _order_cart(order: Order) -> Cart | None:
-    """The cart the order was placed from, locked: the owner's, or the guest's session cart
-    named by the idempotency scope. ``None`` when it is gone (a guest cart is merged into
-    the user's cart at sign-in and deleted)."""
-    kind, _, ident = order.idempotency_scope.partition(":")
-    carts = Cart.objects.select_for_update()
-    if kind == "user" and order.owner_id is not None:
-        return carts.filter(owner_id=order.owner_id).first()
-    if kind == "cart" and ident.isdigit():
-        return carts.filter(pk=int(ident), owner__isnull=True).first()
-    return None
 
 
 def _cart_restore(*, cart: Cart, order: Order) -> int:
@@ -555,10 +605,10 @@ def orders_unpaid_expire(*, now=None) -> int:
     expired = 0
     for order_id in list(ids.order_by("pk")[:500]):
         with transaction.atomic():
-            order = Order.objects.select_for_update().get(pk=order_id)
+            order, cart = _order_lock_with_cart(order_id=order_id)
             if order.status != Order.Status.PENDING:
                 continue
-            _order_fail(order, note="Not paid in time.", reason="Not paid in time.")
+            _order_fail(order, cart=cart, note="Not paid in time.", reason="Not paid in time.")
             # update(): no status signal, the order is settled already.
             Payment.objects.filter(
                 order=order, status__in=[PaymentStatus.WAITING, PaymentStatus.INPUT]

@@ -111,3 +111,29 @@ def test_a_dismissed_suggestion_is_not_offered_again_for_that_version(cart):
     Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1)
     cart.refresh_from_db()
     assert cart_cheaper_assignment(cart=cart, budget_ms=500) is not None
+
+
+def test_a_run_priced_before_a_price_change_builds_the_cart_once(cart, monkeypatch):
+    """The review's last look for a cheaper cart reads the cart's problem once, also when the
+    run it would reuse no longer holds: the problem that shows it is the one solved."""
+    import smartcart.optimizer
+    import smartcart.selectors
+
+    first = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    line = cart.lines.select_related("offer").first()
+    Offer.objects.filter(pk=line.offer_id).update(unit_price=line.offer.unit_price + 100)
+    builds = []
+    real_build = smartcart.selectors.cart_problem_build
+
+    def counted(**kwargs):
+        builds.append(kwargs["cart"].pk)
+        return real_build(**kwargs)
+
+    for module in (smartcart.selectors, services, smartcart.optimizer):
+        monkeypatch.setattr(module, "cart_problem_build", counted, raising=False)
+    second = cart_cheaper_assignment(cart=cart, budget_ms=500)
+    assert builds == [cart.pk]
+    assert first is not None and second is not None and second.run_id != first.run_id
+    assert second.current_total == first.current_total + 100
+    run = OptimizationRun.objects.get(pk=second.run_id)
+    assert run.build_ms is not None and run.build_ms >= 0 and run.elapsed_ms >= run.build_ms

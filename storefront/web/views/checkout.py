@@ -1,25 +1,31 @@
 """Checkout for the web: address, review (with a last look for a cheaper cart), place.
 
 The address is kept in the session between the steps; the review's total is sealed in a
-signed token that placing the order checks (``storefront.orders.review``).
+signed token that placing the order checks (``storefront.orders.review``). Placing answers
+the payment page (or the order page of the order that idempotency key already placed), or
+sends back to a fresh review with a message saying why nothing was ordered: a line sold
+out or repriced since the review, the cart changed in another tab, a sign-in merged it, a
+review page without its place button. Only the order limit answers in place (429).
 """
 
 import uuid
 from dataclasses import asdict
 
-from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from storefront.cart_optimizer import cart_cheaper_assignment_find
 from storefront.errors import DomainError, Throttled, ValidationFailed
+from storefront.models import Order
 from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
-from storefront.orders.review import CheckoutChanged, ReviewCartMerged, review_token_make
-from storefront.orders.services import ShippingAddress, order_place, shipping_address_validate
-from storefront.selectors import cart_pricing_summary
+from storefront.orders.services import (
+    ShippingAddress,
+    checkout_review_prepare,
+    order_place,
+    shipping_address_validate,
+)
 from storefront.services import cart_destination_set
 from storefront.web.carts import request_cart_find
 from storefront.web.checkout_forms import CheckoutAddressForm, PlaceOrderForm
@@ -76,23 +82,17 @@ def _session_address(request: HttpRequest) -> ShippingAddress | None:
 
 
 def render_review(
-    request: HttpRequest, *, cart, address, status: int = 200, changed=None, error: str = ""
+    request: HttpRequest, *, cart, address, status: int = 200, error: str = ""
 ) -> HttpResponse:
-    summary = cart_pricing_summary(cart=cart)
-    cheaper = None
-    if not summary.unavailable and not changed:
-        cheaper = cart_cheaper_assignment_find(
-            cart=cart, budget_ms=settings.CHECKOUT_OPTIMIZE_BUDGET_MS
-        )
+    review = checkout_review_prepare(cart=cart)
     form = PlaceOrderForm(
-        initial={"review_token": review_token_make(summary), "idempotency_key": uuid.uuid4().hex}
+        initial={"review_token": review.review_token, "idempotency_key": uuid.uuid4().hex}
     )
     context = {
-        "summary": summary,
+        "summary": review.summary,
         "address": address,
-        "cheaper": cheaper,
+        "cheaper": review.cheaper,
         "form": form,
-        "changed": changed,
         "error": error,
     }
     return render(request, "web/checkout/review.html", context, status=status)
@@ -117,8 +117,12 @@ def checkout_place(request: HttpRequest) -> HttpResponse:
         return redirect(cart_url())
     form = PlaceOrderForm(request.POST)
     if not form.is_valid():
-        return render_review(
-            request, cart=cart, address=address, status=400, error="Review your order again."
+        # A review with a line that cannot be bought has no place button to post from.
+        return _review_again(
+            request,
+            cart=cart,
+            address=address,
+            message="Nothing was ordered: check your order below and place it from this page.",
         )
     try:
         order_place_rate_check(ident=order_place_ident(request))
@@ -135,21 +139,22 @@ def checkout_place(request: HttpRequest) -> HttpResponse:
         )
         response["Retry-After"] = str(throttled.retry_after)
         return response
-    except ReviewCartMerged as merged:
-        return _review_again(request, cart=cart, address=address, message=merged.message)
-    except CheckoutChanged as changed:
-        return render_review(request, cart=cart, address=address, status=409, changed=changed)
     except DomainError as error:
-        return render_review(
-            request, cart=cart, address=address, status=error.http_status, error=error.message
+        # What changed since the review (CheckoutChanged names each line and the new
+        # total), a sign-in's merge, an old review, a cart emptied by another tab.
+        return _review_again(
+            request, cart=cart, address=address, message=f"Nothing was ordered. {error.message}"
         )
     session_order_remember(request, order)
+    if order.status != Order.Status.PENDING:  # that key placed it, and it is settled since
+        return redirect(order)
     return redirect(reverse("order_pay", args=[order.number]))
 
 
 def _review_again(request: HttpRequest, *, cart, address: ShippingAddress, message: str):
     """Back to a fresh review of ``cart`` (the account's cart after a sign-in merge), priced
-    for the checkout's address: the merge keeps the account cart's destination."""
+    for the checkout's address: the merge keeps the account cart's destination. The review
+    sends on to the cart page when nothing is left to review."""
     messages.warning(request, message)
     if address.postal_code != cart.postal_code:
         try:

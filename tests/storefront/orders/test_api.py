@@ -93,6 +93,40 @@ def test_stale_review_is_a_409_with_the_changes_and_the_new_total(api):
     assert Offer.objects.get(pk=limited.pk).stock == 4
 
 
+def test_the_last_unit_sold_after_the_review_is_a_409_naming_the_line(api):
+    limited = _fill_cart(api)
+    token = _review(api)["review_token"]
+    Offer.objects.filter(pk=limited.pk).update(stock=1)  # another shopper took three
+    response = _place(api, token)
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert error["code"] == "checkout_changed" and error["field"] == "review_token"
+    changes = {change["code"]: change for change in error["details"]["changes"]}
+    assert limited.product.name in changes["insufficient_stock"]["message"]
+    assert error["details"]["total"] == api.get("/api/v1/cart/").json()["total"]
+    assert Order.objects.count() == 0 and Offer.objects.get(pk=limited.pk).stock == 1
+
+
+def test_placing_without_a_review_is_a_400_saying_review_first(api):
+    _fill_cart(api)
+    for body in ({**ADDRESS}, {**ADDRESS, "review_token": ""}):
+        response = api.post("/api/v1/orders/", body, format="json", HTTP_IDEMPOTENCY_KEY="k-123456")
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert (error["code"], error["field"]) == ("review_token_missing", "review_token")
+    assert Order.objects.count() == 0
+
+
+def test_placing_a_cart_emptied_since_the_review_is_a_409_cart_empty(api):
+    _fill_cart(api)
+    token = _review(api)["review_token"]
+    assert _place(api, token, key="first-tab-1").status_code == 201
+    response = _place(api, token, key="second-tab-2")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "cart_empty"
+    assert Order.objects.count() == 1
+
+
 @pytest.mark.parametrize(
     ("overrides", "key", "field"),
     [
@@ -142,8 +176,14 @@ def test_other_shoppers_orders_are_404_and_anonymous_is_401(api):
     assert anonymous.post("/api/v1/checkout/review/", {}, format="json").status_code in (401, 403)
 
 
-def test_review_without_a_cart_is_404(api):
-    assert api.post("/api/v1/checkout/review/", {}, format="json").status_code == 404
+def test_review_and_place_without_a_cart_are_the_cart_apis_404(api):
+    no_cart = api.get("/api/v1/cart/")
+    assert no_cart.status_code == 404
+    review = api.post("/api/v1/checkout/review/", {}, format="json")
+    placed = _place(api, "any-token")
+    for response in (review, placed):
+        assert response.status_code == 404
+        assert response.json() == no_cart.json()  # one own-cart rule, one answer
 
 
 def test_the_schema_documents_checkout(api):

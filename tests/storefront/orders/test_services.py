@@ -9,7 +9,12 @@ from storefront.models import CartLine, MerchantOrder, Offer, Order, OrderEvent,
 from storefront.orders.review import CheckoutChanged
 from storefront.orders.services import merchant_order_transition, order_payment_for
 from storefront.selectors import cart_pricing_summary
-from storefront.services import cart_line_set_quantity, cart_merge, offer_update
+from storefront.services import (
+    cart_get_or_create,
+    cart_line_set_quantity,
+    cart_merge,
+    offer_update,
+)
 from tests.factories import CartFactory, CartLineFactory, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
 
@@ -203,6 +208,54 @@ def test_a_guests_failed_payment_restores_the_guest_cart(db):
     assert order.owner is None and _lines(cart) == set()
     _pay(order, "rejected")
     assert _lines(cart) == before
+
+
+def _expire(order) -> None:
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    from storefront.orders.services import orders_unpaid_expire
+
+    later = timezone.now() + timedelta(seconds=settings.ORDER_PAYMENT_TIMEOUT_S + 1)
+    assert orders_unpaid_expire(now=later) == 1
+
+
+@pytest.mark.parametrize(
+    "fail",
+    [lambda order: _pay(order, "rejected"), lambda order: _pay(order, "error"), _expire],
+    ids=["rejected", "error", "not-paid-in-time"],
+)
+@pytest.mark.parametrize("account_had_a_cart", [False, True])
+def test_a_guest_who_signs_in_after_placing_gets_the_lines_back_in_the_account_cart(
+    db, fail, account_had_a_cart
+):
+    guest = CartFactory(owner=None, session_key="guest-session", postal_code=POSTAL_CODE)
+    CartLineFactory(cart=guest, quantity=3)
+    CartLineFactory(cart=guest, quantity=1)
+    before = _lines(guest)
+    order = place(guest, user=AnonymousUser())
+    user = UserFactory()
+    kept = CartLineFactory(cart=CartFactory(owner=user)) if account_had_a_cart else None
+    account = cart_get_or_create(user=user)
+    cart_merge(source=guest, target=account)  # what signing in does with the guest cart
+    account.refresh_from_db()
+    merged_version = account.version
+
+    fail(order)
+
+    order.refresh_from_db()
+    assert order.status == Order.Status.FAILED and order.owner is None
+    extra = {(kept.offer_id, kept.quantity)} if kept else set()
+    assert _lines(account) == before | extra
+    account.refresh_from_db()
+    assert account.version == merged_version + 1  # a review of the merged cart is stale
+
+
+def test_an_order_remembers_the_cart_its_lines_go_back_to(two_merchant_cart):
+    order = place(two_merchant_cart)
+    assert order.cart_id == two_merchant_cart.pk
 
 
 def test_a_product_added_again_meanwhile_keeps_the_newer_line(two_merchant_cart):

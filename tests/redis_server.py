@@ -2,6 +2,7 @@
 so an outage can be simulated without touching the shared Redis, and ``redis_down``: the
 deployment's cache and broker pointed at one that is then stopped."""
 
+import os
 import shutil
 import socket
 import subprocess
@@ -14,17 +15,27 @@ import redis
 from django.test import override_settings
 
 PORTS = range(16400, 16500)
+# Each xdist worker draws from its own slice: a stopped server's port, free again, must never
+# be taken by another worker's server while a test still expects nothing to answer there.
+_SLICE = 10
+
+
+def _worker_ports() -> range:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    index = int(worker) if worker.isdigit() else 0
+    start = PORTS.start + (index * _SLICE) % len(PORTS)
+    return range(start, start + _SLICE)
 
 
 def _free_port() -> int:
-    for port in PORTS:
+    for port in _worker_ports():
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
             except OSError:
                 continue
             return port
-    raise RuntimeError("no free port in 16400-16499")
+    raise RuntimeError(f"no free port in {_worker_ports()}")
 
 
 class PrivateRedis:

@@ -19,6 +19,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,12 @@ _LIMIT_MARGIN_MS = 3.0
 DEFAULT_THREADS = 1
 # The status of a run stopped by its deadline before HiGHS answered (build or HiGHS still busy).
 CUT_STATUS = "Cut at the deadline"
+# HiGHS's ``passModel`` (it copies and checks the program, uninterruptibly) takes about this many
+# ms per nonzero: 50-65 ns here on a 10,000-line cart (690,000 nonzeros, 34-45 ms); twice that,
+# for a loaded machine. A hand-off predicted to end past the deadline is not started.
+_PASS_MS_PER_NONZERO = 130e-6
+# Gathering the program into HiGHS's arrays (``_Model.arrays``): ~45 ns a nonzero there, doubled.
+_ARRAYS_MS_PER_NONZERO = 90e-6
 # Below this many ms left after the build, HiGHS is not started: it cannot even set up.
 _MIN_HIGHS_MS = 1.0
 # HiGHS's presolve when proving a warm start after the GA (the planner's route): off. With the
@@ -112,7 +119,14 @@ def milp_run(
     try:
         milp = milp_build(problem, cancelled=job.expired)
         job.shape = (milp.n_cols, milp.n_rows)
-        highs = _highs_for(milp, warm_start, threads, relaxed=relaxed, presolve=presolve)
+        highs = _highs_for(
+            milp,
+            warm_start,
+            threads,
+            relaxed=relaxed,
+            presolve=presolve,
+            expires_within=job.expires_within,
+        )
     except BuildCancelled:
         return job.cut_outcome()
     job.build_ms = (time.perf_counter() - started) * 1e3
@@ -165,7 +179,10 @@ class _HighsJob:
         self.relaxed = False
 
     def expired(self) -> bool:
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return self.expires_within(0.0)
+
+    def expires_within(self, ms: float) -> bool:
+        return self.deadline is not None and time.perf_counter() + ms / 1e3 >= self.deadline
 
     def left_s(self) -> float:
         assert self.deadline is not None, "only runs with a deadline wait on a worker"
@@ -244,11 +261,30 @@ def highspy_status_optimal():
     return highspy.HighsModelStatus.kOptimal
 
 
-def _highs_for(milp: MilpModel, warm_start, threads, *, relaxed=False, presolve=True):
+def _highs_for(
+    milp: MilpModel,
+    warm_start,
+    threads,
+    *,
+    relaxed=False,
+    presolve=True,
+    expires_within: Callable[[float], bool] | None = None,
+):
     """A HiGHS instance holding the program (and the warm start), ready to run and to be
-    interrupted by ``cancelSolve``."""
+    interrupted by ``cancelSolve``. The hand-off is part of the build (on a 10,000-line cart
+    it is the larger part) and HiGHS's ``passModel`` cannot be interrupted: ``expires_within(ms)``
+    (True when the deadline passes within ``ms``) is asked between the steps, with the
+    hand-off's predicted time before it, and the run stops here (:class:`BuildCancelled`)
+    rather than start a step it cannot finish in time."""
     import highspy
 
+    def check(ahead_ms: float = 0.0) -> None:
+        if expires_within is not None and expires_within(ahead_ms):
+            raise BuildCancelled
+
+    check(milp.model.nonzeros() * (_ARRAYS_MS_PER_NONZERO + _PASS_MS_PER_NONZERO))
+    arrays = milp.model.arrays()
+    check(arrays.index.size * _PASS_MS_PER_NONZERO)
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
     highs.setOptionValue("mip_rel_gap", 0.0)
@@ -259,12 +295,11 @@ def _highs_for(milp: MilpModel, warm_start, threads, *, relaxed=False, presolve=
         highs.setOptionValue("presolve", "off")
     # Registers the interrupt callbacks (simplex, IPM, MIP) that ``cancelSolve`` trips.
     highs.HandleUserInterrupt = True
-    lp = milp.model.to_highs_lp()
-    if relaxed:
-        lp.integrality_ = []
-    highs.passModel(lp)
+    arrays.pass_to(highs, relaxed=relaxed)
+    check()
     if warm_start is not None and not relaxed:
         values = milp_point(milp, warm_start)
+        check()
         highs.setSolution(milp.n_cols, np.arange(milp.n_cols, dtype=np.int32), values)
     return highs
 

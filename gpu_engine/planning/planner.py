@@ -301,6 +301,22 @@ def make_plan(
     floor_ms = _proof_floor_ms(features, profile)
     ga_ms = ga_phase_ms(budget_ms, min(floor_ms, milp_ms))
     fitting = [e for e in estimates if e.exact and _fits(e, budget_ms, ga_ms)]
+
+    def plan(method: str, reason: str, *, ga_ms: float = 0.0, order: str = "exact") -> Plan:
+        # Every route shares the cart, the budget and the predictions; only the method, the
+        # reason and the anytime fields differ.
+        return Plan(
+            method,
+            reason,
+            budget_ms,
+            tuple(estimates),
+            features,
+            gpu,
+            ga_ms=ga_ms,
+            order=order,
+            proof_floor_ms=floor_ms,
+        )
+
     if fitting:
         best = min(fitting, key=lambda e: (e.predicted_ms, EXACT_METHODS.index(e.method)))
         if best.method == "milp":
@@ -308,27 +324,9 @@ def make_plan(
                 f"HiGHS first: predicted to prove in {best.predicted_ms:.3g} ms, within the "
                 f"{budget_ms - ga_ms:.0f} ms the GA leaves; the GA on the rest if it has not"
             )
-            return Plan(
-                "milp",
-                reason,
-                budget_ms,
-                tuple(estimates),
-                features,
-                gpu,
-                ga_ms=ga_ms,
-                order="highs-first",
-                proof_floor_ms=floor_ms,
-            )
+            return plan("milp", reason, ga_ms=ga_ms, order="highs-first")
         reason = f"exact: {best.method} predicted {best.predicted_ms:.3g} ms within the budget"
-        return Plan(
-            best.method,
-            reason,
-            budget_ms,
-            tuple(estimates),
-            features,
-            gpu,
-            proof_floor_ms=floor_ms,
-        )
+        return plan(best.method, reason)
     ga = {e.method: e for e in estimates if not e.exact}
     method = "gpu-ga" if ga["gpu-ga"].predicted_ms is not None else "cpu-ga"
     reason = (
@@ -336,17 +334,7 @@ def make_plan(
         f"{milp_ms:.3g} ms): GA for {ga_ms:.0f} ms, then HiGHS, warm-started with its answer, "
         "on the time it leaves (the LP bound where that is below HiGHS's floor)"
     )
-    return Plan(
-        method,
-        reason,
-        budget_ms,
-        tuple(estimates),
-        features,
-        gpu,
-        ga_ms=ga_ms,
-        order="ga-first",
-        proof_floor_ms=floor_ms,
-    )
+    return plan(method, reason, ga_ms=ga_ms, order="ga-first")
 
 
 def ga_phase_ms(budget_ms: float, floor_ms: float) -> float:

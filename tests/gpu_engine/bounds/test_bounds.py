@@ -1,5 +1,8 @@
 """The LP relaxation's bound (gpu_engine.bounds.lp): never above the optimum, to the cent."""
 
+from itertools import combinations
+
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -8,7 +11,7 @@ from gpu_engine import CartProblem
 from gpu_engine.bench.family_carts import FAMILIES
 from gpu_engine.bounds.lp import lp_bound
 from gpu_engine.reference import reference_brute_force
-from gpu_engine.solvers.milp.runner import solve_milp
+from gpu_engine.solvers.milp.runner import milp_best, solve_milp
 from tests.gpu_engine.strategies import carts
 
 
@@ -83,3 +86,79 @@ def test_the_lp_is_exact_where_the_assignment_is_forced(cart):
     units / min_units``."""
     best, _ = reference_brute_force(cart)
     assert lp_bound(CartProblem.from_dict(cart)).bound == best
+
+
+@st.composite
+def capped_carts(draw):
+    """Lines whose goods alone reach a merchant's free-shipping threshold, quantities at or past
+    a discount's ``min_units``, 100% and coarse discounts (``bp`` a multiple of 2500): the
+    corners of the capped rows and of the discount floor's slack (``model._floor_slack``)."""
+    n_items, n_merchants = draw(st.integers(1, 5)), draw(st.integers(1, 3))
+    merchants = []
+    for m in range(n_merchants):
+        discount = draw(
+            st.sampled_from(
+                [
+                    None,
+                    {
+                        "min_units": draw(st.integers(1, 6)),
+                        "basis_points": draw(st.sampled_from([2500, 5000, 7500, 10_000, 3333])),
+                    },
+                ]
+            )
+        )
+        shipping = {
+            "base_fee": draw(st.sampled_from([0, 300, 900])),
+            "per_extra_unit": draw(st.sampled_from([0, 0, 150, 1200])),
+            "free_over": draw(st.sampled_from([None, 1, 500, 1500, 4000])),
+        }
+        merchants.append({"id": f"m{m}", "shipping": shipping, "discount": discount})
+    items, offers = [], []
+    for i in range(n_items):
+        items.append({"id": f"i{i}", "quantity": draw(st.integers(1, 6))})
+        chosen = draw(st.lists(st.integers(0, n_merchants - 1), min_size=1, unique=True))
+        for m in chosen:
+            price = draw(st.sampled_from([0, 100, 400, 1000, 2500, 3001]))
+            offers.append({"item": f"i{i}", "merchant": f"m{m}", "price": price, "stock": None})
+    return {"items": items, "merchants": merchants, "offers": offers}
+
+
+@settings(max_examples=80, deadline=None)
+@given(capped_carts())
+def test_the_capped_rows_keep_the_bounds_valid_and_the_milp_exact(cart):
+    best, _ = reference_brute_force(cart)
+    problem = CartProblem.from_dict(cart)
+    result = lp_bound(problem)
+    assert result.bound is not None and 0 <= result.bound <= best
+    solution = solve_milp(problem)
+    assert solution.optimal and solution.total == best
+    # The proof route's options (no presolve, no primal heuristics) prove the same optimum.
+    proof, _ = milp_best(
+        problem, warm_start=_choice(problem, solution), presolve=False, heuristics=False
+    )
+    assert proof is not None and proof.optimal and proof.total == best
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    bp=st.integers(1, 10_000),
+    goods=st.lists(st.integers(0, 5000), min_size=1, max_size=6),
+)
+def test_the_discount_floor_slack_covers_every_subset(bp, goods):
+    """``bp * S / 10000`` never exceeds its floor by more than the slack, for every subset sum
+    ``S`` of the merchant's goods (so the floor row cuts off no assignment)."""
+    from gpu_engine.solvers.milp.model import _floor_slack
+
+    slack = _floor_slack(bp, np.array(goods))
+    assert 0.0 <= slack <= 0.9999
+    for k in range(1, len(goods) + 1):
+        for subset in combinations(goods, k):
+            excess = (bp * sum(subset) % 10_000) / 10_000
+            assert excess <= slack + 1e-12
+    if bp == 10_000:
+        assert slack == 0.0
+
+
+def _choice(problem, solution):
+    index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
+    return np.array([index[solution.assignment[item]] for item in problem.item_ids])

@@ -70,6 +70,20 @@ _MIN_HIGHS_MS = 1.0
 # BENCHMARKS.md) 21 proofs took at most 450 ms of CPU without it against 16 with it; past ~1 s
 # the two were within two carts of each other.
 PROOF_PRESOLVE = False
+# HiGHS's primal heuristics when proving a warm start after the GA: off. They look for
+# incumbents (feasibility jump first, then RINS, RENS, reduced-cost rounding), and the GA's
+# answer is one; their time goes to the bound instead. On issue 13's hardest families (24 carts
+# of threshold_deep 50/200, large_qty, split_punish and mixed 200, mixed 50, warm-started with
+# the optimum, one thread, presolve off) HiGHS's proof took 5-30% less CPU without them (e.g.
+# 312 -> 257 ms, 126 -> 87 ms), proving 21 against 20 within 1000 ms of CPU.
+PROOF_HEURISTICS = False
+_NO_HEURISTICS: dict[str, bool | float] = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_feasibility_jump": False,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+}
 # One HiGHS solve at a time per process: a run abandoned at its deadline may still be winding
 # down when the next starts, and two never share HiGHS's scheduler.
 _HIGHS_LOCK = threading.Lock()
@@ -101,6 +115,7 @@ def milp_run(
     threads: int | None = DEFAULT_THREADS,
     relaxed: bool = False,
     presolve: bool = True,
+    heuristics: bool = True,
 ) -> MilpOutcome:
     """Build and solve the program (``relaxed``: its LP relaxation, whose optimum is the outcome's
     ``bound`` and which gives no choice; :mod:`gpu_engine.bounds.lp`). ``warm_start``: a merchant
@@ -109,7 +124,8 @@ def milp_run(
     module docstring): past it the outcome has ``cut=True``, status :data:`CUT_STATUS` and no
     choice. ``threads``: HiGHS's thread count (None: HiGHS's own choice). ``presolve=False``
     skips HiGHS's presolve (its restarts after reduced-cost fixing still run): for proving a
-    warm start, where it is often the slower part (see :data:`PROOF_PRESOLVE`)."""
+    warm start, where it is often the slower part (see :data:`PROOF_PRESOLVE`). ``heuristics=False``
+    turns HiGHS's primal heuristics off (see :data:`PROOF_HEURISTICS`)."""
     started = time.perf_counter()
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
     job = _HighsJob(problem, started, deadline)
@@ -125,6 +141,7 @@ def milp_run(
             threads,
             relaxed=relaxed,
             presolve=presolve,
+            heuristics=heuristics,
             expires_within=job.expires_within,
         )
     except BuildCancelled:
@@ -268,6 +285,7 @@ def _highs_for(
     *,
     relaxed=False,
     presolve=True,
+    heuristics=True,
     expires_within: Callable[[float], bool] | None = None,
 ):
     """A HiGHS instance holding the program (and the warm start), ready to run and to be
@@ -293,6 +311,9 @@ def _highs_for(
         highs.setOptionValue("threads", int(threads))
     if not presolve:
         highs.setOptionValue("presolve", "off")
+    if not heuristics:
+        for option, value in _NO_HEURISTICS.items():
+            highs.setOptionValue(option, value)
     # Registers the interrupt callbacks (simplex, IPM, MIP) that ``cancelSolve`` trips.
     highs.HandleUserInterrupt = True
     arrays.pass_to(highs, relaxed=relaxed)
@@ -316,6 +337,7 @@ def solve_milp(
     warm_start: np.ndarray | None = None,
     threads: int | None = DEFAULT_THREADS,
     presolve: bool = True,
+    heuristics: bool = True,
 ) -> Solution:
     """Exact HiGHS solve of ``problem``. Within ``budget_ms`` it returns a proven optimum;
     otherwise HiGHS's best incumbent (never worse than ``warm_start``) with ``optimal=False`` and
@@ -324,7 +346,12 @@ def solve_milp(
     it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises BudgetError when
     no feasible point is known (no warm start and no HiGHS incumbent in the time)."""
     solution, outcome = milp_best(
-        problem, budget_ms=budget_ms, warm_start=warm_start, threads=threads, presolve=presolve
+        problem,
+        budget_ms=budget_ms,
+        warm_start=warm_start,
+        threads=threads,
+        presolve=presolve,
+        heuristics=heuristics,
     )
     if solution is None:
         raise BudgetError(
@@ -340,6 +367,7 @@ def milp_best(
     warm_start: np.ndarray | None = None,
     threads: int | None = DEFAULT_THREADS,
     presolve: bool = True,
+    heuristics: bool = True,
 ) -> tuple[Solution | None, MilpOutcome]:
     """:func:`solve_milp` that answers None (with HiGHS's outcome, its bound included) where that
     one raises: the anytime routes run HiGHS first without a warm start and go on without it."""
@@ -350,6 +378,7 @@ def milp_best(
         warm_start=warm_start,
         threads=threads,
         presolve=presolve,
+        heuristics=heuristics,
     )
     choice = outcome.choice
     if warm_start is not None:

@@ -135,3 +135,37 @@ def test_the_drop_seed_consolidates_zero_price_carts():
     drop_greedy(row, arrays.qty, arrays.price, arrays.cand, arrays.params)
     assert np.array_equal(row, seeded[1])
     assert all(arrays.price[i, m] >= 0 for i, m in enumerate(row))
+
+
+def test_the_gpu_ga_phase_stops_growing_and_stays_nondecreasing():
+    """The GPU GA's share grows only up to ``GPU_GA_SHARE_UNTIL_MS`` of budget: past it the time
+    goes to HiGHS's proof, and the GA's time is still nondecreasing (monotone answers)."""
+    from gpu_engine.planning.planner import GA_SHARE, GPU_GA_SHARE_UNTIL_MS, ga_phase_ms
+
+    budgets = range(1, 3000, 7)
+    for floor in (0.0, 20.0, 110.0, 1e6):
+        times = [ga_phase_ms(b, floor, share_until_ms=GPU_GA_SHARE_UNTIL_MS) for b in budgets]
+        assert times == sorted(times)
+        assert all(t <= b for b, t in zip(budgets, times, strict=True))
+        # Never below what a smaller budget's uncapped phase was, up to the cap's budget.
+        cap_budget = GPU_GA_SHARE_UNTIL_MS
+        assert all(
+            t >= ga_phase_ms(min(b, cap_budget), floor) for b, t in zip(budgets, times, strict=True)
+        )
+    assert ga_phase_ms(1000.0, 0.0, share_until_ms=GPU_GA_SHARE_UNTIL_MS) == (
+        GA_SHARE * GPU_GA_SHARE_UNTIL_MS
+    )
+
+
+def test_the_gpu_ga_first_route_leaves_the_proof_the_rest():
+    from gpu_engine.planning.planner import GA_SHARE, GPU_GA_SHARE_UNTIL_MS, GpuState, make_plan
+
+    problem = CartProblem.from_dict(random_cart(1, 60))  # thresholds and discounts: switched
+    # HiGHS far on this cart, its floor (from flat carts' rate) low.
+    profile = dataclasses.replace(GA_FIRST, milp_flat=PowerLaw(coef=10.0, power=0.0))
+    gpu = make_plan(problem, budget_ms=1000, profile=profile, gpu=GpuState(present=True))
+    cpu = make_plan(problem, budget_ms=1000, profile=profile, gpu=GpuState(present=False))
+    assert gpu.method == "gpu-ga" and gpu.order == "ga-first"
+    floor_ga = min(1000.0, 2.0 * gpu.proof_floor_ms)
+    assert gpu.ga_ms == max(GA_SHARE * GPU_GA_SHARE_UNTIL_MS, floor_ga) < cpu.ga_ms
+    assert cpu.method == "cpu-ga" and cpu.ga_ms == max(GA_SHARE * 1000.0, floor_ga)

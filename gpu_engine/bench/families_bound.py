@@ -5,7 +5,8 @@ handed to it as a warm start (the planner's proof after the GA, when the GA is a
 Per family, cart size and cart: the reference optimum (HiGHS, one thread,
 ``--families-bound-reference-s``), the LP bound (:mod:`gpu_engine.bounds.lp`: its gap to the
 optimum, build and solve time), then HiGHS warm-started with that optimum, with and without its
-presolve (the planner's ``PROOF_PRESOLVE``), under a generous hard limit
+presolve, and as the planner's proof after the GA runs it (``PROOF_PRESOLVE``,
+``PROOF_HEURISTICS``), under a generous hard limit
 (``--families-bound-proof-ms``): the CPU time it took to prove, and how many carts it proved
 within each of ``--families-bound-cpu-ms`` of CPU. CPU time is the process's (HiGHS runs one
 thread, the caller waits): on a shared machine it moves far less with the load than wall time,
@@ -30,6 +31,18 @@ from gpu_engine.bench.family_carts import FAMILIES
 from gpu_engine.problem import CartProblem
 
 SUITE = "families_bound"
+
+
+def _proofs() -> dict[str, dict[str, bool]]:
+    """The proofs timed per cart: HiGHS's presolve on and off (heuristics on), and the planner's
+    own proof after the GA (``engine``: PROOF_PRESOLVE and PROOF_HEURISTICS)."""
+    from gpu_engine.solvers.milp.runner import PROOF_HEURISTICS, PROOF_PRESOLVE
+
+    return {
+        "presolve": {"presolve": True},
+        "no_presolve": {"presolve": False},
+        "engine": {"presolve": PROOF_PRESOLVE, "heuristics": PROOF_HEURISTICS},
+    }
 
 
 def add_arguments(parser) -> None:
@@ -79,8 +92,8 @@ def _cart(problem: CartProblem, args) -> dict[str, Any]:
     index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
     optimum = np.array([index[ref.assignment[item]] for item in problem.item_ids])
     proofs = {
-        name: _proof(problem, optimum, ref.total, args.families_bound_proof_ms, presolve)
-        for name, presolve in (("presolve", True), ("no_presolve", False))
+        name: _proof(problem, optimum, ref.total, args.families_bound_proof_ms, **options)
+        for name, options in _proofs().items()
     }
     return {
         "optimum": ref.total,
@@ -95,12 +108,19 @@ def _cart(problem: CartProblem, args) -> dict[str, Any]:
     }
 
 
-def _proof(problem, optimum, total: int, limit_ms: float, presolve: bool) -> dict[str, Any]:
+def _proof(
+    problem, optimum, total: int, limit_ms: float, *, presolve: bool, heuristics: bool = True
+) -> dict[str, Any]:
     from gpu_engine.solvers.milp.runner import milp_best
 
     cpu, wall = time.process_time(), time.perf_counter()
     solution, outcome = milp_best(
-        problem, budget_ms=limit_ms, warm_start=optimum, threads=1, presolve=presolve
+        problem,
+        budget_ms=limit_ms,
+        warm_start=optimum,
+        threads=1,
+        presolve=presolve,
+        heuristics=heuristics,
     )
     proved = solution is not None and solution.optimal and solution.total <= total
     return {
@@ -136,7 +156,7 @@ def _row(family: str, lines: int, group: list[dict], cpu_limits: list[float]) ->
         "lp_solve_ms_p50": _q([r["lp_solve_ms"] for r in group], 0.5),
         "lp_cpu_ms_p50": _q([r["lp_cpu_ms"] for r in group], 0.5),
     }
-    for name in ("presolve", "no_presolve"):
+    for name in _proofs():
         runs = [r["proofs"][name] for r in group]
         row[f"{name}_proved"] = sum(p["proved"] for p in runs)
         for limit in cpu_limits:

@@ -29,3 +29,4 @@ def test_the_bound_suite_reports_every_family_and_size():
         assert row["with_proven_ref"] == 2 and row["lp_gap_pct_max"] >= 0
         assert row["presolve_proved"] == 2 and row["no_presolve_proved"] == 2
         assert row["no_presolve_proved_cpu_100000ms"] == 2
+        assert row["engine_proved"] == 2

@@ -20,7 +20,8 @@ plain:
     bound;
   - **GA first** (``cpu-ga``/``gpu-ga``) otherwise: the GA phase (it stops early when it stalls
     or meets a proven bound), then HiGHS, warm-started with the GA's answer, on all the time
-    left: its dual bound after the root LP is at least the LP relaxation's, and its cuts and
+    left (without its presolve and primal heuristics: ``PROOF_PRESOLVE``, ``PROOF_HEURISTICS``
+    in :mod:`gpu_engine.solvers.milp.runner`): its dual bound after the root LP is at least the LP relaxation's, and its cuts and
     reduced-cost fixing against the GA's total close most of the rest, so a separate LP solve
     first would only take time from it (on issue 13's families the LP alone took 7-45% of the
     CPU time of HiGHS's whole proof and proved none of 32 carts). Below HiGHS's floor (its

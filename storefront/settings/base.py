@@ -90,6 +90,13 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # Only the rows a page repeats many times (storefront/web/jinja.py says why).
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "storefront.web.jinja.environment"},
+    },
 ]
 
 DATABASES = {

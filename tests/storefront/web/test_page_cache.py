@@ -235,7 +235,7 @@ def test_uncached_renders_run_few_queries(market, django_assert_max_num_queries)
     page(client, product_url(market.products[0]))  # builds this process's zone index
     with django_assert_max_num_queries(6):
         page(client, reverse("catalog"))
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(3):
         page(client, product_url(market.products[0]))
 
 

@@ -13,6 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from storefront.cache_versions import CATALOG, product_version_name
 from storefront.errors import Conflict, ValidationFailed
 from storefront.imports import resolve, services, writers
 from storefront.imports.services import (
@@ -717,3 +718,54 @@ def test_an_import_tells_offers_changed_once_which_products_its_batches_changed(
         offers_changed.disconnect(dispatch_uid="test_import_offers_changed")
     # Two batches, one signal at the end (one price-watch run per import, not per batch).
     assert sent == [{products[1].pk, products[3].pk}]
+
+
+# --- the page cache ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bumps(monkeypatch):
+    import storefront.cache_versions as cache_versions
+
+    recorded: list[set[str]] = []
+    real = cache_versions.cache_versions_bump
+
+    def bump(*, names):
+        recorded.append(set(names))
+        real(names=names)
+
+    monkeypatch.setattr(cache_versions, "cache_versions_bump", bump)
+    return recorded
+
+
+def test_an_import_bumps_the_page_versions_once_and_its_prices_show_at_once(
+    client, merchant, products, bumps, django_capture_on_commit_callbacks
+):
+    """Once per import, at its end (both writers; the COPY writer marks in SQL), not once per
+    batch and again at the end: the pages cached meanwhile are orphaned by that one bump."""
+    rows = [f"{p.gtin},S{i},1.00,,true" for i, p in enumerate(products[:4])]
+    run(csv_feed(*rows), merchant=merchant)
+    product = products[3]
+    price = '<span class="price">{}</span>'
+    assert price.format("€1.00") in client.get(f"/products/{product.slug}/").content.decode()
+    bumps.clear()
+    rows[1] = rows[1].replace("1.00", "1.01")
+    rows[3] = rows[3].replace("1.00", "0.99")
+    with django_capture_on_commit_callbacks(execute=True):
+        job = run(csv_feed(*rows), merchant=merchant, batch_size=2)
+    assert job.batches_total == 2
+    changed = {product_version_name(products[1].pk), product_version_name(product.pk)}
+    assert bumps == [{CATALOG, *changed}]
+    html = client.get(f"/products/{product.slug}/").content.decode()
+    assert price.format("€0.99") in html and price.format("€1.00") not in html
+
+
+def test_an_import_that_fails_midway_still_bumps_what_its_batches_committed(
+    merchant, products, monkeypatch, bumps, django_capture_on_commit_callbacks
+):
+    feed = csv_feed(*(f"{p.gtin},S{i},{i + 1}.00,,true" for i, p in enumerate(products[:5])))
+    _crash_on_batch(monkeypatch, failing=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = run(feed, merchant=merchant, batch_size=2)
+    assert job.status == ImportJob.Status.FAILED
+    assert bumps == [{CATALOG, *(product_version_name(p.pk) for p in products[:2])}]

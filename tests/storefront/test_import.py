@@ -5,6 +5,7 @@ DATABASE_URL, on PostgreSQL (the COPY writer); both must give the same results."
 import csv
 import gzip
 import io
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -15,7 +16,7 @@ from django.utils import timezone
 
 from storefront.cache_versions import CATALOG, product_version_name
 from storefront.errors import Conflict, ValidationFailed
-from storefront.imports import resolve, services, writers
+from storefront.imports import batches, resolve, services, writers
 from storefront.imports.services import (
     import_format_detect,
     import_job_create,
@@ -23,6 +24,7 @@ from storefront.imports.services import (
     import_job_run,
 )
 from storefront.models import CheapestOfferRefresh, ImportJob, Offer
+from storefront.offer_changes import DeferredChanges
 from storefront.validators import gtin_check_digit
 from tests.factories import MerchantFactory, OfferFactory, ProductFactory
 
@@ -769,3 +771,26 @@ def test_an_import_that_fails_midway_still_bumps_what_its_batches_committed(
         job = run(feed, merchant=merchant, batch_size=2)
     assert job.status == ImportJob.Status.FAILED
     assert bumps == [{CATALOG, *(product_version_name(p.pk) for p in products[:2])}]
+
+
+def test_a_resume_tells_what_a_killed_run_committed(
+    merchant, products, monkeypatch, bumps, django_capture_on_commit_callbacks
+):
+    """A run killed after a batch committed never reaches its end (no bump, no offers_changed):
+    the resumed run's one bump covers that batch's products too."""
+
+    @contextmanager
+    def killed():  # the process dies: the end of the import never runs
+        yield DeferredChanges()
+
+    feed = csv_feed(*(f"{p.gtin},S{i},{i + 1}.00,,true" for i, p in enumerate(products[:5])))
+    _crash_on_batch(monkeypatch, failing=1)
+    with monkeypatch.context() as dying, django_capture_on_commit_callbacks(execute=True):
+        dying.setattr(batches, "offers_changed_deferred", killed)
+        job = run(feed, merchant=merchant, batch_size=2)
+    assert job.batches_committed == 1 and bumps == []
+    job = import_job_resume(job=job, enqueue=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = import_job_run(job_id=job.pk)
+    assert job.status == ImportJob.Status.DONE, job.message
+    assert bumps == [{CATALOG, *(product_version_name(p.pk) for p in products[:5])}]

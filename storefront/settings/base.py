@@ -194,6 +194,9 @@ else:
 # while it was unreachable can still serve).
 PAGE_CACHE = env_bool("PAGE_CACHE", True)
 PAGE_CACHE_TTL = int(os.environ.get("PAGE_CACHE_TTL", "600"))
+# Whole pages each process keeps a copy of (checked against the shared tokens on every hit,
+# like the shared entry); 0 reads every hit's page from Redis.
+PAGE_CACHE_LOCAL_ENTRIES = int(os.environ.get("PAGE_CACHE_LOCAL_ENTRIES", "256"))
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"

@@ -276,8 +276,9 @@ SMARTCART_CPU_FALLBACK_BUDGET_MS = int(os.environ.get("SMARTCART_CPU_FALLBACK_BU
 SMARTCART_MAX_ATTEMPTS = int(os.environ.get("SMARTCART_MAX_ATTEMPTS", "3"))
 SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
 SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
-# Broker (Redis) down: carts predicted within this many ms are solved in the request, larger
-# ones answer 503 with Retry-After (smartcart.outage).
+# Broker (Redis) down, as smartcart.routing's cached broker_state probe sees it: route_choose
+# solves carts predicted within this many ms in the request; larger ones answer 503 with
+# Retry-After (SMARTCART_OUTAGE_RETRY_S) before anything is written.
 SMARTCART_OUTAGE_INLINE_MAX_MS = float(os.environ.get("SMARTCART_OUTAGE_INLINE_MAX_MS", "200"))
 SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
 # A running run's lease (smartcart.lease): renewed every HEARTBEAT_S; lapsed LEASE_S after the

@@ -1,9 +1,10 @@
-"""The Jinja2 environment of the page parts rendered many times per page (the catalog's
-product cards, the product page's offer rows): Django's template language resolves each
-variable through several lookups and context layers, which for some twenty values on each of
-24-72 repeated rows was most of a page's render. Only those loops are Jinja2 templates
-(``templates/jinja2/``, included from the Django templates with ``{% jinja_include %}``);
-every page stays a Django template.
+"""The Jinja2 environment of page parts rendered many times per page (the product page's offer
+rows, each with forms, a slot and some twenty values): Django's template language resolves
+each variable through several lookups and context layers; in Jinja2 the loop cost about a
+third as much (product page with 30 offers: 13.7 -> 12.5 ms CPU per uncached render). Only
+such loops are Jinja2 templates (``templates/jinja2/``, included from the Django templates
+with ``{% jinja_include %}``), where a measurement shows it pays: the catalog's cards, plain
+dictionaries, rendered no faster. Every page stays a Django template.
 
 Output is escaped exactly as Django's templates escape it (``conditional_escape`` on every
 ``{{ }}``, so values marked safe stay as they are and an apostrophe is ``&#x27;``), which keeps

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the reference template keeps its long lines as they were)
 """The Jinja2 offer rows (storefront/web/jinja.py) render byte for byte what the Django
 template loop they replaced rendered: same escaping (an apostrophe is ``&#x27;``), the same
 CSRF input and shopper-slot markers, every branch of the row."""

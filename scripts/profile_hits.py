@@ -27,9 +27,8 @@ import django
 django.setup()
 
 from django.core.wsgi import get_wsgi_application  # noqa: E402
-from django.db.models import Count, Q  # noqa: E402
 
-from storefront.models import Product  # noqa: E402
+from scripts.page_paths import DEFAULT_SEARCH, page_paths  # noqa: E402
 
 application = get_wsgi_application()
 
@@ -73,19 +72,10 @@ def hit(path: str) -> tuple[str, int]:
 
 
 def main(rounds: int = 5, count: int = 200) -> None:
-    slug = (
-        Product.objects.annotate(n=Count("offers", filter=Q(offers__active=True)))
-        .order_by("-n", "id")
-        .values_list("slug", flat=True)
-        .first()
-    )
-    paths = {
-        "static": "/static/web/shop.css",
-        "categories": "/api/v1/categories/",
-        "search": "/api/v1/products/?search=" + os.environ.get("SEARCH", "speaker"),
-        "product": f"/products/{slug}/",
-        "home": "/",
-    }
+    pages = page_paths(search=os.environ.get("SEARCH", DEFAULT_SEARCH))
+    # The static file first (the baseline the others are compared with), then the pages.
+    order = ("categories", "search", "product", "home")
+    paths = {"static": "/static/web/shop.css", **{name: pages[name] for name in order}}
     for name, path in paths.items():
         for _ in range(3):
             status, size = hit(path)

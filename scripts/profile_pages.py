@@ -26,26 +26,14 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
-from django.db.models import Count, Q  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
-from storefront.models import Product  # noqa: E402
+from scripts.page_paths import DEFAULT_SEARCH, page_paths  # noqa: E402
 
 
 def main(mode: str, names: list[str]) -> None:
-    slug = (
-        Product.objects.annotate(n=Count("offers", filter=Q(offers__active=True)))
-        .order_by("-n", "id")
-        .values_list("slug", flat=True)
-        .first()
-    )
-    paths = {
-        "home": "/",
-        "product": f"/products/{slug}/",
-        "search": "/api/v1/products/?search=" + os.environ.get("SEARCH", "speaker"),
-        "categories": "/api/v1/categories/",
-    }
+    paths = page_paths(search=os.environ.get("SEARCH", DEFAULT_SEARCH))
     settings.PAGE_CACHE = mode == "cached"
     client = Client()
     for name in names or list(paths):

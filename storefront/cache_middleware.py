@@ -15,8 +15,12 @@ A later shared request for the URL reads, in one ``MGET``, the entry and the cur
 of the versions it was rendered under (this process remembers which versions each URL
 depends on), and is served only when every token is still the same: a writer replaces a
 token after its commit, so an entry never outlives a change it does not show (the same
-guarantee as the versioned fragment keys). Anything else (a missing or stale entry, a URL
-this process has not seen yet, the cache down) goes down the chain to the view.
+guarantee as the versioned fragment keys). Each process also keeps its own copy of the
+entries it served last (``PAGE_CACHE_LOCAL_ENTRIES``, default 256): a hit then reads only the
+tokens, checked against the copy's exactly as against the shared entry, instead of moving
+the whole page (tens of KB) out of Redis on every request; a copy lives no longer than the
+shared entry's TTL. Anything else (a missing or stale entry, a URL this process has not seen
+yet, the cache down) goes down the chain to the view.
 
 The entry keeps the headers the chain gave the response (content type, ``X-Frame-Options``,
 ``Vary``, ``Allow``, ``ETag`` ...): middlewares outside this one (security headers, metrics,
@@ -32,6 +36,7 @@ Place it right after ``WhiteNoiseMiddleware``. ``PAGE_CACHE=0`` turns it off.
 import hashlib
 import logging
 import os
+import time
 from typing import Any, NamedTuple
 
 from django.conf import settings
@@ -93,9 +98,36 @@ class SharedLookup:
 _names: dict[str, tuple[str, ...]] = {}
 
 
+# URL key -> this process's copy of its entry, oldest first (insertion order), at most
+# ``PAGE_CACHE_LOCAL_ENTRIES``. A copy is only ever served after the same token check as a
+# shared entry, so a stale copy costs one more round trip, never a stale page.
+# The deadline is the shared entry's TTL: what bounds a page whose bump the cache missed
+# (down while a writer committed) bounds the copy too.
+_local: dict[str, tuple["PageEntry", float]] = {}
+
+
 def page_cache_memo_clear() -> None:
-    """Forgets which versions each URL depends on (tests; the next hit of each renders)."""
+    """Forgets which versions each URL depends on and this process's copies of entries
+    (tests; the next hit of each renders)."""
     _names.clear()
+    _local.clear()
+
+
+def _local_limit() -> int:
+    return int(getattr(settings, "PAGE_CACHE_LOCAL_ENTRIES", 256))
+
+
+def _local_keep(key: str, entry: "PageEntry") -> None:
+    limit = _local_limit()
+    if limit <= 0:
+        return
+    _local.pop(key, None)
+    while len(_local) >= limit:
+        try:
+            del _local[next(iter(_local))]
+        except (KeyError, StopIteration, RuntimeError):  # another thread evicted it first
+            break
+    _local[key] = (entry, time.monotonic() + page_cache_ttl())
 
 
 def request_is_shared(request: HttpRequest) -> bool:
@@ -201,10 +233,10 @@ class PageCacheMiddleware:
         key = _url_key(request)
         names = _names.get(key)
         if names is not None:
-            found = _fetch(key, names)
+            found = self._lookup(key, names)
             if found is not None:
                 entry, tokens = found
-                if entry is not None and _fresh(entry, tokens):
+                if entry is not None:
                     response = self._serve(request, entry)
                     if response is not None:
                         _HIT.inc()
@@ -218,6 +250,29 @@ class PageCacheMiddleware:
         if lookup.names is not None:
             _store(request, response, lookup)
         return response
+
+    @staticmethod
+    def _lookup(key: str, names: tuple[str, ...]) -> tuple[PageEntry | None, dict[str, str]] | None:
+        """A fresh entry for ``key`` (None: render) and the tokens read; ``None`` when the
+        cache fails. This process's copy costs a read of the tokens alone; a stale or missing
+        copy, a read of the shared entry with them."""
+        copy, deadline = _local.get(key, (None, 0.0))
+        if copy is not None and time.monotonic() < deadline:
+            tokens = _fetch_tokens(names)
+            if tokens is None:
+                return None
+            if _fresh(copy, tokens):
+                return copy, tokens
+        if copy is not None:
+            _local.pop(key, None)
+        found = _fetch(key, names)
+        if found is None:
+            return None
+        entry, tokens = found
+        if entry is None or not _fresh(entry, tokens):
+            return None, tokens
+        _local_keep(key, entry)
+        return entry, tokens
 
     def _serve(self, request: HttpRequest, entry: PageEntry) -> HttpResponse | None:
         conditional = entry.etag is not None or entry.last_modified is not None
@@ -256,6 +311,17 @@ def _fetch(key: str, names: tuple[str, ...]) -> tuple[PageEntry | None, dict[str
     return (entry if isinstance(entry, PageEntry) else None), tokens
 
 
+def _fetch_tokens(names: tuple[str, ...]) -> dict[str, str] | None:
+    """The current tokens of ``names`` in one round trip; ``None`` when the cache fails."""
+    try:
+        found = cache.get_many([VERSION_KEY_PREFIX + name for name in names])
+    except Exception:
+        logger.warning("page cache: read failed, rendering", exc_info=True)
+        return None
+    start = len(VERSION_KEY_PREFIX)
+    return {version_key[start:]: token for version_key, token in found.items()}
+
+
 def _fresh(entry: PageEntry, tokens: dict[str, str]) -> bool:
     return bool(entry.tokens) and all(tokens.get(name) == token for name, token in entry.tokens)
 
@@ -285,6 +351,7 @@ def _store(request: HttpRequest, response: HttpResponse, lookup: SharedLookup) -
     except Exception:
         logger.warning("page cache: write failed", exc_info=True)
         return
+    _local_keep(lookup.key, entry)
     if len(_names) >= _MEMO_MAX:
         _names.clear()
     _names[lookup.key] = names

@@ -81,14 +81,20 @@ def catalog_cheapest_mark_stale(
     product_ids: Iterable[int] = (),
     merchant_ids: Iterable[int] = (),
     offers: QuerySet[Offer] | None = None,
+    page_cache: bool = True,
 ) -> int:
     """Marks products for a cheapest-offer refresh, in the caller's transaction: the given
     products, every product a merchant offers, and the products of an offer queryset. Returns
     the rows written. Call it for writes that bypass ``save()`` (``QuerySet.update``, raw SQL),
-    then ``catalog_cheapest_recompute_request()``."""
+    then ``catalog_cheapest_recompute_request()``.
+
+    The page cache's versions of the same products are recorded too, unless ``page_cache`` is
+    off: for a writer that has them replaced itself, later (the feed import, once per import
+    through ``offers_changed_deferred``)."""
     ids = sorted({int(i) for i in product_ids if i is not None})
     merchant_ids = sorted({int(i) for i in merchant_ids})
-    _page_cache_bump(product_ids=ids, merchant_ids=merchant_ids, offers=offers)
+    if page_cache:
+        _page_cache_bump(product_ids=ids, merchant_ids=merchant_ids, offers=offers)
     written = 0
     if ids:
         CheapestOfferRefresh.objects.bulk_create(

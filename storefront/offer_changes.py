@@ -32,16 +32,22 @@ class _PendingChanges:
         self.block = block
         self.product_ids: set[int] = set()
         self.merchant_ids: set[int] = set()
+        # A merchant came or went (``zone_index_replace_on_commit``): the zone index is stale
+        # even when no terms or zones of a merchant still there changed.
+        self.zone_index = False
 
     def __call__(self) -> None:
         from storefront.models import Offer
         from storefront.zone_index import zone_index_invalidate
 
-        if self.merchant_ids:
+        if self.merchant_ids or self.zone_index:
             # Listeners may price carts with the zone index right away: its stamp is replaced
-            # here, before they run (the zone index's own receivers leave these writes to
-            # this call, so the stamp is replaced once per transaction).
+            # here, before they run, and only here (the zone index's receivers record into
+            # this object), so once per transaction: a merchant deleted with its zones is
+            # both a merchant gone and zones gone.
             zone_index_invalidate()
+        if not self.product_ids and not self.merchant_ids:
+            return  # only the stamp was asked for: a merchant came or went, nothing else
         offers_changed.send(
             sender=Offer,
             product_ids=frozenset(self.product_ids),
@@ -79,6 +85,19 @@ def offers_changed_notify(
     pending.merchant_ids |= merchants
     if now:
         pending()
+
+
+def zone_index_replace_on_commit(*, using: str | None = None) -> None:
+    """Has the zone index's stamp replaced when the current transaction commits (right away
+    outside one), in the same once-per-transaction call that sends ``offers_changed``: for a
+    merchant created or deleted, which the index lists whatever its zones."""
+    pending = on_commit_once(_PendingChanges, _PendingChanges, using=using)
+    if pending is None:
+        from storefront.zone_index import zone_index_invalidate
+
+        zone_index_invalidate()
+        return
+    pending.zone_index = True
 
 
 class DeferredChanges:

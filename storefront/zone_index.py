@@ -26,10 +26,10 @@ data mapping is the tree's (one thread per query in ``radix_tree_match``, see
 Freshness: ``zone_index_current()`` keeps one index per process, tagged with a version stamp
 read from Django's cache (the shared Redis cache in production). Saving or deleting a
 ``ShippingZone`` or a ``Merchant`` through the ORM replaces the stamp once the transaction
-commits (``offers_changed`` for zones and terms, the receivers below for merchants that come
-or go), and every process rebuilds on its next call. ``QuerySet.update()``,
-``bulk_create()`` and raw SQL send no signals: code that writes zones or merchants that way
-calls ``zone_index_invalidate()``.
+commits, once per transaction (in ``offers_changed``'s call: for zones and terms, and from the
+receivers below for merchants that come or go), and every process rebuilds on its next call.
+``QuerySet.update()``, ``bulk_create()`` and raw SQL send no signals: code that writes zones or
+merchants that way calls ``zone_index_invalidate()``.
 
 Prefixes that are not valid normalised prefixes (``validate_postal_prefix``: upper-case ASCII
 letters and digits, which every form and service stores) cannot match a normalised destination
@@ -45,7 +45,6 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -56,6 +55,7 @@ from gpu_engine.catalog.radix.codec import (
     postal_query_keys,
 )
 from gpu_engine.catalog.radix.tree import RadixTree, radix_tree_build, radix_tree_match
+from storefront.offer_changes import zone_index_replace_on_commit
 from storefront.shipping import ShippingRule
 from storefront.validators import postal_match_key
 
@@ -245,8 +245,10 @@ def merchant_changed(sender, created=None, **kwargs) -> None:
     before its listeners run; a save that changes neither leaves the index as it is."""
     if created is False:
         return
-    # After commit: a process rebuilding before it would read the old rows under a new stamp.
-    transaction.on_commit(zone_index_invalidate, using=kwargs.get("using"))
+    # After commit (a process rebuilding before it would read the old rows under a new stamp),
+    # and in the transaction's one offers_changed call: deleting a merchant also deletes its
+    # zones, which ask for the stamp too.
+    zone_index_replace_on_commit(using=kwargs.get("using"))
 
 
 def zone_index_warmup(*, device: str | None = None) -> None:

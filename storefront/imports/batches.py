@@ -8,7 +8,7 @@ offer is superseded by one row), so they may commit in any order; the records sa
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from django.conf import settings
 from django.db import connection, connections, transaction
@@ -61,13 +61,22 @@ def _writer_threads() -> int:
 
 
 def batches_write(
-    *, job: ImportJob, writer, indexes: list[int], rows: int, progress: Progress | None
+    *,
+    job: ImportJob,
+    writer,
+    indexes: list[int],
+    rows: int,
+    progress: Progress | None,
+    committed_product_ids: Iterable[int] = (),
 ) -> None:
     """Writes the batches ``indexes`` of ``rows`` data rows, each in its own transaction with
     its record; raises the first error after the other writers stopped at a batch boundary.
-    ``offers_changed`` goes out once for all the batches that committed, at the end: one
-    price-watch run per import, not one per batch."""
+    ``offers_changed`` (and with it the page cache's versions) goes out once for all the
+    batches that committed, at the end: one price-watch run per import, not one per batch.
+    ``committed_product_ids``: products of batches an earlier run committed, told again with
+    these (that run may have been killed before its end told anyone)."""
     with offers_changed_deferred() as changes:
+        changes.add(product_ids=committed_product_ids)
         _batches_write(job, writer, indexes, rows, progress, changes)
 
 

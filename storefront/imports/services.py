@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import PurePath
 
+import numpy as np
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
@@ -306,7 +307,20 @@ def _write(job: ImportJob, feed: ValidatedFeed, plan, progress: Progress | None)
         indexes=[index for index in range(job.batches_total) if index not in done],
         rows=feed.valid.size,
         progress=progress,
+        committed_product_ids=_batches_products(feed, batch_size=job.batch_size, indexes=done),
     )
+
+
+def _batches_products(feed: ValidatedFeed, *, batch_size: int, indexes: set[int]) -> list[int]:
+    """The products of the valid rows of batches ``indexes``: on a resume, what an earlier run
+    committed and, killed before its end, may never have invalidated in the page cache or
+    told ``offers_changed``. A superset (rows that changed nothing count too): resumes are
+    rare, and a product told once too often costs a little work, one never told a stale page
+    (until ``PAGE_CACHE_TTL``) and carts never re-priced."""
+    rows = np.zeros(feed.valid.size, dtype=bool)
+    for index in indexes:
+        rows[index * batch_size : (index + 1) * batch_size] = True
+    return np.unique(feed.product_id[rows & feed.valid]).tolist()
 
 
 def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJob:

@@ -159,7 +159,9 @@ class OrmOfferWriter:
             updated, ["unit_price", "stock", "active", "updated_at"], batch_size=500
         )
         changed_products += [offer.product_id for offer in (*created, *updated)]
-        catalog_cheapest_mark_stale(product_ids=changed_products)
+        # The page versions go once per import, when batches_write's offers_changed_deferred
+        # ends (what the COPY writer relies on too), not once per batch as well.
+        catalog_cheapest_mark_stale(product_ids=changed_products, page_cache=False)
         valid = int(self.feed.valid[lo:hi].sum())
         return BatchCounts(
             len(created),

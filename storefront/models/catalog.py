@@ -111,6 +111,11 @@ class Offer(models.Model):
             ),
             # Search puts a product whose SKU is the query first, whatever the merchant.
             models.Index(fields=["merchant_sku"], name="offer_sku_idx"),
+            # The catalog's merchant facet counts every active offer per merchant on the
+            # unfiltered pages: an index-only scan of this is a third of the table scan.
+            models.Index(
+                fields=["merchant"], condition=Q(active=True), name="offer_active_merchant_idx"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -90,6 +90,13 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # Only the rows a page repeats many times (storefront/web/jinja.py says why).
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "storefront.web.jinja.environment"},
+    },
 ]
 
 DATABASES = {
@@ -194,6 +201,9 @@ else:
 # while it was unreachable can still serve).
 PAGE_CACHE = env_bool("PAGE_CACHE", True)
 PAGE_CACHE_TTL = int(os.environ.get("PAGE_CACHE_TTL", "600"))
+# Whole pages each process keeps a copy of (checked against the shared tokens on every hit,
+# like the shared entry); 0 reads every hit's page from Redis.
+PAGE_CACHE_LOCAL_ENTRIES = int(os.environ.get("PAGE_CACHE_LOCAL_ENTRIES", "256"))
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"
@@ -266,8 +276,9 @@ SMARTCART_CPU_FALLBACK_BUDGET_MS = int(os.environ.get("SMARTCART_CPU_FALLBACK_BU
 SMARTCART_MAX_ATTEMPTS = int(os.environ.get("SMARTCART_MAX_ATTEMPTS", "3"))
 SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
 SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
-# Broker (Redis) down: carts predicted within this many ms are solved in the request, larger
-# ones answer 503 with Retry-After (smartcart.outage).
+# Broker (Redis) down, as smartcart.routing's cached broker_state probe sees it: route_choose
+# solves carts predicted within this many ms in the request; larger ones answer 503 with
+# Retry-After (SMARTCART_OUTAGE_RETRY_S) before anything is written.
 SMARTCART_OUTAGE_INLINE_MAX_MS = float(os.environ.get("SMARTCART_OUTAGE_INLINE_MAX_MS", "200"))
 SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
 # A running run's lease (smartcart.lease): renewed every HEARTBEAT_S; lapsed LEASE_S after the

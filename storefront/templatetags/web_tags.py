@@ -5,6 +5,9 @@ from urllib.parse import quote
 
 from django import template
 from django.db.models import Sum
+from django.template import engines
+from django.template.defaulttags import CsrfTokenNode
+from django.utils.safestring import mark_safe
 
 from storefront.money import format_basis_points, format_money
 from storefront.shipping import Discount, ShippingRule
@@ -120,3 +123,12 @@ def svg_data_uri(svg: str) -> str:
 def _svg_data_uri(svg: str) -> str:
     quoted = "".join(map(_QUOTED.__getitem__, svg)) if svg.isascii() else quote(svg)
     return "data:image/svg+xml;charset=utf-8," + quoted
+
+
+@register.simple_tag(takes_context=True)
+def jinja_include(context, template_name: str, **values) -> str:
+    """Renders ``templates/jinja2/<template_name>`` with ``values`` and ``csrf_input`` (what
+    ``{% csrf_token %}`` renders here: inside a shared fragment, its marker)."""
+    template_ = engines["jinja2"].get_template(template_name)
+    csrf_input = CsrfTokenNode().render(context)
+    return mark_safe(template_.render({**values, "csrf_input": csrf_input}))

@@ -102,6 +102,83 @@ def test_a_hit_is_one_cache_round_trip_and_skips_the_chain(
         assert b"Voltra Widget" in response.content or url.endswith("/categories/")
 
 
+@pytest.fixture
+def many_keys(monkeypatch):
+    """The keys of every ``get_many`` on the default cache, per call."""
+    reads: list[list[str]] = []
+    backend = caches["default"]
+    original = backend.get_many
+
+    def get_many(keys, *args, **kwargs):
+        reads.append(list(keys))
+        return original(keys, *args, **kwargs)
+
+    monkeypatch.setattr(backend, "get_many", get_many)
+    return reads
+
+
+def test_a_hit_on_this_processs_copy_reads_only_the_tokens(market, many_keys):  # noqa: F811
+    for url in urls(market):
+        get(Client(), url)  # renders, stores, keeps a copy
+        many_keys.clear()
+        get(Client(), url)
+        assert len(many_keys) == 1, url
+        assert all(key.startswith("pv:") for key in many_keys[0]), many_keys
+
+
+def test_a_stale_copy_is_never_served(
+    market,  # noqa: F811
+    django_capture_on_commit_callbacks,
+    many_keys,
+):
+    url = product_url(market)
+    get(Client(), url)
+    get(Client(), url)  # a hit on the copy
+    offer = market.cheap_offers[0]
+    with django_capture_on_commit_callbacks(execute=True):
+        offer.unit_price = 2111
+        offer.save()
+    many_keys.clear()
+    assert "€21.11" in get(Client(), url).content.decode()
+    # The copy's tokens failed, then the shared entry's: rendered again.
+    assert any(any(key.startswith("pe:") for key in keys) for keys in many_keys)
+
+
+def test_a_copy_lives_no_longer_than_the_shared_entry(
+    market,  # noqa: F811
+    many_keys,
+    monkeypatch,
+):
+    import storefront.cache_middleware as middleware
+
+    url = product_url(market)
+    get(Client(), url)
+    now = middleware.time.monotonic()
+    monkeypatch.setattr(middleware.time, "monotonic", lambda: now + 601)
+    many_keys.clear()
+    get(Client(), url)
+    assert any(key.startswith("pe:") for key in many_keys[0])  # the copy was not used
+
+
+@override_settings(PAGE_CACHE_LOCAL_ENTRIES=1)
+def test_copies_are_bounded(market):  # noqa: F811
+    from storefront.cache_middleware import _local
+
+    for url in urls(market):
+        get(Client(), url)
+        get(Client(), url)
+        assert len(_local) == 1
+
+
+@override_settings(PAGE_CACHE_LOCAL_ENTRIES=0)
+def test_no_copies_reads_every_page_from_the_cache(market, many_keys):  # noqa: F811
+    url = product_url(market)
+    get(Client(), url)
+    many_keys.clear()
+    get(Client(), url)
+    assert any(key.startswith("pe:") for key in many_keys[0])
+
+
 def test_a_hit_has_the_rendered_responses_headers(market):  # noqa: F811
     for url in urls(market):
         rendered = get(Client(), url)

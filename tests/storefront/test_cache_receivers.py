@@ -117,3 +117,18 @@ def test_a_new_merchant_replaces_the_stamp(stamps, django_capture_on_commit_call
     with django_capture_on_commit_callbacks(execute=True):
         MerchantFactory()
     assert stamps == [True]
+
+
+def test_deleting_a_merchant_with_zones_bumps_and_replaces_the_stamp_once(
+    bumps, stamps, django_capture_on_commit_callbacks
+):
+    merchant = MerchantFactory()
+    offer = OfferFactory(merchant=merchant)
+    ShippingZoneFactory(merchant=merchant, postal_prefix="10")
+    ShippingZoneFactory(merchant=merchant, postal_prefix="20")
+    bumps.clear()
+    stamps.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        merchant.delete()
+    assert bumps == [{CATALOG, SHARED, product_version_name(offer.product_id)}]
+    assert stamps == [True]

@@ -5,6 +5,7 @@ DATABASE_URL, on PostgreSQL (the COPY writer); both must give the same results."
 import csv
 import gzip
 import io
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -13,8 +14,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from storefront.cache_versions import CATALOG, product_version_name
 from storefront.errors import Conflict, ValidationFailed
-from storefront.imports import resolve, services, writers
+from storefront.imports import batches, resolve, services, writers
 from storefront.imports.services import (
     import_format_detect,
     import_job_create,
@@ -22,6 +24,7 @@ from storefront.imports.services import (
     import_job_run,
 )
 from storefront.models import CheapestOfferRefresh, ImportJob, Offer
+from storefront.offer_changes import DeferredChanges
 from storefront.validators import gtin_check_digit
 from tests.factories import MerchantFactory, OfferFactory, ProductFactory
 
@@ -717,3 +720,77 @@ def test_an_import_tells_offers_changed_once_which_products_its_batches_changed(
         offers_changed.disconnect(dispatch_uid="test_import_offers_changed")
     # Two batches, one signal at the end (one price-watch run per import, not per batch).
     assert sent == [{products[1].pk, products[3].pk}]
+
+
+# --- the page cache ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bumps(monkeypatch):
+    import storefront.cache_versions as cache_versions
+
+    recorded: list[set[str]] = []
+    real = cache_versions.cache_versions_bump
+
+    def bump(*, names):
+        recorded.append(set(names))
+        real(names=names)
+
+    monkeypatch.setattr(cache_versions, "cache_versions_bump", bump)
+    return recorded
+
+
+def test_an_import_bumps_the_page_versions_once_and_its_prices_show_at_once(
+    client, merchant, products, bumps, django_capture_on_commit_callbacks
+):
+    """Once per import, at its end (both writers; the COPY writer marks in SQL), not once per
+    batch and again at the end: the pages cached meanwhile are orphaned by that one bump."""
+    rows = [f"{p.gtin},S{i},1.00,,true" for i, p in enumerate(products[:4])]
+    run(csv_feed(*rows), merchant=merchant)
+    product = products[3]
+    price = '<span class="price">{}</span>'
+    assert price.format("€1.00") in client.get(f"/products/{product.slug}/").content.decode()
+    bumps.clear()
+    rows[1] = rows[1].replace("1.00", "1.01")
+    rows[3] = rows[3].replace("1.00", "0.99")
+    with django_capture_on_commit_callbacks(execute=True):
+        job = run(csv_feed(*rows), merchant=merchant, batch_size=2)
+    assert job.batches_total == 2
+    changed = {product_version_name(products[1].pk), product_version_name(product.pk)}
+    assert bumps == [{CATALOG, *changed}]
+    html = client.get(f"/products/{product.slug}/").content.decode()
+    assert price.format("€0.99") in html and price.format("€1.00") not in html
+
+
+def test_an_import_that_fails_midway_still_bumps_what_its_batches_committed(
+    merchant, products, monkeypatch, bumps, django_capture_on_commit_callbacks
+):
+    feed = csv_feed(*(f"{p.gtin},S{i},{i + 1}.00,,true" for i, p in enumerate(products[:5])))
+    _crash_on_batch(monkeypatch, failing=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = run(feed, merchant=merchant, batch_size=2)
+    assert job.status == ImportJob.Status.FAILED
+    assert bumps == [{CATALOG, *(product_version_name(p.pk) for p in products[:2])}]
+
+
+def test_a_resume_tells_what_a_killed_run_committed(
+    merchant, products, monkeypatch, bumps, django_capture_on_commit_callbacks
+):
+    """A run killed after a batch committed never reaches its end (no bump, no offers_changed):
+    the resumed run's one bump covers that batch's products too."""
+
+    @contextmanager
+    def killed():  # the process dies: the end of the import never runs
+        yield DeferredChanges()
+
+    feed = csv_feed(*(f"{p.gtin},S{i},{i + 1}.00,,true" for i, p in enumerate(products[:5])))
+    _crash_on_batch(monkeypatch, failing=1)
+    with monkeypatch.context() as dying, django_capture_on_commit_callbacks(execute=True):
+        dying.setattr(batches, "offers_changed_deferred", killed)
+        job = run(feed, merchant=merchant, batch_size=2)
+    assert job.batches_committed == 1 and bumps == []
+    job = import_job_resume(job=job, enqueue=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = import_job_run(job_id=job.pk)
+    assert job.status == ImportJob.Status.DONE, job.message
+    assert bumps == [{CATALOG, *(product_version_name(p.pk) for p in products[:5])}]

@@ -1,17 +1,20 @@
 """One limit on placing orders for the web pages and the API: per account, per client
 address for guests; 429 with Retry-After, and nothing placed."""
 
+import time
+import uuid
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
-from django.core.cache import cache
+from django.core.cache.backends.locmem import LocMemCache
 from django.test import Client, RequestFactory
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from storefront import ratelimit
 from storefront.errors import Throttled
 from storefront.models import Order
 from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
-from storefront.ratelimit import local_fallback_cache
 from tests.factories import UserFactory
 from tests.redis_server import private_redis, redis_down  # noqa: F401  (fixtures)
 from tests.storefront.orders.conftest import POSTAL_CODE
@@ -27,18 +30,60 @@ from tests.storefront.web.conftest import add_to_cart
 pytestmark = pytest.mark.django_db
 
 
+class _ClockFromWindowStart:
+    """``time`` for the limiter: the test starts 1 s into a minute window and real time runs
+    on from there, so however slow the machine, all of a test's attempts (seconds apart) fall
+    in one window: a window that ended between the second and third attempt would let the
+    third through."""
+
+    def __init__(self) -> None:
+        start = (int(time.time() // 60) + 1) * 60 + 1
+        self._offset = start - time.monotonic()
+
+    def time(self) -> float:
+        return self._offset + time.monotonic()
+
+
+def _private_cache(role: str) -> LocMemCache:
+    # A name of its own: LocMemCache instances of one name share their entries.
+    return LocMemCache(f"ratelimit-test-{role}-{uuid.uuid4().hex}", {})
+
+
 @pytest.fixture
-def two_a_minute(settings):
+def private_fallback(monkeypatch):
+    """The limiter's outage fallback is this test's own, on a clock that keeps the test in
+    one window."""
+    fallback = _private_cache("fallback")
+    monkeypatch.setattr(ratelimit, "_local_cache", fallback)
+    monkeypatch.setattr(ratelimit, "time", _ClockFromWindowStart())
+    yield fallback
+    fallback.clear()
+
+
+@pytest.fixture
+def private_limiter(monkeypatch, private_fallback):
+    """The limiter counts in a cache of this test's own instead of the default one: no other
+    test's counts (in this process or, on a shared Redis, another) reach it, and clearing it
+    clears nobody else's."""
+    counts = _private_cache("counts")
+    monkeypatch.setattr(ratelimit, "cache", counts)
+    yield counts
+    counts.clear()
+
+
+def _order_place_rate(settings, rate: str) -> None:
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
         "DEFAULT_THROTTLE_RATES": {
             **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
-            "order_place": "2/min",
+            "order_place": rate,
         },
     }
-    cache.clear()
-    yield
-    cache.clear()
+
+
+@pytest.fixture
+def two_a_minute(settings, private_limiter):
+    _order_place_rate(settings, "2/min")
 
 
 def test_the_third_attempt_in_a_window_is_refused_per_ident(two_a_minute):
@@ -108,15 +153,12 @@ def test_the_api_answers_429_json_with_retry_after(two_a_minute):
     assert Order.objects.count() == 1
 
 
-def test_with_redis_down_orders_are_placed_and_counted_per_process(redis_down, settings):  # noqa: F811
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {
-            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
-            "order_place": "2/min",
-        },
-    }
-    local_fallback_cache().clear()
+def test_with_redis_down_orders_are_placed_and_counted_per_process(
+    redis_down,  # noqa: F811
+    private_fallback,
+    settings,
+):
+    _order_place_rate(settings, "2/min")
     api = APIClient()
     api.force_authenticate(UserFactory())
     _fill_cart(api)
@@ -126,7 +168,6 @@ def test_with_redis_down_orders_are_placed_and_counted_per_process(redis_down, s
     refused = _place(api, token)
     assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
     assert Order.objects.count() == 1
-    local_fallback_cache().clear()
 
 
 def test_a_guest_rotating_x_forwarded_for_is_still_one_client(settings):

@@ -235,7 +235,7 @@ def test_uncached_renders_run_few_queries(market, django_assert_max_num_queries)
     page(client, product_url(market.products[0]))  # builds this process's zone index
     with django_assert_max_num_queries(6):
         page(client, reverse("catalog"))
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(3):
         page(client, product_url(market.products[0]))
 
 
@@ -248,3 +248,28 @@ def test_a_writer_that_only_notifies_offers_changed_shows_at_once(
         Offer.objects.filter(pk=offer.pk).update(unit_price=1888)
         offers_changed_notify(product_ids=[offer.product_id])
     assert "€18.88" in offer_row(page(client, product_url(offer.product)), offer)
+
+
+def test_a_deleted_merchant_with_zones_is_gone_at_once_after_one_bump(
+    client, market, monkeypatch, django_capture_on_commit_callbacks
+):
+    import storefront.cache_versions as cache_versions
+
+    bumps = []
+    real = cache_versions.cache_versions_bump
+
+    def bump(*, names):
+        bumps.append(set(names))
+        real(names=names)
+
+    monkeypatch.setattr(cache_versions, "cache_versions_bump", bump)
+    product = market.products[0]
+    assert "Cheap Shop" in page(client, product_url(product))
+    assert "€22.00" in page(client, reverse("catalog"))
+    with django_capture_on_commit_callbacks(execute=True):
+        market.cheap.delete()  # with its Berlin zone and its three offers
+    assert len(bumps) == 1
+    assert "Cheap Shop" not in page(client, product_url(product))
+    # The cheapest offer on the listing is the bundle shop's now.
+    catalog = page(client, reverse("catalog"))
+    assert "€22.00" not in catalog and "€23.00" in catalog

@@ -21,13 +21,13 @@ plain:
   - **GA first** (``cpu-ga``/``gpu-ga``) otherwise: the GA phase (it stops early when it stalls
     or meets a proven bound), then HiGHS, warm-started with the GA's answer, on all the time
     left (without its presolve and primal heuristics: ``PROOF_PRESOLVE``, ``PROOF_HEURISTICS``
-    in :mod:`gpu_engine.solvers.milp.runner`): its dual bound after the root LP is at least the LP relaxation's, and its cuts and
-    reduced-cost fixing against the GA's total close most of the rest, so a separate LP solve
-    first would only take time from it (on issue 13's families the LP alone took 7-45% of the
-    CPU time of HiGHS's whole proof and proved none of 32 carts). Below HiGHS's floor (its
-    presolve alone can outlast a few ms) the LP relaxation's bound
-    (:mod:`gpu_engine.bounds.lp`) runs instead, on what is left: it proves the GA's answer when
-    it meets it to the cent, or tightens its gap.
+    in :mod:`gpu_engine.solvers.milp.runner`): its dual bound after the root LP is at least the
+    LP relaxation's, and its cuts and reduced-cost fixing against the GA's total close most of
+    the rest, so a separate LP solve first would only take time from it (on issue 13's
+    families the LP alone took 7-45% of the CPU time of HiGHS's whole proof and proved none of
+    32 carts). Below HiGHS's floor (its presolve alone can outlast a few ms) the LP
+    relaxation's bound (:mod:`gpu_engine.bounds.lp`) runs instead, on what is left: it proves
+    the GA's answer when it meets it to the cent, or tightens its gap.
 
   The GA phase's time is :func:`ga_phase_ms`: ``GA_SHARE`` of the budget, or the whole budget
   while what is left could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor (or x its predicted

@@ -32,10 +32,10 @@ HiGHS optimum is a proven optimum of the cart. For every eligible (line, merchan
   free, so those merchants also get ``U <= min_units - 1 + big * d`` (the discount is taken
   whenever earned), ``z >= x + d - 1`` (``z`` is exactly ``x AND d``) and ``D >= bp/10000 *
   sum(q * p * z) - r * d`` (the floor, not less; ``r`` the most ``bp * S / 10000`` can exceed
-  its floor by: 9999/10000 at most, 0 for a 100% discount, see ``_floor_slack``). That last row once read ``D >= (bp *
-  S - 9999) / 10000 - big * (1 - d)``: the linked ``z`` makes it big-M free, and on
-  threshold_deep's 200-line carts the LP solved 2-3 x faster with it (same bound) and HiGHS's
-  proof was faster on 5 of 6 carts.
+  its floor by: 9999/10000 at most, 0 for a 100% discount, see ``_floor_slack``). That last row
+  once read ``D >= (bp * S - 9999) / 10000 - big * (1 - d)``: the linked ``z`` makes it big-M
+  free, and on threshold_deep's 200-line carts the LP solved 2-3 x faster with it (same bound)
+  and HiGHS's proof was faster on 5 of 6 carts.
 
 The capped rows and the exact slack (mixed 200 lines: LP gap 3.54 -> 3.38%, 0.072 -> 0.054%;
 HiGHS's proof of mixed 200 warm-started with the optimum 532 -> 253 ms and 562 -> 274 ms of CPU

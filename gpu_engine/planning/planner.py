@@ -135,6 +135,9 @@ class Plan:
     # The GA's share of the budget on the anytime routes, and its time (``ga_phase_ms``).
     ga_share: float = GA_SHARE
     ga_ms: float = 0.0
+    # The CPU GA's time (``ga_ms`` without the GPU GA's cap): a GPU GA that fails at run time
+    # falls back to the CPU GA, which gets its own share.
+    cpu_ga_ms: float = 0.0
     # "exact", "highs-first" or "ga-first".
     order: str = "exact"
     # The least time HiGHS is started with after a GA (``_proof_floor_ms``), computed once,
@@ -148,6 +151,7 @@ class Plan:
             "budget_ms": self.budget_ms,
             "ga_share": self.ga_share,
             "ga_ms": self.ga_ms,
+            "cpu_ga_ms": self.cpu_ga_ms,
             "order": self.order,
             "proof_floor_ms": self.proof_floor_ms,
             "predicted_ms": {e.method: e.predicted_ms for e in self.estimates},
@@ -308,7 +312,7 @@ def make_plan(
     milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
     assert milp_ms is not None, "the MILP is predicted for every cart"
     floor_ms = _proof_floor_ms(features, profile)
-    ga_ms = ga_phase_ms(budget_ms, min(floor_ms, milp_ms))
+    ga_ms = cpu_ga_ms = ga_phase_ms(budget_ms, min(floor_ms, milp_ms))
     fitting = [e for e in estimates if e.exact and _fits(e, budget_ms, ga_ms)]
 
     def plan(method: str, reason: str, *, ga_ms: float = 0.0, order: str = "exact") -> Plan:
@@ -322,6 +326,7 @@ def make_plan(
             features,
             gpu,
             ga_ms=ga_ms,
+            cpu_ga_ms=cpu_ga_ms,
             order=order,
             proof_floor_ms=floor_ms,
         )
@@ -491,8 +496,8 @@ def _ga_first(problem, plan: Plan, method: str, started, seed) -> Solution:
 
     # A share of the budget itself, not of what planning left: the GA's time is then a pure,
     # nondecreasing function of the budget (the monotone property rests on it).
-    ga_ms = plan.ga_ms
     device = _ga_device(plan, method)
+    ga_ms = plan.ga_ms if device == "gpu" else plan.cpu_ga_ms
     ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
     ga.stats["phases"] = [_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3))]
     return _prove(problem, ga, started, plan)

@@ -169,3 +169,5 @@ def test_the_gpu_ga_first_route_leaves_the_proof_the_rest():
     floor_ga = min(1000.0, 2.0 * gpu.proof_floor_ms)
     assert gpu.ga_ms == max(GA_SHARE * GPU_GA_SHARE_UNTIL_MS, floor_ga) < cpu.ga_ms
     assert cpu.method == "cpu-ga" and cpu.ga_ms == max(GA_SHARE * 1000.0, floor_ga)
+    # A GPU GA that fails at run time falls back to the CPU GA, on the CPU GA's own share.
+    assert gpu.cpu_ga_ms == cpu.ga_ms == cpu.cpu_ga_ms

@@ -102,7 +102,9 @@ def capped_carts(draw):
                     None,
                     {
                         "min_units": draw(st.integers(1, 6)),
-                        "basis_points": draw(st.sampled_from([2500, 5000, 7500, 10_000, 3333])),
+                        "basis_points": draw(
+                            st.sampled_from([100, 2500, 5000, 7500, 10_000, 3333])
+                        ),
                     },
                 ]
             )
@@ -110,7 +112,7 @@ def capped_carts(draw):
         shipping = {
             "base_fee": draw(st.sampled_from([0, 300, 900])),
             "per_extra_unit": draw(st.sampled_from([0, 0, 150, 1200])),
-            "free_over": draw(st.sampled_from([None, 1, 500, 1500, 4000])),
+            "free_over": draw(st.sampled_from([None, 1, 2, 500, 1500, 4000])),
         }
         merchants.append({"id": f"m{m}", "shipping": shipping, "discount": discount})
     items, offers = [], []
@@ -162,3 +164,39 @@ def test_the_discount_floor_slack_covers_every_subset(bp, goods):
 def _choice(problem, solution):
     index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
     return np.array([index[solution.assignment[item]] for item in problem.item_ids])
+
+
+def _two_merchant_cart(bp: int, free_over: int, price_x: int, price_y: int) -> dict:
+    x = {
+        "id": "x",
+        "shipping": {"base_fee": 300, "per_extra_unit": 0, "free_over": free_over},
+        "discount": {"min_units": 2, "basis_points": bp},
+    }
+    y = {
+        "id": "y",
+        "shipping": {"base_fee": 0, "per_extra_unit": 0, "free_over": None},
+        "discount": None,
+    }
+    offers = [
+        {"item": item, "merchant": merchant, "price": price, "stock": None}
+        for item in ("a", "b")
+        for merchant, price in (("x", price_x), ("y", price_y))
+    ]
+    items = [{"id": "a", "quantity": 1}, {"id": "b", "quantity": 2}]
+    return {"items": items, "merchants": [x, y], "offers": offers}
+
+
+@pytest.mark.parametrize("bp", [100, 3333, 5000, 10_000])
+@pytest.mark.parametrize("free_over", [1, 2, 99, 150])
+@pytest.mark.parametrize(("price_x", "price_y"), [(100, 50), (100, 400), (101, 90)])
+def test_the_discounted_goods_row_cuts_off_no_assignment(bp, free_over, price_x, price_y):
+    """A threshold below the discount floor's slack (``rate * F < r``): the row's drop without
+    ``d`` is clamped at 0, or an unused merchant (``S = f = d = 0``) would be infeasible and the
+    MILP would claim a wrong optimum (281 "proven" against 270 before the clamp)."""
+    cart = _two_merchant_cart(bp, free_over, price_x, price_y)
+    best, _ = reference_brute_force(cart)
+    problem = CartProblem.from_dict(cart)
+    solution = solve_milp(problem)
+    assert solution.optimal and solution.total == best
+    result = lp_bound(problem)
+    assert result.bound is not None and result.bound <= best

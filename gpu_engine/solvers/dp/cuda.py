@@ -6,11 +6,21 @@ Kernels and their thread-to-data mapping:
 * ``_cost_tables``: one thread per (merchant, compressed subset of its lines), grid-stride over
   the concatenated tables; it sums the subset's goods and units and prices them with the njit
   pricing routine called as a device function.
-* ``_layer``: one merchant's layer; one thread per line set ``S`` (grid-stride over 2^k). The
-  thread enumerates the submasks ``T`` of ``S & A_m`` (and their compressed twins, which step
-  in lockstep: submask order is preserved by compression) and writes
-  ``h_next[S] = min h_prev[S - T] + cost_m[T]`` and the chosen ``T`` for the backtrack.
-  Layers read one buffer and write the other, so threads never race.
+* ``_prepare``: one thread per (merchant, half of a thread index) and per DP state; it
+  deposits the half's bits into the merchant's ``deposit_order`` positions, so that thread
+  ``i`` of layer ``m`` finds its line set as ``low[m, i & (2^L - 1)] | high[m, i >> L]``
+  (``L = k // 2``; two lookups instead of a ``k``-step deposit per state, a bijection of
+  ``[0, 2^k)`` per merchant), and sets the first layer's table (0 for the empty set, else INF).
+* ``_layers``: every merchant's layer in one cooperative launch (a grid sync between layers:
+  at 60 layers, launching one kernel per layer from Python cost more than the layers did);
+  one thread per line set ``S`` (grid-stride over 2^k). The thread enumerates the submasks
+  ``T`` of ``S & A_m`` (and their compressed twins, which step in lockstep: submask order is
+  preserved by compression) and writes ``h_next[S] = min h_prev[S - T] + cost_m[T]`` and the
+  chosen ``T`` for the backtrack. Layers read one buffer and write the other (by the layer's
+  parity), so threads never race. Thread ``i`` takes the line set whose bits outside ``A_m``
+  are ``i``'s low bits and whose bits in ``A_m`` are its high bits: the 32 threads of a warp
+  share ``S & A_m``, so they walk the same number of submasks in step and read neighbouring
+  ``h_prev`` entries.
 * ``_backtrack``: a single thread walks the layers back from the full set.
 """
 
@@ -36,6 +46,10 @@ SIMULATOR_MEMORY = 64 << 20
 DEVICE_MEMORY_FRACTION = 0.6
 
 _kernels: dict[str, object] = {}
+# Most blocks of the layers kernel resident at once, per argument dtypes (one context).
+_cooperative_blocks: dict[tuple[str, ...], int] = {}
+# With a deadline, layers run this many per launch and the clock is read between launches.
+LAYERS_PER_CHECK = 8
 
 
 def gpu_memory_limit() -> int:
@@ -86,14 +100,57 @@ def _build():
             out[e] = price(sub, unit, base[m], extra[m], free_over[m], dmin[m], dbp[m])
 
     @cuda.jit
-    def layer(size, m, mask_m, n_lines, lines, cost, h_prev, h_next, pick):
+    def prepare(order, k, low_bits, low, high, h_even):
         start = cuda.grid(1)
         stride = cuda.gridsize(1)
-        for s in range(start, size, stride):
-            x = s & mask_m
-            best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h_prev, cost)
-            h_next[s] = best
-            pick[m, s] = best_t
+        width = high.shape[1]
+        for e in range(start, order.shape[0] * width, stride):
+            m = e // width
+            v = e - m * width
+            if v < low.shape[1]:
+                out = int64(0)
+                for b in range(low_bits):
+                    out |= ((v >> b) & 1) << order[m, b]
+                low[m, v] = out
+            out = int64(0)
+            for b in range(k - low_bits):
+                out |= ((v >> b) & 1) << order[m, low_bits + b]
+            high[m, v] = out
+        for s in range(start, h_even.size, stride):
+            h_even[s] = 0 if s == 0 else INF
+
+    @cuda.jit
+    def layers(
+        m_begin,
+        m_end,
+        masks,
+        n_lines,
+        lines,
+        table_off,
+        cost,
+        low,
+        high,
+        low_bits,
+        h_even,
+        h_odd,
+        pick,
+    ):
+        grid = cuda.cg.this_grid()
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        low_mask = (int64(1) << low_bits) - 1
+        for m in range(m_begin, m_end):
+            # Layer m reads layer m - 1's buffer: even layers read h_even and write h_odd.
+            h_prev, h_next = (h_even, h_odd) if m % 2 == 0 else (h_odd, h_even)
+            cost_m = cost[table_off[m] : table_off[m + 1]]
+            mask_m = masks[m]
+            for i in range(start, h_even.size, stride):
+                s = low[m, i & low_mask] | high[m, i >> low_bits]
+                x = s & mask_m
+                best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h_prev, cost_m)
+                h_next[s] = best
+                pick[m, s] = best_t
+            grid.sync()
 
     @cuda.jit
     def backtrack(full, n_merch, n_lines, lines, pick, h_final, out_pick, out_total):
@@ -108,7 +165,7 @@ def _build():
                 if (tc >> b) & 1:
                     s ^= int64(1) << lines[m, b]
 
-    return cost_tables, layer, backtrack
+    return cost_tables, prepare, layers, backtrack
 
 
 def _get_kernels():
@@ -116,6 +173,13 @@ def _get_kernels():
     if key not in _kernels:
         _kernels[key] = _build()
     return _kernels[key]
+
+
+def deposit_order(k: int, mask: np.ndarray) -> np.ndarray:
+    """Per merchant, the bit positions of a line set in the order thread indices fill them:
+    those outside the merchant's mask first, then its own, each ascending (see ``_layers``)."""
+    inside = (mask.astype(np.int64)[:, None] >> np.arange(k, dtype=np.int64)) & 1
+    return np.argsort(inside, axis=1, kind="stable").astype(np.int64)
 
 
 def _launch_shape(n: int) -> tuple[int, int]:
@@ -126,19 +190,33 @@ def _launch_shape(n: int) -> tuple[int, int]:
     return max(1, min(sms * 8, -(-n // threads))), threads
 
 
+def _cooperative_shape(kernel, args: tuple, size: int) -> tuple[int, int]:
+    """Blocks and threads for the layers kernel, whose grid syncs between layers: no more
+    blocks than can be resident at once (the simulator runs grid syncs in one block)."""
+    if simulator_enabled():
+        return 1, 32
+    threads = 256
+    key = tuple(str(getattr(a, "dtype", type(a))) for a in args)
+    if key not in _cooperative_blocks:
+        compiled = next(iter(kernel.specialize(np.int64(0), np.int64(0), *args).overloads.values()))
+        _cooperative_blocks[key] = int(compiled.max_cooperative_grid_blocks(threads))
+    return max(1, min(_cooperative_blocks[key], -(-size // threads))), threads
+
+
 def run_merchant_gpu(
     problem: CartProblem, inputs: MerchantDPInputs, at: float | None = None
 ) -> tuple[int, np.ndarray, str] | None:
-    """(total, merchant per line, device name) of the exact merchant DP on the GPU; with a
-    deadline ``at`` (a ``time.perf_counter()`` value) it waits for each layer and stops
-    between layers once the deadline has passed (None)."""
+    """(total, merchant per line, device name) of the exact merchant DP on the GPU: every
+    layer in one cooperative launch; with a deadline ``at`` (a ``time.perf_counter()``
+    value), ``LAYERS_PER_CHECK`` layers per launch, stopping between launches once the
+    deadline has passed (None)."""
     needed = inputs.memory_bytes() + (8 << inputs.k)
     limit = gpu_memory_limit()
     if needed > limit:
         raise CapacityError(
             "items", needed, f"GPU subset DP needs {needed} bytes, more than its limit {limit}"
         )
-    cost_tables, layer, backtrack = _get_kernels()
+    cost_tables, prepare, layers, backtrack = _get_kernels()
     n_merch = int(inputs.merchants.size)
     size = 1 << inputs.k
     table_off = np.zeros(n_merch + 1, dtype=np.int64)
@@ -147,8 +225,9 @@ def run_merchant_gpu(
     d_n_lines = cuda.to_device(inputs.n_lines)
     d_cost = cuda.device_array(int(table_off[-1]), dtype=np.int64)
     blocks, threads = _launch_shape(int(table_off[-1]))
+    d_table_off = cuda.to_device(table_off)
     cost_tables[blocks, threads](
-        cuda.to_device(table_off),
+        d_table_off,
         np.int64(n_merch),
         d_n_lines,
         cuda.to_device(inputs.amount),
@@ -158,30 +237,47 @@ def run_merchant_gpu(
         *(cuda.to_device(p) for p in inputs.params),
         d_cost,
     )
-    h = np.full(size, INF, dtype=np.int64)
-    h[0] = 0
-    h_prev = cuda.to_device(h)
-    h_next = cuda.device_array(size, dtype=np.int64)
+    k = inputs.k
+    low_bits = k // 2
+    d_low = cuda.device_array((n_merch, 1 << low_bits), dtype=np.int64)
+    d_high = cuda.device_array((n_merch, 1 << (k - low_bits)), dtype=np.int64)
+    h_even = cuda.device_array(size, dtype=np.int64)
+    h_odd = cuda.device_array(size, dtype=np.int64)
+    blocks, threads = _launch_shape(max(size, n_merch << (k - low_bits)))
+    prepare[blocks, threads](
+        cuda.to_device(deposit_order(k, inputs.mask)),
+        np.int64(k),
+        np.int64(low_bits),
+        d_low,
+        d_high,
+        h_even,
+    )
     pick = cuda.device_array((n_merch, size), dtype=inputs.pick_dtype())
-    blocks, threads = _launch_shape(size)
-    for m in range(n_merch):
-        lo, hi = int(table_off[m]), int(table_off[m + 1])
-        layer[blocks, threads](
-            np.int64(size),
-            np.int64(m),
-            np.int64(inputs.mask[m]),
-            d_n_lines,
-            d_lines,
-            d_cost[lo:hi],
-            h_prev,
-            h_next,
-            pick,
-        )
-        h_prev, h_next = h_next, h_prev
+    args = (
+        cuda.to_device(inputs.mask.astype(np.int64)),
+        d_n_lines,
+        d_lines,
+        d_table_off,
+        d_cost,
+        d_low,
+        d_high,
+        np.int64(low_bits),
+        h_even,
+        h_odd,
+        pick,
+    )
+    blocks, threads = _cooperative_shape(layers, args, size)
+    # Without a deadline one launch runs every layer; with one, a few layers per launch and
+    # the clock read between launches.
+    step = n_merch if at is None else LAYERS_PER_CHECK
+    for m_begin in range(0, n_merch, max(1, step)):
+        m_end = min(n_merch, m_begin + step)
+        layers[blocks, threads](np.int64(m_begin), np.int64(m_end), *args)
         if at is not None:
             cuda.synchronize()
             if time.perf_counter() >= at:
                 return None
+    h_prev = h_even if n_merch % 2 == 0 else h_odd
     out_pick = cuda.device_array(max(1, n_merch), dtype=np.int64)
     out_total = cuda.device_array(1, dtype=np.int64)
     backtrack[1, 1](

@@ -70,3 +70,46 @@ def test_real_gpu_merchant_dp_matches_cpu():
         gpu_total, _choice, _device = run_merchant_gpu(problem, inputs)
         assert gpu_total == cpu_total
         assert solve(problem, algorithm="gpu-dp").total == cpu_total
+
+
+@pytest.mark.parametrize("k", [0, 1, 4, 7, 11])
+def test_prepared_tables_give_each_line_set_once_and_warps_one_merchant_part(k):
+    from gpu_engine.solvers.dp.cuda import _get_kernels, deposit_order
+
+    rng = np.random.default_rng(k)
+    mask = np.array([0, (1 << k) - 1, *rng.integers(0, 1 << k, size=3)], dtype=np.int64)
+    low_bits = k // 2
+    low = cuda.device_array((mask.size, 1 << low_bits), dtype=np.int64)
+    high = cuda.device_array((mask.size, 1 << (k - low_bits)), dtype=np.int64)
+    h = cuda.device_array(1 << k, dtype=np.int64)
+    prepare = _get_kernels()[1]
+    prepare[2, 32](cuda.to_device(deposit_order(k, mask)), k, low_bits, low, high, h)
+    low, high = low.copy_to_host(), high.copy_to_host()
+    assert h.copy_to_host()[0] == 0
+    assert (h.copy_to_host()[1:] > 2**61).all()
+    index = np.arange(1 << k)
+    for m, mask_m in enumerate(mask):
+        sets = low[m, index & ((1 << low_bits) - 1)] | high[m, index >> low_bits]
+        assert np.array_equal(np.sort(sets), index)
+        # Consecutive thread indices vary the bits outside the mask first: a warp's 32
+        # line sets share their part in the merchant's lines when there are 5 such bits.
+        outside = k - bin(int(mask_m)).count("1")
+        if low_bits >= 5 and outside >= 5:
+            parts = (sets & mask_m).reshape(-1, 32)
+            assert (parts == parts[:, :1]).all()
+
+
+@settings(max_examples=6, deadline=None)
+@given(carts(max_items=5, max_merchants=12))
+def test_simulated_dp_in_launches_of_a_few_layers_equals_one_launch(cart):
+    """With a deadline the layers run ``LAYERS_PER_CHECK`` per launch (more merchants than
+    that here): same answer as the single launch; a deadline already past answers None."""
+    import time
+
+    problem = CartProblem.from_dict(cart)
+    inputs = merchant_dp_inputs(problem)
+    whole, _choice, _device = run_merchant_gpu(problem, inputs)
+    chunked = run_merchant_gpu(problem, inputs, at=time.perf_counter() + 3600)
+    assert chunked is not None and chunked[0] == whole
+    if inputs.merchants.size:
+        assert run_merchant_gpu(problem, inputs, at=time.perf_counter() - 1) is None

@@ -1,5 +1,6 @@
 """Catalog reads: products with their best offer, offers, categories and merchants."""
 
+import threading
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -117,17 +118,31 @@ def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOf
 
 
 # Resolving the best offer's annotations onto a queryset (five CASEs of subqueries, each
-# cloned and resolved) cost as much Python as compiling the query. Done once per process:
-# the filters of a request then go onto a clone (every QuerySet method clones, and these two
-# are never evaluated themselves). A filter after the annotations selects the same rows.
-@cache
+# cloned and resolved) cost as much Python as compiling the query. Done once per thread: the
+# filters of a request then go onto a clone (every QuerySet method clones, and these two are
+# never evaluated themselves). A filter after the annotations selects the same rows. Not once
+# per process: clones share the resolved subqueries, and compiling a subquery changes its
+# alias reference counts while it runs, so two threads compiling at once dropped a join
+# ("missing FROM-clause entry for table u1" under gunicorn's threads).
+_resolved = threading.local()
+
+
 def _products_with_best_offer() -> "QuerySet[ProductWithBestOffer]":
-    return _with_best_offer(Product.objects.select_related("category"))
+    products = getattr(_resolved, "best_offer", None)
+    if products is None:
+        products = _resolved.best_offer = _with_best_offer(
+            Product.objects.select_related("category")
+        )
+    return products
 
 
-@cache
 def _products_with_best_price() -> QuerySet[Product]:
-    return Product.objects.annotate(best_price=_best_offer_expressions()["best_price"])
+    products = getattr(_resolved, "best_price", None)
+    if products is None:
+        products = _resolved.best_price = Product.objects.annotate(
+            best_price=_best_offer_expressions()["best_price"]
+        )
+    return products
 
 
 def product_with_best_price_list() -> QuerySet[Product]:

@@ -78,6 +78,9 @@ class PageEntry(NamedTuple):
     csrf: bool  # the body holds CSRF_MARKER
     etag: str | None
     last_modified: int | None
+    # When the shared entry expires (``time.time()``; 0: unknown, an entry from before this
+    # field): a process's copy lives no longer.
+    expires_at: float = 0.0
 
 
 class SharedLookup:
@@ -101,9 +104,12 @@ _names: dict[str, tuple[str, ...]] = {}
 # URL key -> this process's copy of its entry, oldest first (insertion order), at most
 # ``PAGE_CACHE_LOCAL_ENTRIES``. A copy is only ever served after the same token check as a
 # shared entry, so a stale copy costs one more round trip, never a stale page.
-# The deadline is the shared entry's TTL: what bounds a page whose bump the cache missed
-# (down while a writer committed) bounds the copy too.
+# The deadline (``time.time()``) is the shared entry's own expiry: what bounds a page whose
+# bump the cache missed (down while a writer committed) bounds the copy too.
 _local: dict[str, tuple["PageEntry", float]] = {}
+# Pages larger than this are read from Redis on every hit instead of copied (a few large API
+# lists must not fill each process's memory).
+_LOCAL_MAX_BYTES = 512 * 1024
 
 
 def page_cache_memo_clear() -> None:
@@ -113,13 +119,18 @@ def page_cache_memo_clear() -> None:
     _local.clear()
 
 
+def _clock() -> float:
+    """Wall-clock seconds: entries' expiries are compared across processes."""
+    return time.time()
+
+
 def _local_limit() -> int:
     return int(getattr(settings, "PAGE_CACHE_LOCAL_ENTRIES", 256))
 
 
 def _local_keep(key: str, entry: "PageEntry") -> None:
     limit = _local_limit()
-    if limit <= 0:
+    if limit <= 0 or len(entry.body) > _LOCAL_MAX_BYTES:
         return
     _local.pop(key, None)
     while len(_local) >= limit:
@@ -127,7 +138,11 @@ def _local_keep(key: str, entry: "PageEntry") -> None:
             del _local[next(iter(_local))]
         except (KeyError, StopIteration, RuntimeError):  # another thread evicted it first
             break
-    _local[key] = (entry, time.monotonic() + page_cache_ttl())
+    now = _clock()
+    expires = now + page_cache_ttl()
+    if entry.expires_at:
+        expires = min(expires, entry.expires_at)
+    _local[key] = (entry, expires)
 
 
 def request_is_shared(request: HttpRequest) -> bool:
@@ -257,7 +272,7 @@ class PageCacheMiddleware:
         cache fails. This process's copy costs a read of the tokens alone; a stale or missing
         copy, a read of the shared entry with them."""
         copy, deadline = _local.get(key, (None, 0.0))
-        if copy is not None and time.monotonic() < deadline:
+        if copy is not None and _clock() < deadline:
             tokens = _fetch_tokens(names)
             if tokens is None:
                 return None
@@ -345,6 +360,7 @@ def _store(request: HttpRequest, response: HttpResponse, lookup: SharedLookup) -
         csrf=lookup.body is not None and _CSRF_MARKER_BYTES in body,
         etag=response.get("ETag"),
         last_modified=parse_http_date_safe(response.get("Last-Modified", "")),
+        expires_at=_clock() + page_cache_ttl(),
     )
     try:
         cache.set(lookup.key, entry, timeout=page_cache_ttl())

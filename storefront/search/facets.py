@@ -191,7 +191,7 @@ def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, 
     )
     rows = [
         (pk, name, counts[pk])
-        for pk, name in Merchant.objects.filter(active=True)
+        for pk, name in Merchant.objects.filter(active=True, pk__in=list(counts))
         .order_by("name", "pk")
         .values_list("pk", "name")
         if counts.get(pk)

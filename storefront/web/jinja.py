@@ -27,7 +27,10 @@ def _shopper_slot(name: str, arg: object = "") -> str:
 
 
 def environment(**options: Any) -> Environment:
-    # Django's escaping instead of Jinja2's: identical output to the Django templates.
+    # Django's escaping instead of Jinja2's: identical output to the Django templates. It
+    # applies to each ``{{ value }}`` as a whole: keep these templates to plain ``{{ value }}``
+    # (no ``~`` joins or filters that return plain strings around values marked safe, which
+    # would escape their markup once more).
     options["autoescape"] = False
     env = Environment(**options, finalize=conditional_escape)
     env.globals["shopper_slot"] = _shopper_slot

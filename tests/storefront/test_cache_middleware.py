@@ -152,12 +152,31 @@ def test_a_copy_lives_no_longer_than_the_shared_entry(
     import storefront.cache_middleware as middleware
 
     url = product_url(market)
+    start = middleware._clock()
+    get(Client(), url)  # rendered and stored at start: the shared entry expires at start + 600
+    # Another process copies it late in its life: the copy expires with it, not 600 s later.
+    page_cache_memo_clear()
+    get(Client(), url)  # learns the URL's versions (a miss or a shared hit)
+    monkeypatch.setattr(middleware, "_clock", lambda: start + 590)
+    get(Client(), url)  # a hit: copies the shared entry
+    many_keys.clear()
     get(Client(), url)
-    now = middleware.time.monotonic()
-    monkeypatch.setattr(middleware.time, "monotonic", lambda: now + 601)
+    assert all(key.startswith("pv:") for key in many_keys[0])  # served from the copy
+    monkeypatch.setattr(middleware, "_clock", lambda: start + 601)
     many_keys.clear()
     get(Client(), url)
     assert any(key.startswith("pe:") for key in many_keys[0])  # the copy was not used
+
+
+def test_large_pages_are_not_copied(market, many_keys, monkeypatch):  # noqa: F811
+    import storefront.cache_middleware as middleware
+
+    monkeypatch.setattr(middleware, "_LOCAL_MAX_BYTES", 10)
+    url = product_url(market)
+    get(Client(), url)
+    many_keys.clear()
+    get(Client(), url)
+    assert any(key.startswith("pe:") for key in many_keys[0])
 
 
 @override_settings(PAGE_CACHE_LOCAL_ENTRIES=1)

@@ -4,7 +4,6 @@ many of the writer paths (model receivers, stale marks, ``offers_changed``) it t
 import pytest
 from django.db import transaction
 
-import storefront.cache_versions as cache_versions
 import storefront.zone_index as zone_index
 from storefront.cache_versions import CATALOG, SHARED, product_version_name
 from storefront.models import Offer
@@ -12,19 +11,6 @@ from storefront.services import offer_update, offers_active_set
 from tests.factories import MerchantFactory, OfferFactory, ProductFactory, ShippingZoneFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def bumps(monkeypatch):
-    recorded: list[set[str]] = []
-    real = cache_versions.cache_versions_bump
-
-    def bump(*, names):
-        recorded.append(set(names))
-        real(names=names)
-
-    monkeypatch.setattr(cache_versions, "cache_versions_bump", bump)
-    return recorded
 
 
 @pytest.fixture

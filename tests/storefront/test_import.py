@@ -725,21 +725,6 @@ def test_an_import_tells_offers_changed_once_which_products_its_batches_changed(
 # --- the page cache ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def bumps(monkeypatch):
-    import storefront.cache_versions as cache_versions
-
-    recorded: list[set[str]] = []
-    real = cache_versions.cache_versions_bump
-
-    def bump(*, names):
-        recorded.append(set(names))
-        real(names=names)
-
-    monkeypatch.setattr(cache_versions, "cache_versions_bump", bump)
-    return recorded
-
-
 def test_an_import_bumps_the_page_versions_once_and_its_prices_show_at_once(
     client, merchant, products, bumps, django_capture_on_commit_callbacks
 ):

@@ -159,7 +159,11 @@ def _warm_gpu_merchant_dp(problem: CartProblem) -> None:
     from gpu_engine.solvers.dp.cuda import run_merchant_gpu
     from gpu_engine.solvers.dp.inputs import merchant_dp_inputs
 
-    run_merchant_gpu(problem, merchant_dp_inputs(problem))
+    inputs = merchant_dp_inputs(problem)
+    # Both choice-table dtypes, as for the CPU DP: a cart with more than 16 lines at one
+    # merchant takes int32 and must not compile inside its budget.
+    for dtype in (np.uint16, np.int32):
+        run_merchant_gpu(problem, inputs, pick_dtype=np.dtype(dtype))
 
 
 def _warm_batch(problem: CartProblem, gpu: bool) -> dict[str, float]:

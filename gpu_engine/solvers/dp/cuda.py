@@ -47,7 +47,7 @@ DEVICE_MEMORY_FRACTION = 0.6
 
 _kernels: dict[str, object] = {}
 # Most blocks of the layers kernel resident at once, per argument dtypes (one context).
-_cooperative_blocks: dict[tuple[str, ...], int] = {}
+_cooperative_blocks: dict[tuple[object, ...], int] = {}
 # With a deadline, layers run this many per launch and the clock is read between launches.
 LAYERS_PER_CHECK = 8
 
@@ -196,20 +196,28 @@ def _cooperative_shape(kernel, args: tuple, size: int) -> tuple[int, int]:
     if simulator_enabled():
         return 1, 32
     threads = 256
-    key = tuple(str(getattr(a, "dtype", type(a))) for a in args)
+    full = (np.int64(0), np.int64(0), *args)
+    # The device too: how many blocks fit depends on its multiprocessors.
+    key = (cuda.get_current_device().id, *(str(getattr(a, "dtype", type(a))) for a in full))
     if key not in _cooperative_blocks:
-        compiled = next(iter(kernel.specialize(np.int64(0), np.int64(0), *args).overloads.values()))
+        # compile() adds the overload the launch below then finds: compiled once.
+        compiled = kernel.compile(tuple(kernel.typeof_pyval(a) for a in full))
         _cooperative_blocks[key] = int(compiled.max_cooperative_grid_blocks(threads))
     return max(1, min(_cooperative_blocks[key], -(-size // threads))), threads
 
 
 def run_merchant_gpu(
-    problem: CartProblem, inputs: MerchantDPInputs, at: float | None = None
+    problem: CartProblem,
+    inputs: MerchantDPInputs,
+    at: float | None = None,
+    *,
+    pick_dtype: np.dtype | None = None,
 ) -> tuple[int, np.ndarray, str] | None:
     """(total, merchant per line, device name) of the exact merchant DP on the GPU: every
     layer in one cooperative launch; with a deadline ``at`` (a ``time.perf_counter()``
     value), ``LAYERS_PER_CHECK`` layers per launch, stopping between launches once the
-    deadline has passed (None)."""
+    deadline has passed (None). ``pick_dtype``: the choice table's dtype, by default the
+    narrowest that holds the merchants' line subsets (warm-up compiles both)."""
     needed = inputs.memory_bytes() + (8 << inputs.k)
     limit = gpu_memory_limit()
     if needed > limit:
@@ -252,7 +260,7 @@ def run_merchant_gpu(
         d_high,
         h_even,
     )
-    pick = cuda.device_array((n_merch, size), dtype=inputs.pick_dtype())
+    pick = cuda.device_array((n_merch, size), dtype=pick_dtype or inputs.pick_dtype())
     args = (
         cuda.to_device(inputs.mask.astype(np.int64)),
         d_n_lines,
@@ -273,7 +281,7 @@ def run_merchant_gpu(
     for m_begin in range(0, n_merch, max(1, step)):
         m_end = min(n_merch, m_begin + step)
         layers[blocks, threads](np.int64(m_begin), np.int64(m_end), *args)
-        if at is not None:
+        if at is not None and m_end < n_merch:  # a finished DP is kept, late or not
             cuda.synchronize()
             if time.perf_counter() >= at:
                 return None

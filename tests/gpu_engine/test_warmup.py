@@ -82,6 +82,7 @@ def test_after_gpu_warmup_no_request_builds_a_kernel():
     from gpu_engine import CartProblem, solve
     from gpu_engine.planning.carts import random_cart
     from gpu_engine.solvers.dp import cuda as dp_cuda
+    from gpu_engine.solvers.dp.inputs import merchant_dp_inputs
     from gpu_engine.solvers.full import cuda as full_cuda
 
     def built() -> tuple[int, int]:
@@ -96,6 +97,21 @@ def test_after_gpu_warmup_no_request_builds_a_kernel():
         for algorithm in ("gpu-full", "gpu-dp", "gpu-ga", "auto"):
             with contextlib.suppress(ProblemError):
                 solve(problem, algorithm=algorithm, budget_ms=500)
+    # More than 16 free lines at one merchant: the DP's choice table is int32.
+    wide = {
+        "items": [{"id": f"i{i}", "quantity": 1} for i in range(18)],
+        "merchants": [
+            {"id": m, "shipping": {"base_fee": 499, "per_extra_unit": 100, "free_over": 9000}}
+            for m in ("m1", "m2")
+        ],
+        "offers": [
+            {"item": f"i{i}", "merchant": m, "price": 1000 + 37 * i + 11 * k, "stock": None}
+            for i in range(18)
+            for k, m in enumerate(("m1", "m2"))
+        ],
+    }
+    wide_problem = CartProblem.from_dict(wide)
+    dp_cuda.run_merchant_gpu(wide_problem, merchant_dp_inputs(wide_problem))
     assert built() == before
 
 

@@ -10,20 +10,15 @@ class AddIndexConcurrentlyOnPostgres(AddIndexConcurrently):
     (SQLite has no concurrent build)."""
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-        else:
-            migrations.AddIndex.database_forwards(
-                self, app_label, schema_editor, from_state, to_state
-            )
+        self._run("database_forwards", app_label, schema_editor, from_state, to_state)
 
     def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
-        else:
-            migrations.AddIndex.database_backwards(
-                self, app_label, schema_editor, from_state, to_state
-            )
+        self._run("database_backwards", app_label, schema_editor, from_state, to_state)
+
+    def _run(self, name, app_label, schema_editor, from_state, to_state):
+        postgres = schema_editor.connection.vendor == "postgresql"
+        operation = AddIndexConcurrently if postgres else migrations.AddIndex
+        getattr(operation, name)(self, app_label, schema_editor, from_state, to_state)
 
 
 class Migration(migrations.Migration):

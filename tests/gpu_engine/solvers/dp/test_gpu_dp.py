@@ -102,14 +102,46 @@ def test_prepared_tables_give_each_line_set_once_and_warps_one_merchant_part(k):
 @settings(max_examples=6, deadline=None)
 @given(carts(max_items=5, max_merchants=12))
 def test_simulated_dp_in_launches_of_a_few_layers_equals_one_launch(cart):
-    """With a deadline the layers run ``LAYERS_PER_CHECK`` per launch (more merchants than
-    that here): same answer as the single launch; a deadline already past answers None."""
+    """With a deadline the layers run ``LAYERS_PER_CHECK`` per launch: same answer as the
+    single launch; a deadline already past stops after the first launch (None) unless that
+    launch finished the DP."""
     import time
+
+    from gpu_engine.solvers.dp.cuda import LAYERS_PER_CHECK
 
     problem = CartProblem.from_dict(cart)
     inputs = merchant_dp_inputs(problem)
     whole, _choice, _device = run_merchant_gpu(problem, inputs)
     chunked = run_merchant_gpu(problem, inputs, at=time.perf_counter() + 3600)
     assert chunked is not None and chunked[0] == whole
-    if inputs.merchants.size:
-        assert run_merchant_gpu(problem, inputs, at=time.perf_counter() - 1) is None
+    late = run_merchant_gpu(problem, inputs, at=time.perf_counter() - 1)
+    if inputs.merchants.size > LAYERS_PER_CHECK:
+        assert late is None  # stopped after the first launch
+    else:
+        assert late is not None and late[0] == whole  # finished in one launch: kept
+
+
+def test_simulated_dp_past_its_deadline_stops_after_the_first_launch():
+    import time
+
+    from gpu_engine.solvers.dp.cuda import LAYERS_PER_CHECK
+
+    merchants = [f"m{m}" for m in range(LAYERS_PER_CHECK + 2)]
+    cart = {
+        "items": [{"id": f"i{i}", "quantity": 1 + i} for i in range(3)],
+        "merchants": [
+            {"id": m, "shipping": {"base_fee": 300 + 7 * k, "per_extra_unit": 50}}
+            for k, m in enumerate(merchants)
+        ],
+        "offers": [
+            {"item": f"i{i}", "merchant": m, "price": 900 + 13 * i + 17 * k, "stock": None}
+            for i in range(3)
+            for k, m in enumerate(merchants)
+        ],
+    }
+    problem = CartProblem.from_dict(cart)
+    inputs = merchant_dp_inputs(problem)
+    assert inputs.merchants.size > LAYERS_PER_CHECK
+    assert run_merchant_gpu(problem, inputs, at=time.perf_counter() - 1) is None
+    whole = run_merchant_gpu(problem, inputs)
+    assert whole is not None and whole[0] == reference_brute_force(cart)[0]

@@ -273,9 +273,10 @@ class PageCacheMiddleware:
         copy, a read of the shared entry with them."""
         copy, deadline = _local.get(key, (None, 0.0))
         if copy is not None and _clock() < deadline:
-            tokens = _fetch_tokens(names)
-            if tokens is None:
+            read = _fetch(None, names)
+            if read is None:
                 return None
+            _, tokens = read
             if _fresh(copy, tokens):
                 return copy, tokens
         if copy is not None:
@@ -312,29 +313,21 @@ class PageCacheMiddleware:
         return response
 
 
-def _fetch(key: str, names: tuple[str, ...]) -> tuple[PageEntry | None, dict[str, str]] | None:
-    """The entry and the current tokens of ``names``, in one round trip; ``None`` when the
-    cache fails."""
+def _fetch(
+    key: str | None, names: tuple[str, ...]
+) -> tuple[PageEntry | None, dict[str, str]] | None:
+    """The entry under ``key`` (``None``: the tokens alone, for this process's copy) and the
+    current tokens of ``names``, in one round trip; ``None`` when the cache fails."""
+    keys = [VERSION_KEY_PREFIX + name for name in names]
     try:
-        found = cache.get_many([key, *(VERSION_KEY_PREFIX + name for name in names)])
+        found = cache.get_many(keys if key is None else [key, *keys])
     except Exception:
         logger.warning("page cache: read failed, rendering", exc_info=True)
         return None
-    entry = found.pop(key, None)
+    entry = found.pop(key, None) if key is not None else None
     start = len(VERSION_KEY_PREFIX)
     tokens = {version_key[start:]: token for version_key, token in found.items()}
     return (entry if isinstance(entry, PageEntry) else None), tokens
-
-
-def _fetch_tokens(names: tuple[str, ...]) -> dict[str, str] | None:
-    """The current tokens of ``names`` in one round trip; ``None`` when the cache fails."""
-    try:
-        found = cache.get_many([VERSION_KEY_PREFIX + name for name in names])
-    except Exception:
-        logger.warning("page cache: read failed, rendering", exc_info=True)
-        return None
-    start = len(VERSION_KEY_PREFIX)
-    return {version_key[start:]: token for version_key, token in found.items()}
 
 
 def _fresh(entry: PageEntry, tokens: dict[str, str]) -> bool:

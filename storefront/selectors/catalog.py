@@ -1,6 +1,7 @@
 """Catalog reads: products with their best offer, offers, categories and merchants."""
 
 import threading
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
@@ -127,22 +128,25 @@ def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOf
 _resolved = threading.local()
 
 
-def _products_with_best_offer() -> "QuerySet[ProductWithBestOffer]":
-    products = getattr(_resolved, "best_offer", None)
+def _per_thread(name: str, build: Callable[[], QuerySet]) -> Any:
+    products = getattr(_resolved, name, None)
     if products is None:
-        products = _resolved.best_offer = _with_best_offer(
-            Product.objects.select_related("category")
-        )
+        products = build()
+        setattr(_resolved, name, products)
     return products
+
+
+def _products_with_best_offer() -> "QuerySet[ProductWithBestOffer]":
+    return _per_thread(
+        "best_offer", lambda: _with_best_offer(Product.objects.select_related("category"))
+    )
 
 
 def _products_with_best_price() -> QuerySet[Product]:
-    products = getattr(_resolved, "best_price", None)
-    if products is None:
-        products = _resolved.best_price = Product.objects.annotate(
-            best_price=_best_offer_expressions()["best_price"]
-        )
-    return products
+    return _per_thread(
+        "best_price",
+        lambda: Product.objects.annotate(best_price=_best_offer_expressions()["best_price"]),
+    )
 
 
 def product_with_best_price_list() -> QuerySet[Product]:

@@ -14,11 +14,11 @@ from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
 from storefront.money import format_money
 from storefront.search import search_prepare
 from storefront.search.facets import CatalogFilters, product_facets
+from storefront.search.listing import ProductListPages
 from storefront.selectors import (
     MerchantTerms,
     category_list,
     merchant_terms_for_merchants,
-    product_list,
     product_offer_list,
 )
 from storefront.templatetags.web_tags import (
@@ -84,8 +84,10 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
     facets = SimpleLazyObject(lambda: product_facets(filters=filters, postal_code=postal_code))
 
     def page():
-        products = product_list(**filters.kwargs(), ordering=data.get("sort") or "relevance")
         # The facets' grouped query counted the list already.
+        products = ProductListPages(
+            filters=filters, ordering=data.get("sort") or "relevance", count=facets.listed
+        )
         paginator = CountedPaginator(products, PRODUCTS_PER_PAGE, count=facets.listed)
         return paginator.get_page(request.GET.get("page"))
 

@@ -19,7 +19,7 @@ from storefront.selectors import (
     MerchantTerms,
     category_list,
     merchant_terms_for_merchants,
-    product_offer_list,
+    product_offers_read,
 )
 from storefront.templatetags.web_tags import (
     discount_terms,
@@ -201,7 +201,7 @@ def render_product(
         line = lines.filter(cart=cart, product=product).first()
 
     def rows() -> list[OfferRow]:
-        offers = list(product_offer_list(product=product))
+        offers = product_offers_read(product=product)
         # The offers carry their merchants; only the zones are left, from the zone index.
         terms = merchant_terms_for_merchants(
             merchants=[offer.merchant for offer in offers], postal_code=postal_code

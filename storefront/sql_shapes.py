@@ -30,6 +30,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections
 from django.db.models import QuerySet
@@ -146,6 +147,8 @@ def _compile(build: Callable[[Slots], QuerySet], using: str) -> _Shape | None:
 
 
 def _shape(key: Hashable, build: Callable[[Slots], QuerySet], using: str) -> _Shape | None:
+    if not settings.SQL_SHAPES:
+        return None
     full_key = (using, key)
     with _lock:
         if full_key in _shapes:
@@ -211,6 +214,29 @@ def shaped_list(
     queryset = shape.queryset._clone()  # type: ignore[attr-defined]
     queryset._query = _BoundQuery(shape.queryset.query, compiler)
     return list(queryset)
+
+
+def shaped_count(
+    *,
+    key: Hashable,
+    slots: Slots,
+    build: Callable[[Slots], QuerySet],
+    using: str = "default",
+) -> int | None:
+    """``queryset.count()`` of the queryset ``build`` makes, from SQL compiled once per
+    ``key`` (the rows' ids counted in a subquery, which PostgreSQL flattens into the plain
+    count's plan); None when the key cannot be kept (count the plain way then)."""
+
+    def ids(sentinels: Slots) -> QuerySet:
+        return build(sentinels).order_by().values("pk")
+
+    shape = _shape(("count", key), ids, using)
+    if shape is None:
+        return None
+    sql, params = _bound(shape, slots, None)
+    with connections[using].cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM ({sql}) AS shaped", params)
+        return cursor.fetchone()[0]
 
 
 def shapes_clear() -> None:

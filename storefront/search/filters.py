@@ -3,12 +3,9 @@ sentinels in place of their values, for SQL compiled once per shape (``storefron
 """
 
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from django.conf import settings
-
-from storefront.search.query import PreparedSearch
-from storefront.search.terms import SearchTerms
+from storefront.search.query import PreparedSearch, search_shape
 from storefront.sql_shapes import Slots
 
 
@@ -34,42 +31,6 @@ class CatalogFilters:
         }
 
 
-def _unique(ids: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(dict.fromkeys(ids))  # an IN list drops repeats when compiled
-
-
-def _search_shape(prepared: PreparedSearch, slots: Slots) -> tuple[Hashable, PreparedSearch]:
-    """The prepared search's shape, and the search with sentinels. Every value a search
-    engine may put into SQL gets a slot: the text, each word (a similar-words search takes
-    them joined, as one value), the exact hits and the matching categories."""
-    words: tuple[str, ...]
-    if prepared.mode == "similar":
-        words = (slots.text(" ".join(prepared.words)),) if prepared.words else ()
-    else:
-        words = tuple(slots.text(word) for word in prepared.words)
-    text = slots.text(prepared.terms.text)
-    exact_ids = slots.numbers(_unique(prepared.exact_ids))
-    categories = prepared.category_ids
-    category_ids = None if categories is None else slots.numbers(_unique(categories))
-    key = (
-        prepared.vendor,
-        settings.SEARCH_CONFIG,  # written into the SQL's text
-        prepared.mode,
-        len(prepared.words),
-        len(exact_ids),
-        None if category_ids is None else len(category_ids),
-    )
-    sentinel = replace(
-        prepared,
-        text=text,
-        terms=SearchTerms(text=text, words=words, gtin=None, code=None),
-        exact_ids=exact_ids,
-        category_ids=category_ids,
-        words=words,
-    )
-    return key, sentinel
-
-
 def filters_shape(filters: CatalogFilters, slots: Slots) -> tuple[Hashable, CatalogFilters] | None:
     """The shape of ``filters`` (what decides the SQL's text) and the filters with sentinels
     from ``slots`` for their values; None when they have no fixed shape: an unprepared
@@ -80,7 +41,7 @@ def filters_shape(filters: CatalogFilters, slots: Slots) -> tuple[Hashable, Cata
     query: str | PreparedSearch = ""
     query_key: Hashable = None
     if isinstance(filters.query, PreparedSearch):
-        query_key, query = _search_shape(filters.query, slots)
+        query_key, query = search_shape(filters.query, slots)
     category = filters.category
     category_key: str | None = None
     if category not in (None, ""):

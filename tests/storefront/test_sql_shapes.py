@@ -7,7 +7,7 @@ import pytest
 from django.db.models import QuerySet
 
 from storefront.models import Product
-from storefront.sql_shapes import Slots, shaped_list, shaped_sql, shapes_clear
+from storefront.sql_shapes import Slots, shaped_count, shaped_list, shaped_sql, shapes_clear
 from tests.factories import CategoryFactory, ProductFactory
 
 pytestmark = pytest.mark.django_db
@@ -144,3 +144,25 @@ def test_threads_share_kept_shapes(products):
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def test_a_count_binds_its_values(products):
+    def count(category_id: int) -> int | None:
+        slots = Slots()
+        slots.number(category_id)
+        return shaped_count(
+            key="test-count", slots=slots, build=lambda s: in_category(s.number(category_id))
+        )
+
+    assert count(products["tools"].pk) == 5
+    assert count(products["books"].pk) == 3
+    assert count(products["books"].pk + 1000) == 0
+
+
+def test_shapes_can_be_switched_off(products, settings):
+    settings.SQL_SHAPES = False
+    tools = products["tools"].pk
+    assert names_in(tools) == plain_names(tools)
+    slots = Slots()
+    slots.number(tools)
+    assert shaped_sql(key="test-off", slots=slots, build=lambda s: in_category(s.number(1))) is None

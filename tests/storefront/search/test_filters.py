@@ -110,3 +110,11 @@ def test_the_same_shape_for_other_values_of_the_same_kind(demo_values):
     ]
     by_id = filters_shape(CatalogFilters(merchant_id=1, category="12"), Slots())
     assert by_id[0] != first[0]  # an id compiles to another condition than a slug
+
+
+@pytest.mark.parametrize("query", QUERIES[1:])
+def test_a_search_prepares_alike_through_kept_sql(demo_values, settings, query):
+    query = {"GTIN": demo_values["gtin"], "SKU": demo_values["sku"]}.get(query, query)
+    kept = [search_prepare(query) for _ in range(2)]  # compiles, then runs the kept SQL
+    settings.SQL_SHAPES = False
+    assert kept == [search_prepare(query)] * 2

@@ -12,6 +12,7 @@ from storefront.selectors.carts import cart_find, cart_get, cart_line_list
 from storefront.selectors.catalog import (
     PRODUCT_ORDERINGS,
     category_list,
+    category_list_read,
     merchant_get,
     merchant_list,
     offer_buyable_q,
@@ -61,6 +62,7 @@ __all__ = [
     "cart_pricing_summary",
     "cart_pricing_summary_via_sql",
     "category_list",
+    "category_list_read",
     "line_unavailable_reason",
     "merchant_get",
     "merchant_list",

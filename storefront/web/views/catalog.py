@@ -17,7 +17,7 @@ from storefront.search.facets import CatalogFilters, product_facets
 from storefront.search.listing import ProductListPages
 from storefront.selectors import (
     MerchantTerms,
-    category_list,
+    category_list_read,
     merchant_terms_for_merchants,
     product_offers_read,
 )
@@ -62,7 +62,7 @@ def catalog(request: HttpRequest) -> HttpResponse:
 def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: str) -> dict:
     # Shared by every shopper: the categories and the product grid (see web/fragments.py).
     categories = cached_value(
-        FragmentSpec("categories", (CATALOG,)), lambda: list(category_list()), request=request
+        FragmentSpec("categories", (CATALOG,)), category_list_read, request=request
     )
     form = CatalogFilterForm(request.GET, categories=categories)
     # A stale link with an unknown category still lists products: invalid fields fall back

@@ -104,15 +104,17 @@ def test_the_ga_and_neighbourhood_times_are_nondecreasing_and_fit_the_budget():
     from gpu_engine.planning.planner import GpuState, make_plan
 
     problem = CartProblem.from_dict(FAMILIES["split_punish"](1, 40))
-    plans = [
-        make_plan(problem, budget_ms=b, profile=GA_FIRST, gpu=GpuState(False))
-        for b in range(20, 3000, 13)
-    ]
-    assert all(p.order == "ga-first" and p.lns_ms > 0 for p in plans)
-    for key in ("ga_ms", "cpu_ga_ms", "lns_ms"):
-        times = [getattr(p, key) for p in plans]
-        assert times == sorted(times), key
-    assert all(p.cpu_ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+    for gpu in (GpuState(False), GpuState(True)):
+        plans = [
+            make_plan(problem, budget_ms=b, profile=GA_FIRST, gpu=gpu) for b in range(20, 3000, 13)
+        ]
+        assert all(p.order == "ga-first" and p.lns_ms > 0 for p in plans)
+        for key in ("ga_ms", "cpu_ga_ms", "lns_ms"):
+            times = [getattr(p, key) for p in plans]
+            assert times == sorted(times), key
+        assert all(p.ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+        assert all(p.cpu_ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+    assert {p.method for p in plans} == {"gpu-ga"}
 
 
 def test_the_neighbourhood_step_runs_after_the_ga_and_says_what_it_did():

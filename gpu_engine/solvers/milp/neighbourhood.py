@@ -127,8 +127,32 @@ def configuration_bounds(guide: LpGuide) -> ColumnBounds:
     return ColumnBounds(chosen[near], rounded[near], rounded[near].copy())
 
 
-def lines_bounds(guide: LpGuide, incumbent: np.ndarray) -> ColumnBounds:
+def lines_bounds(guide: LpGuide, *, incumbent: np.ndarray) -> ColumnBounds:
     """Every pair column a line may not take in the lines step, dropped (upper bound 0)."""
+    model, problem = guide.model, guide.model.problem
+    free, disagree = _disagreement(guide, incumbent=incumbent)
+    support = guide.values[: model.x_line.size] > _SUPPORT
+    is_open = np.bincount(incumbent, minlength=problem.n_merchants) > 0
+    touched = np.zeros(problem.n_merchants, dtype=bool)
+    touched[model.x_merchant[support & free[model.x_line]]] = True
+    touched[incumbent[free]] = True
+    touched &= is_open & _has_threshold(problem)
+    extra = _compensating_lines(problem, incumbent, free=free, touched=touched)
+    pair_free = free[model.x_line]
+    allowed = (
+        (incumbent[model.x_line] == model.x_merchant)
+        | (pair_free & (support | disagree[model.x_merchant]))
+        | ((pair_free | extra[model.x_line]) & touched[model.x_merchant])
+    )
+    dropped = np.flatnonzero(~allowed).astype(np.int32)
+    zeros = np.zeros(dropped.size)
+    return ColumnBounds(dropped, zeros, zeros.copy())
+
+
+def _disagreement(guide: LpGuide, *, incumbent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lines the LP disagrees with (less than ``LINE_AGREEMENT`` on their incumbent pair, or
+    at a merchant it disagrees on) and the merchants it disagrees on (open in the incumbent with
+    ``y`` below it, or closed with ``y`` above ``1 - LINE_AGREEMENT``)."""
     model, problem = guide.model, guide.model.problem
     x = guide.values[: model.x_line.size]
     at_incumbent = incumbent[model.x_line] == model.x_merchant
@@ -137,22 +161,7 @@ def lines_bounds(guide: LpGuide, incumbent: np.ndarray) -> ColumnBounds:
     is_open = np.bincount(incumbent, minlength=problem.n_merchants) > 0
     y = guide.merchant_open()
     disagree = (is_open & (y < LINE_AGREEMENT)) | (~is_open & (y > 1.0 - LINE_AGREEMENT))
-    free = (agreement < LINE_AGREEMENT) | disagree[incumbent]
-    support = x > _SUPPORT
-    touched = np.zeros(problem.n_merchants, dtype=bool)
-    touched[model.x_merchant[support & free[model.x_line]]] = True
-    touched[incumbent[free]] = True
-    touched &= is_open & _has_threshold(problem)
-    extra = _compensating_lines(problem, incumbent, free=free, touched=touched)
-    pair_free = free[model.x_line]
-    allowed = (
-        at_incumbent
-        | (pair_free & (support | disagree[model.x_merchant]))
-        | ((pair_free | extra[model.x_line]) & touched[model.x_merchant])
-    )
-    dropped = np.flatnonzero(~allowed).astype(np.int32)
-    zeros = np.zeros(dropped.size)
-    return ColumnBounds(dropped, zeros, zeros.copy())
+    return (agreement < LINE_AGREEMENT) | disagree[incumbent], disagree
 
 
 def _has_threshold(problem: CartProblem) -> np.ndarray:
@@ -205,7 +214,7 @@ def improve(problem: CartProblem, incumbent: np.ndarray, *, budget_ms: float) ->
         bounds = (
             configuration_bounds(guide)
             if name == "configuration"
-            else lines_bounds(guide, result.choice)
+            else lines_bounds(guide, incumbent=result.choice)
         )
         _step(problem, guide, result, name=name, bounds=bounds, left_ms=left_ms)
     return result

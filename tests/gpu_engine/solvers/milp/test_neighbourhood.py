@@ -57,7 +57,7 @@ def test_the_lines_neighbourhood_keeps_the_incumbent_feasible(case):
     problem, incumbent = case
     guide = lp_guide(problem, deadline=time.perf_counter() + 5.0)
     assert guide is not None
-    bounds = lines_bounds(guide, incumbent)
+    bounds = lines_bounds(guide, incumbent=incumbent)
     point = milp_point(guide.model, incumbent)
     assert np.all(point[bounds.cols] <= bounds.upper)
     # The configuration step fixes switches to 0 or 1 only.

@@ -2,36 +2,19 @@
 were chosen on top of the other filters (a facet's own choice is left out of its counts)."""
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from storefront import selectors
 from storefront.models import Merchant, Offer
+from storefront.search.filters import CatalogFilters, filters_shape, filters_with_sentinels
 from storefront.search.prices import PRICE_RANGES, PriceRangeIndex
-from storefront.search.query import PreparedSearch, search_prepare
+from storefront.search.query import search_prepare
+from storefront.sql_shapes import Slots, shaped_list
 
-
-@dataclass(frozen=True)
-class CatalogFilters:
-    """The arguments of ``selectors.product_list`` that narrow the list."""
-
-    query: "str | PreparedSearch" = ""
-    category: str | int | None = None
-    merchant_id: int | None = None
-    available_only: bool = False
-    price_range: str = ""
-    ships_free_to: str = ""
-
-    def kwargs(self) -> dict:
-        return {
-            "query": self.query,
-            "category": self.category,
-            "merchant_id": self.merchant_id,
-            "available_only": self.available_only,
-            "price_range": self.price_range,
-            "ships_free_to": self.ships_free_to,
-        }
+__all__ = ["CatalogFilters", "FacetValue", "Facets", "product_facets"]
 
 
 @dataclass(frozen=True)
@@ -90,10 +73,7 @@ class _Cell:
     count: int
 
 
-def _cells(filters: CatalogFilters, ships_free_q: Q | None) -> list[_Cell]:
-    """One grouped query under the filters no facet leaves out (the search and the merchant):
-    every other facet, the categories included, chooses among its rows in Python. At most
-    categories x price ranges x 2 x 2 rows whatever the catalog's size."""
+def _cells_query(filters: CatalogFilters, ships_free_q: Q | None) -> QuerySet:
     products = selectors.product_match_list(
         products=selectors.product_with_best_price_list(),
         query=filters.query,
@@ -103,7 +83,34 @@ def _cells(filters: CatalogFilters, ships_free_q: Q | None) -> list[_Cell]:
     if ships_free_q is not None:
         products = products.annotate(ships_free=ExpressionWrapper(ships_free_q, BooleanField()))
         groups.append("ships_free")
-    rows = products.order_by().values(*groups).annotate(n=Count("pk")).values_list(*groups, "n")
+    return products.order_by().values(*groups).annotate(n=Count("pk")).values_list(*groups, "n")
+
+
+def _shaped_rows(
+    name: str,
+    query: Callable[[CatalogFilters, Q | None], QuerySet],
+    filters: CatalogFilters,
+    ships_free_q: Q | None,
+) -> list:
+    """The rows of ``query(filters, ships_free_q)``, from SQL compiled once per shape of the
+    filters (a free-shipping condition has none: it is built from the merchants' terms)."""
+    slots = Slots()
+    shape = filters_shape(filters, slots) if ships_free_q is None else None
+    if shape is None:
+        return list(query(filters, ships_free_q))
+    return shaped_list(
+        key=(name, shape[0]),
+        slots=slots,
+        build=lambda sentinels: query(filters_with_sentinels(filters, sentinels), None),
+        plain=lambda: query(filters, None),
+    )
+
+
+def _cells(filters: CatalogFilters, ships_free_q: Q | None) -> list[_Cell]:
+    """One grouped query under the filters no facet leaves out (the search and the merchant):
+    every other facet, the categories included, chooses among its rows in Python. At most
+    categories x price ranges x 2 x 2 rows whatever the catalog's size."""
+    rows = _shaped_rows("cells", _cells_query, filters, ships_free_q)
     free = ships_free_q is not None
     return [
         _Cell(
@@ -157,7 +164,7 @@ def _category_facet(
     )
 
 
-def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, ...]:
+def _merchant_counts_query(filters: CatalogFilters, ships_free_q: Q | None) -> QuerySet:
     offers = Offer.objects.filter(active=True)
     if replace(filters, merchant_id=None) != CatalogFilters():
         # Only the products the other filters keep; with none chosen, every product counts
@@ -183,19 +190,38 @@ def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, 
     # every offer to its merchant and grouping by name cost three times as much. One active
     # offer per product and merchant (a unique constraint): counting offers counts products,
     # without COUNT(DISTINCT)'s sort.
-    counts = dict(
+    return (
         offers.order_by()
         .values("merchant_id")
         .annotate(n=Count("*"))  # not the id: the index holds only the merchant
         .values_list("merchant_id", "n")
     )
-    rows = [
-        (pk, name, counts[pk])
-        for pk, name in Merchant.objects.filter(active=True, pk__in=list(counts))
-        .order_by("name", "pk")
-        .values_list("pk", "name")
-        if counts.get(pk)
-    ]
+
+
+def _merchant_names(merchant_ids: list[int]) -> list[tuple[int, str]]:
+    """Active merchants among ``merchant_ids``, by name."""
+
+    def query(ids: tuple[int, ...]) -> QuerySet:
+        return (
+            Merchant.objects.filter(active=True, pk__in=ids)
+            .order_by("name", "pk")
+            .values_list("pk", "name")
+        )
+
+    slots = Slots()
+    ids = tuple(merchant_ids)
+    slots.numbers(ids)
+    return shaped_list(
+        key=("merchant_names", len(ids)),
+        slots=slots,
+        build=lambda sentinels: query(sentinels.numbers(ids)),
+        plain=lambda: query(ids),
+    )
+
+
+def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, ...]:
+    counts = dict(_shaped_rows("merchant_counts", _merchant_counts_query, filters, ships_free_q))
+    rows = [(pk, name, counts[pk]) for pk, name in _merchant_names(list(counts)) if counts.get(pk)]
     return tuple(
         FacetValue(
             key=str(pk),

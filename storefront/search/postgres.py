@@ -17,6 +17,7 @@ from django.db.models import Case, CharField, F, FloatField, Q, QuerySet, Value,
 
 from storefront.models import Category, Offer, Product
 from storefront.search.terms import SearchTerms
+from storefront.sql_shapes import Slots, shaped_list
 
 FULL_TEXT_INDEX = "product_search_document_idx"
 TRIGRAM_INDEX = "product_name_trgm_idx"
@@ -67,34 +68,57 @@ def _query(text: str) -> SearchQuery:
     return SearchQuery(text, config=settings.SEARCH_CONFIG, search_type="websearch")
 
 
-def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], list[int]]:
-    """Products whose GTIN or a merchant SKU is the query, and categories whose name matches,
-    in one small query up front: as literal ids they join the full-text condition in one
-    bitmap OR of indexes, where subqueries would force a scan of every product."""
-    query = _query(terms.text)
+def _lookups_query(text: str, gtin: str | None, codes: tuple[str, ...], using: str) -> QuerySet:
     kind = {"output_field": CharField()}
     parts: list[QuerySet[Any, tuple[str, int]]] = [
         Category.objects.using(using)
         .annotate(document=SearchVector("name", config=settings.SEARCH_CONFIG))
-        .filter(document=query)
+        .filter(document=_query(text))
         .annotate(kind=Value("category", **kind))
         .values_list("kind", "pk")
     ]
-    if terms.gtin:
+    if gtin:
         parts.append(
             Product.objects.using(using)
-            .filter(gtin=terms.gtin)
+            .filter(gtin=gtin)
             .annotate(kind=Value("product", **kind))
             .values_list("kind", "pk")
         )
-    if terms.code:
+    if codes:
         parts.append(
             Offer.objects.using(using)
-            .filter(merchant_sku__in={terms.code, terms.code.upper()})
+            .filter(merchant_sku__in=codes)
             .annotate(kind=Value("product", **kind))
             .values_list("kind", "product_id")
         )
-    rows = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
+    return parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
+
+
+def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], list[int]]:
+    """Products whose GTIN or a merchant SKU is the query, and categories whose name matches,
+    in one small query up front (compiled once per shape, ``storefront.sql_shapes``): as
+    literal ids they join the full-text condition in one bitmap OR of indexes, where
+    subqueries would force a scan of every product."""
+    codes = tuple(dict.fromkeys([terms.code, terms.code.upper()])) if terms.code else ()
+    gtin = terms.gtin
+    values = [terms.text, *([gtin] if gtin else []), *codes]
+
+    def query(texts: list[str]) -> QuerySet:
+        first_code = 2 if gtin else 1
+        return _lookups_query(
+            texts[0], texts[1] if gtin else None, tuple(texts[first_code:]), using
+        )
+
+    slots = Slots()
+    for value in values:
+        slots.text(value)
+    rows = shaped_list(
+        key=("search_lookups", settings.SEARCH_CONFIG, bool(gtin), len(codes)),
+        slots=slots,
+        build=lambda sentinels: query([sentinels.text(value) for value in values]),
+        plain=lambda: query(values),
+        using=using,
+    )
     products: list[int] = []
     categories: list[int] = []
     for row_kind, pk in rows:

@@ -5,15 +5,18 @@ match as typed or are taken as misspelt) and then applied to as many product que
 a page needs (the list and each facet) without asking the database again.
 """
 
-from dataclasses import dataclass
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
 from types import ModuleType
 
+from django.conf import settings
 from django.db import connections
 from django.db.models import FloatField, QuerySet, Value
 
 from storefront.models import Product
 from storefront.search import fallback, postgres
 from storefront.search.terms import SearchTerms, search_terms
+from storefront.sql_shapes import Slots, shaped_count
 
 # Relevance order: exact codes, then the engine's rank, then by name for stable pages.
 SEARCH_ORDERING = ("-search_rank", "name", "id")
@@ -56,7 +59,7 @@ def search_prepare(query: str, *, using: str = "default") -> PreparedSearch:
     )
     if exact or categories or not terms.words:
         return prepared
-    if engine.any_match(engine.match(Product.objects.using(using), prepared, CODE_RANK)):
+    if _matches_any(engine, prepared, using=using):
         return prepared
     return PreparedSearch(
         text=query,
@@ -65,6 +68,61 @@ def search_prepare(query: str, *, using: str = "default") -> PreparedSearch:
         mode="similar",
         words=engine.similar_words(terms, using=using),
     )
+
+
+def _unique(ids: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(dict.fromkeys(ids))  # an IN list drops repeats when compiled
+
+
+def search_shape(prepared: PreparedSearch, slots: Slots) -> tuple[Hashable, PreparedSearch]:
+    """The prepared search's shape (what decides the SQL's text), and the search with
+    sentinels from ``slots`` for its values (see ``storefront.sql_shapes``). Every value a search
+    engine may put into SQL gets a slot: the text, each word (a similar-words search takes
+    them joined, as one value), the exact hits and the matching categories."""
+    words: tuple[str, ...]
+    if prepared.mode == "similar":
+        words = (slots.text(" ".join(prepared.words)),) if prepared.words else ()
+    else:
+        words = tuple(slots.text(word) for word in prepared.words)
+    text = slots.text(prepared.terms.text)
+    exact_ids = slots.numbers(_unique(prepared.exact_ids))
+    categories = prepared.category_ids
+    category_ids = None if categories is None else slots.numbers(_unique(categories))
+    key = (
+        prepared.vendor,
+        settings.SEARCH_CONFIG,  # written into the SQL's text
+        prepared.mode,
+        len(prepared.words),
+        len(exact_ids),
+        None if category_ids is None else len(category_ids),
+    )
+    sentinel = replace(
+        prepared,
+        text=text,
+        terms=SearchTerms(text=text, words=words, gtin=None, code=None),
+        exact_ids=exact_ids,
+        category_ids=category_ids,
+        words=words,
+    )
+    return key, sentinel
+
+
+def _matches_any(engine: ModuleType, prepared: PreparedSearch, *, using: str) -> bool:
+    """Whether the words match as typed, counted through SQL compiled once per shape where
+    the engine's match has one (PostgreSQL's), else the engine's own test."""
+
+    def matches(search: PreparedSearch):
+        return engine.match(Product.objects.using(using), search, CODE_RANK)
+
+    slots = Slots()
+    key, _ = search_shape(prepared, slots)
+    count = shaped_count(
+        key=("search_matches", key),
+        slots=slots,
+        build=lambda sentinels: matches(search_shape(prepared, sentinels)[1]),
+        using=using,
+    )
+    return engine.any_match(matches(prepared)) if count is None else count > 0
 
 
 # Any text match ranks below an exact GTIN or SKU (text ranks stay far below this).

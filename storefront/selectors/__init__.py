@@ -22,6 +22,7 @@ from storefront.selectors.catalog import (
     product_list,
     product_match_list,
     product_offer_list,
+    product_offers_read,
     product_ships_free_q,
     product_with_best_price_list,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "product_list",
     "product_match_list",
     "product_offer_list",
+    "product_offers_read",
     "product_ships_free_q",
     "product_with_best_price_list",
     "shipping_rule_for_destination",

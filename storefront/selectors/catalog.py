@@ -28,6 +28,7 @@ from storefront.search import SEARCH_ORDERING, PreparedSearch, product_search
 from storefront.search.free_shipping import ships_free_offer_q
 from storefront.search.prices import PRICE_RANGE_KEYS, PriceRange
 from storefront.selectors.shipping import merchant_terms_for_destination
+from storefront.sql_shapes import Slots, shaped_list
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -267,20 +268,26 @@ def product_get(
     *, product_id: int | None = None, slug: str | None = None
 ) -> "ProductWithBestOffer":
     """One product with its category and the best-offer values ``product_list`` annotates;
-    ``NotFound`` otherwise. Two plain queries: for one product its buyable offers are read
-    directly (their cheapest, ties to the lowest merchant id then offer id, and their count),
-    which costs a fraction of compiling the list's stored-or-live annotations."""
+    ``NotFound`` otherwise. Two plain queries, each compiled once per process
+    (``storefront.sql_shapes``): for one product its buyable offers are read directly (their
+    cheapest, ties to the lowest merchant id then offer id, and their count), which costs a
+    fraction of the list's stored-or-live annotations."""
     if (product_id is None) == (slug is None):
         raise ValueError("Pass exactly one of product_id and slug.")
-    lookup = {"pk": product_id} if product_id is not None else {"slug": slug}
     try:
-        product = Product.objects.select_related("category").get(**lookup)
-    except (Product.DoesNotExist, ValueError, TypeError):
-        raise NotFound("No such product.", code="product_not_found", field="product") from None
-    buyable = list(
-        Offer.objects.filter(offer_buyable_q(), product=product)
-        .order_by("unit_price", "merchant_id", "id")
-        .values_list("unit_price", "id", "merchant_id", "merchant__name")
+        found = _product_read(product_id=product_id, slug=slug)
+    except (ValueError, TypeError):
+        found = []
+    if not found:
+        raise NotFound("No such product.", code="product_not_found", field="product")
+    product = found[0]
+    slots = Slots()
+    slots.number(product.pk)
+    buyable = shaped_list(
+        key="product_buyable_offers",
+        slots=slots,
+        build=lambda sentinels: _buyable_offers(sentinels.number(product.pk)),
+        plain=lambda: _buyable_offers(product.pk),
     )
     best = buyable[0] if buyable else (None, None, None, None)
     annotated = cast("ProductWithBestOffer", product)
@@ -289,6 +296,40 @@ def product_get(
     # As the list's: None, not 0, for a product nobody sells.
     annotated.offer_count = len(buyable) or None  # type: ignore[assignment]
     return annotated
+
+
+def _product_read(*, product_id: int | None, slug: str | None) -> list[Product]:
+    """The product of this id or slug (unique), from SQL compiled once."""
+    slots = Slots()
+    if product_id is not None:
+        pk = int(product_id)
+        slots.number(pk)
+        return shaped_list(
+            key=("product_get", "pk"),
+            slots=slots,
+            build=lambda sentinels: _products_where(pk=sentinels.number(pk)),
+            plain=lambda: _products_where(pk=pk),
+        )
+    text = str(slug)
+    slots.text(text)
+    return shaped_list(
+        key=("product_get", "slug"),
+        slots=slots,
+        build=lambda sentinels: _products_where(slug=sentinels.text(text)),
+        plain=lambda: _products_where(slug=text),
+    )
+
+
+def _products_where(**lookup: object) -> QuerySet[Product]:
+    return Product.objects.select_related("category").filter(**lookup)
+
+
+def _buyable_offers(product_id: int) -> QuerySet:
+    return (
+        Offer.objects.filter(offer_buyable_q(), product_id=product_id)
+        .order_by("unit_price", "merchant_id", "id")
+        .values_list("unit_price", "id", "merchant_id", "merchant__name")
+    )
 
 
 def product_offer_list(
@@ -304,6 +345,20 @@ def product_offer_list(
     if not include_inactive:
         offers = offers.filter(active=True, merchant__active=True)
     return offers.order_by("unit_price", "merchant_id", "id")
+
+
+def product_offers_read(*, product: Product | int) -> list[Offer]:
+    """``product_offer_list(product=...)``'s offers, read from SQL compiled once (the product
+    page's rows)."""
+    product_id = product.pk if isinstance(product, Product) else int(product)
+    slots = Slots()
+    slots.number(product_id)
+    return shaped_list(
+        key="product_offers",
+        slots=slots,
+        build=lambda sentinels: product_offer_list(product=sentinels.number(product_id)),
+        plain=lambda: product_offer_list(product=product_id),
+    )
 
 
 def product_cheapest_offer(*, product: Product | int, quantity: int) -> Offer | None:

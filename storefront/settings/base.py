@@ -204,6 +204,9 @@ PAGE_CACHE_TTL = int(os.environ.get("PAGE_CACHE_TTL", "600"))
 # Whole pages each process keeps a copy of (checked against the shared tokens on every hit,
 # like the shared entry); 0 reads every hit's page from Redis.
 PAGE_CACHE_LOCAL_ENTRIES = int(os.environ.get("PAGE_CACHE_LOCAL_ENTRIES", "256"))
+# The catalog's queries are compiled to SQL once per shape and process (storefront/sql_shapes.py),
+# not per request; SQL_SHAPES=0 compiles every query afresh (a switch for a suspected bug).
+SQL_SHAPES = env_bool("SQL_SHAPES", True)
 
 # --- Celery -------------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://"

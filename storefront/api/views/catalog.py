@@ -24,11 +24,11 @@ from storefront.errors import NotFound
 from storefront.models import Merchant
 from storefront.search import search_prepare
 from storefront.search.facets import CatalogFilters, product_facets
+from storefront.search.listing import ProductListPages
 from storefront.selectors import (
     category_list,
     merchant_list,
     product_get,
-    product_list,
     product_offer_list,
 )
 from storefront.web.pagination import counted_paginator_class
@@ -70,9 +70,8 @@ class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
         paginator = PageNumberPagination()
         # The facets' grouped query counted the list already.
         paginator.django_paginator_class = counted_paginator_class(facets.listed)
-        page = paginator.paginate_queryset(
-            product_list(**filters.kwargs(), ordering=ordering), request, view=self
-        )
+        products = ProductListPages(filters=filters, ordering=ordering, count=facets.listed)
+        page = paginator.paginate_queryset(products, request, view=self)
         response = paginator.get_paginated_response(ProductSerializer(page, many=True).data)
         response.data["facets"] = FacetsSerializer(facets).data
         return response

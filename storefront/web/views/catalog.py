@@ -14,12 +14,12 @@ from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
 from storefront.money import format_money
 from storefront.search import search_prepare
 from storefront.search.facets import CatalogFilters, product_facets
+from storefront.search.listing import ProductListPages
 from storefront.selectors import (
     MerchantTerms,
     category_list,
     merchant_terms_for_merchants,
-    product_list,
-    product_offer_list,
+    product_offers_read,
 )
 from storefront.templatetags.web_tags import (
     discount_terms,
@@ -84,8 +84,10 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
     facets = SimpleLazyObject(lambda: product_facets(filters=filters, postal_code=postal_code))
 
     def page():
-        products = product_list(**filters.kwargs(), ordering=data.get("sort") or "relevance")
         # The facets' grouped query counted the list already.
+        products = ProductListPages(
+            filters=filters, ordering=data.get("sort") or "relevance", count=facets.listed
+        )
         paginator = CountedPaginator(products, PRODUCTS_PER_PAGE, count=facets.listed)
         return paginator.get_page(request.GET.get("page"))
 
@@ -199,7 +201,7 @@ def render_product(
         line = lines.filter(cart=cart, product=product).first()
 
     def rows() -> list[OfferRow]:
-        offers = list(product_offer_list(product=product))
+        offers = product_offers_read(product=product)
         # The offers carry their merchants; only the zones are left, from the zone index.
         terms = merchant_terms_for_merchants(
             merchants=[offer.merchant for offer in offers], postal_code=postal_code

@@ -1,0 +1,63 @@
+"""The catalog's product list as the paginator reads it: one page at a time, each page one
+query from SQL compiled once per shape of the filters and order (``storefront.sql_shapes``)."""
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+from storefront import selectors
+from storefront.search.filters import CatalogFilters, filters_shape, filters_with_sentinels
+from storefront.sql_shapes import Slots, shaped_list
+
+if TYPE_CHECKING:
+    from storefront.selectors.catalog import ProductWithBestOffer
+
+
+def product_list_window(
+    *, filters: CatalogFilters, ordering: str, start: int, stop: int
+) -> "list[ProductWithBestOffer]":
+    """``selectors.product_list(**filters.kwargs(), ordering=ordering)[start:stop]``."""
+
+    def query(chosen: CatalogFilters):
+        return selectors.product_list(**chosen.kwargs(), ordering=ordering)
+
+    slots = Slots()
+    shape = filters_shape(filters, slots)
+    if shape is None:
+        return list(query(filters)[start:stop])
+    return shaped_list(
+        key=("product_list", shape[0], ordering),
+        slots=slots,
+        build=lambda sentinels: query(filters_with_sentinels(filters, sentinels)),
+        plain=lambda: query(filters),
+        window=(start, stop),
+    )
+
+
+class ProductListPages(Sequence):
+    """The products under ``filters`` for a paginator told their ``count`` (the facets count
+    them): slicing reads one page."""
+
+    ordered = True  # the paginator warns about unordered lists
+
+    def __init__(self, *, filters: CatalogFilters, ordering: str, count: int) -> None:
+        self.filters, self.ordering, self.total = filters, ordering, count
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, int):
+            rows = self[index : index + 1]
+            if not rows:
+                raise IndexError(index)
+            return rows[0]
+        start, stop, step = index.indices(self.total)
+        if step != 1:
+            raise ValueError("Pages are contiguous slices.")
+        return product_list_window(
+            filters=self.filters, ordering=self.ordering, start=start, stop=stop
+        )

@@ -45,6 +45,12 @@ def add_arguments(parser) -> None:
         default="engine",
         help="families: HiGHS's presolve in the proof after the GA (engine: PROOF_PRESOLVE)",
     )
+    parser.add_argument(
+        "--families-lns",
+        choices=("engine", "off"),
+        default="engine",
+        help="families: the neighbourhood step after the GA (off: an A/B in one invocation)",
+    )
 
 
 def _csv(text: str, kind=int) -> list:
@@ -53,12 +59,16 @@ def _csv(text: str, kind=int) -> list:
 
 def run(args) -> list[dict[str, Any]]:
     from gpu_engine import solve, warmup
+    from gpu_engine.planning import planner
     from gpu_engine.solvers.milp import runner
 
     warmup()
     if args.families_proof_presolve != "engine":
         # An A/B of the engine's setting in one run (the planner reads it per proof).
         runner.PROOF_PRESOLVE = args.families_proof_presolve == "on"
+    if args.families_lns == "off":
+        # No cart is large enough for the step: the planner before it, for an A/B.
+        planner.LNS_MIN_LINES = 10**9
     budgets = sorted(_csv(args.families_budget_ms, float))
     records = []
     for family in _csv(args.families_names, str):

@@ -29,6 +29,16 @@ plain:
     relaxation's bound (:mod:`gpu_engine.bounds.lp`) runs instead, on what is left: it proves
     the GA's answer when it meets it to the cent, or tightens its gap.
 
+    Between the GA and HiGHS's proof, a large-neighbourhood step (``lns``,
+    :mod:`gpu_engine.solvers.milp.neighbourhood`) gets :func:`lns_phase_ms` of the budget on
+    carts of ``LNS_MIN_LINES`` lines or more: the LP relaxation, then HiGHS on the cart with the
+    merchants' switches the LP settles fixed, then with only the lines the LP disagrees with
+    free. The GA stalls where the optimum opens and closes merchants together (split_punish's
+    200-line cart 0: 0.107% above it on the H100 at 200 ms); this step found that optimum in ~100
+    ms of one core here. Its answer (never worse than the GA's) is HiGHS's warm start, and its
+    LP bound proves an answer that meets it. Where the GA would take the whole budget, its time
+    is cut to leave the step its share.
+
   The GA phase's time is :func:`ga_phase_ms`: ``GA_SHARE`` of the budget, or the whole budget
   while what is left could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor (or x its predicted
   time, where that is less). The GPU GA's share stops growing at ``GPU_GA_SHARE_UNTIL_MS`` of
@@ -39,7 +49,9 @@ Monotone in the budget, by construction: the GA's run is a pure function of the 
 generation count, and keeps its best (elitism); its time on either route is at least
 :func:`ga_phase_ms` of the budget, which is nondecreasing in the budget, so a larger budget runs
 the smaller budget's GA trajectory and more (as far as the machine's speed is steady), and the
-answer is never worse than that GA's. HiGHS only ever replaces an answer with a better one.
+answer is never worse than that GA's. The neighbourhood step and HiGHS only ever replace an
+answer with a better one (the step's time, :func:`lns_phase_ms`, is nondecreasing in the budget
+too).
 (Where a full search or DP is predicted to fit it answers the optimum.) ``plan["ran"]`` lists
 every phase that ran, with its time, total and why it ran or stopped; ``plan["order"]`` and
 ``plan["reason"]`` say why this route.
@@ -56,7 +68,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -93,6 +105,25 @@ MIN_PROOF_MS = 20.0
 PROOF_FLOOR_FACTOR = 2.0
 # Beyond this many free lines the subset DPs are astronomically slow: not even estimated.
 MAX_DP_FREE_LINES = 40
+# The large-neighbourhood step after the GA (see the module docstring): LNS_SHARE of the budget,
+# at most LNS_MAX_MS (at 200 ms 100 ms: the LP and the configuration step's ~45 ms on a 200-line
+# split_punish cart need about that on one core here; past it the proof keeps the rest; on
+# issue 13's families the CPU path's proofs at 1000 ms rose from 43 to 52 of 87 runs with it), on
+# carts of LNS_MIN_LINES lines or more (smaller ones the GA solves) and at most LNS_MAX_PAIRS
+# (line, merchant) pairs (the program's build is not free: ~5 ms at 1,300 pairs).
+LNS_SHARE = 0.5
+LNS_MAX_MS = 250.0
+# On the GPU route the step stops growing sooner: there the GA is at the optimum on most carts
+# and past 400 ms the time is the proof's (``GPU_GA_SHARE_UNTIL_MS``): at 1000 ms the proof keeps
+# at least 650 ms (it had ~780 ms before the step; BENCHMARKS.md counts what that proves).
+GPU_LNS_MAX_MS = 150.0
+LNS_MIN_LINES = 30
+LNS_MAX_PAIRS = 5000
+# Below this many ms the LP and one neighbourhood cannot both run on a 30-line cart.
+LNS_MIN_MS = 15.0
+# The step ends this many ms before the budget does: a HiGHS run cut at its deadline winds down
+# on its own thread for a few ms, and the answer is priced and built after it.
+LNS_FINISH_MS = 5.0
 
 EXACT_METHODS = ("cpu-full", "gpu-full", "cpu-dp", "gpu-dp", "milp")
 INTERRUPTIBLE = frozenset({"cpu-full", "gpu-full", "milp"})
@@ -138,6 +169,8 @@ class Plan:
     # The CPU GA's time (``ga_ms`` without the GPU GA's cap): a GPU GA that fails at run time
     # falls back to the CPU GA, which gets its own share.
     cpu_ga_ms: float = 0.0
+    # The large-neighbourhood step's time after the GA (``lns_phase_ms``).
+    lns_ms: float = 0.0
     # "exact", "highs-first" or "ga-first".
     order: str = "exact"
     # The least time HiGHS is started with after a GA (``_proof_floor_ms``), computed once,
@@ -152,6 +185,7 @@ class Plan:
             "ga_share": self.ga_share,
             "ga_ms": self.ga_ms,
             "cpu_ga_ms": self.cpu_ga_ms,
+            "lns_ms": self.lns_ms,
             "order": self.order,
             "proof_floor_ms": self.proof_floor_ms,
             "predicted_ms": {e.method: e.predicted_ms for e in self.estimates},
@@ -346,12 +380,18 @@ def make_plan(
     if method == "gpu-ga":
         until = GPU_GA_SHARE_UNTIL_MS
         ga_ms = ga_phase_ms(budget_ms, min(floor_ms, milp_ms), share_until_ms=until)
+    cap = GPU_LNS_MAX_MS if method == "gpu-ga" else LNS_MAX_MS
+    lns_ms = lns_phase_ms(budget_ms, cap_ms=cap) if lns_applies(features) else 0.0
+    # The step's time comes out of the GA's where the GA would take the whole budget: both
+    # stay nondecreasing in the budget (a minimum of nondecreasing functions).
+    ga_ms, cpu_ga_ms = min(ga_ms, budget_ms - lns_ms), min(cpu_ga_ms, budget_ms - lns_ms)
     reason = (
         f"GA first: no exact method is predicted to finish in {budget_ms:.0f} ms (HiGHS "
-        f"{milp_ms:.3g} ms): GA for {ga_ms:.0f} ms, then HiGHS, warm-started with its answer, "
-        "on the time it leaves (the LP bound where that is below HiGHS's floor)"
+        f"{milp_ms:.3g} ms): GA for {ga_ms:.0f} ms, the neighbourhood step for up to "
+        f"{lns_ms:.0f} ms, then HiGHS, warm-started with the best answer, on the time they leave "
+        "(the LP bound where that is below HiGHS's floor)"
     )
-    return plan(method, reason, ga_ms=ga_ms, order="ga-first")
+    return replace(plan(method, reason, ga_ms=ga_ms, order="ga-first"), lns_ms=lns_ms)
 
 
 def ga_phase_ms(budget_ms: float, floor_ms: float, *, share_until_ms: float = math.inf) -> float:
@@ -361,6 +401,16 @@ def ga_phase_ms(budget_ms: float, floor_ms: float, *, share_until_ms: float = ma
     it): the whole budget up to that point, then flat, then the share, then flat."""
     share = GA_SHARE * min(budget_ms, share_until_ms)
     return max(share, min(budget_ms, GA_FLOOR_FACTOR * floor_ms))
+
+
+def lns_applies(features: dict[str, Any]) -> bool:
+    """The cart is one the large-neighbourhood step runs on (see ``LNS_MIN_LINES``)."""
+    return features["lines"] >= LNS_MIN_LINES and features["pairs"] <= LNS_MAX_PAIRS
+
+
+def lns_phase_ms(budget_ms: float, *, cap_ms: float = LNS_MAX_MS) -> float:
+    """The large-neighbourhood step's time after the GA: nondecreasing in the budget."""
+    return min(cap_ms, LNS_SHARE * budget_ms)
 
 
 def _fits(estimate: Estimate, budget_ms: float, ga_ms: float) -> bool:
@@ -500,7 +550,65 @@ def _ga_first(problem, plan: Plan, method: str, started, seed) -> Solution:
     ga_ms = plan.ga_ms if device == "gpu" else plan.cpu_ga_ms
     ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
     ga.stats["phases"] = [_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3))]
-    return _prove(problem, ga, started, plan)
+    return _prove(problem, _neighbourhood(problem, ga, started, plan), started, plan)
+
+
+def _lns_skip(problem: CartProblem, ga: Solution, plan: Plan, ms: float) -> str | None:
+    """Why the large-neighbourhood step does not run after this GA (None: it runs)."""
+    if ga.optimal:
+        return "the GA proved it"
+    if not lns_applies(plan.features):
+        return (
+            f"only on carts of {LNS_MIN_LINES} lines or more and at most {LNS_MAX_PAIRS} "
+            "pairs (smaller ones are the GA's ground, larger ones' build is too slow)"
+        )
+    if ms < LNS_MIN_MS:
+        return f"{ms:.0f} ms left < {LNS_MIN_MS:.0f} ms"
+    return None
+
+
+def _neighbourhood(problem: CartProblem, ga: Solution, started: float, plan: Plan) -> Solution:
+    """The large-neighbourhood step from the GA's answer on ``plan.lns_ms`` (less where the budget
+    has less left): its answer where cheaper (found by HiGHS: ``algorithm`` "milp"), proven where
+    it meets the LP's bound; the GA's otherwise."""
+    from gpu_engine.results import make_solution
+    from gpu_engine.solvers.milp.neighbourhood import improve
+    from gpu_engine.solvers.milp.runner import milp_proves
+
+    phases = ga.stats["phases"]
+    left = plan.budget_ms - (time.perf_counter() - started) * 1e3
+    ms = min(plan.lns_ms, left - LNS_FINISH_MS)
+    skip = _lns_skip(problem, ga, plan, ms)
+    if skip is not None:
+        phases.append({"phase": "lns", "skipped": skip})
+        return ga
+    result = improve(problem, _choice(problem, ga), budget_ms=ms)
+    bound = max(result.bound or 0.0, float(ga.stats.get("lower_bound") or 0))
+    proven = milp_proves(result.total, bound)
+    phases.append(
+        {
+            "phase": "lns",
+            "ms": round(sum(step["ms"] for step in result.steps), 3),
+            "total": result.total,
+            "optimal": proven,
+            "budget_ms": round(ms, 3),
+            "bound": result.bound,
+            "steps": result.steps,
+        }
+    )
+    improved = result.total < ga.total
+    gap = None if proven or result.total == 0 else max(0.0, (result.total - bound) / result.total)
+    return make_solution(
+        problem,
+        result.choice,
+        total=result.total,
+        optimal=proven,
+        algorithm="milp" if improved else ga.algorithm,
+        device="cpu" if improved else ga.device,
+        elapsed_ms=ga.elapsed_ms + phases[-1]["ms"],
+        gap=gap,
+        stats={**ga.stats, "lns": {"ga_total": ga.total}, "lp_bound": result.bound},
+    )
 
 
 def _lp_after_ga(problem, ga: Solution, left_ms: float) -> None:
@@ -510,6 +618,9 @@ def _lp_after_ga(problem, ga: Solution, left_ms: float) -> None:
     from gpu_engine.bounds.lp import lp_bound
 
     phases = ga.stats["phases"]
+    if ga.stats.get("lp_bound") is not None:
+        phases.append({"phase": "lp-bound", "skipped": "the neighbourhood step solved the LP"})
+        return
     if left_ms < MIN_LP_MS:
         phases.append({"phase": "lp-bound", "skipped": f"{left_ms:.0f} ms left: no time"})
         return
@@ -540,7 +651,7 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
     floor = plan.proof_floor_ms
     if ga.optimal or left < floor:
         if ga.optimal:
-            reason = "the GA proved it"
+            reason = "the neighbourhood step proved it" if "lns" in ga.stats else "the GA proved it"
         else:
             reason = f"{left:.0f} ms left < {floor:.0f} ms floor"
             _lp_after_ga(problem, ga, left)

@@ -105,6 +105,18 @@ class MilpOutcome:
     n_cols: int
     n_rows: int
     cut: bool = False
+    # The relaxation's column values (``relaxed`` runs that HiGHS solved to optimality only):
+    # the large-neighbourhood steps read them (:mod:`gpu_engine.solvers.milp.neighbourhood`).
+    values: np.ndarray | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnBounds:
+    """New bounds for some columns of a built program (a neighbourhood fixes or drops them)."""
+
+    cols: np.ndarray  # int32
+    lower: np.ndarray  # float64
+    upper: np.ndarray  # float64
 
 
 def milp_run(
@@ -116,6 +128,8 @@ def milp_run(
     relaxed: bool = False,
     presolve: bool = True,
     heuristics: bool = True,
+    model: MilpModel | None = None,
+    bounds: ColumnBounds | None = None,
 ) -> MilpOutcome:
     """Build and solve the program (``relaxed``: its LP relaxation, whose optimum is the outcome's
     ``bound`` and which gives no choice; :mod:`gpu_engine.bounds.lp`). ``warm_start``: a merchant
@@ -125,7 +139,9 @@ def milp_run(
     choice. ``threads``: HiGHS's thread count (None: HiGHS's own choice). ``presolve=False``
     skips HiGHS's presolve (its restarts after reduced-cost fixing still run): for proving a
     warm start, where it is often the slower part (see :data:`PROOF_PRESOLVE`). ``heuristics=False``
-    turns HiGHS's primal heuristics off (see :data:`PROOF_HEURISTICS`)."""
+    turns HiGHS's primal heuristics off (see :data:`PROOF_HEURISTICS`). ``model``: the cart's
+    program built already (several runs on one cart share its build); ``bounds``: columns whose
+    bounds this run changes (the warm start must respect them)."""
     started = time.perf_counter()
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
     job = _HighsJob(problem, started, deadline)
@@ -133,7 +149,7 @@ def milp_run(
     # The build is Python: it runs here, checking the deadline between merchants, so that it
     # never competes with this thread for the GIL. Only HiGHS (GIL released) runs on a worker.
     try:
-        milp = milp_build(problem, cancelled=job.expired)
+        milp = model if model is not None else milp_build(problem, cancelled=job.expired)
         job.shape = (milp.n_cols, milp.n_rows)
         highs = _highs_for(
             milp,
@@ -143,6 +159,7 @@ def milp_run(
             presolve=presolve,
             heuristics=heuristics,
             expires_within=job.expires_within,
+            bounds=bounds,
         )
     except BuildCancelled:
         return job.cut_outcome()
@@ -253,9 +270,11 @@ class _HighsJob:
         solve_ms = (time.perf_counter() - self.started) * 1e3 - self.build_ms
         info = highs.getInfo()
         choice = None
+        values = None
         if self.relaxed:
             optimal = highs.getModelStatus() == highspy_status_optimal()
             bound = info.objective_function_value if optimal else -math.inf
+            values = np.asarray(highs.getSolution().col_value) if optimal else None
         elif info.primal_solution_status == _SOLUTION_FEASIBLE:
             x = np.asarray(highs.getSolution().col_value[: milp.x_line.size])
             choice = choice_from_x(self.problem, milp, x)
@@ -269,6 +288,7 @@ class _HighsJob:
             solve_ms=solve_ms,
             n_cols=milp.n_cols,
             n_rows=milp.n_rows,
+            values=values,
         )
 
 
@@ -287,6 +307,7 @@ def _highs_for(
     presolve=True,
     heuristics=True,
     expires_within: Callable[[float], bool] | None = None,
+    bounds: ColumnBounds | None = None,
 ):
     """A HiGHS instance holding the program (and the warm start), ready to run and to be
     interrupted by ``cancelSolve``. The hand-off is part of the build (on a 10,000-line cart
@@ -317,6 +338,8 @@ def _highs_for(
     # Registers the interrupt callbacks (simplex, IPM, MIP) that ``cancelSolve`` trips.
     highs.HandleUserInterrupt = True
     arrays.pass_to(highs, relaxed=relaxed)
+    if bounds is not None and bounds.cols.size:
+        highs.changeColsBounds(int(bounds.cols.size), bounds.cols, bounds.lower, bounds.upper)
     check()
     if warm_start is not None and not relaxed:
         values = milp_point(milp, warm_start)

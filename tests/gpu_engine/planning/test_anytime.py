@@ -81,7 +81,7 @@ def test_the_plan_says_what_ran_on_the_ga_first_route():
     assert plan["order"] == "ga-first" and plan["method"] == "cpu-ga"
     phases = [p["phase"] for p in plan["ran"]]
     assert phases[0] == "cpu-ga"
-    assert set(phases[1:]) <= {"lp-bound", "milp"}
+    assert set(phases[1:]) <= {"lns", "lp-bound", "milp"}
     # Every phase that ran says how (time and total) or why it was skipped.
     for phase in plan["ran"][1:]:
         assert "skipped" in phase or "ms" in phase
@@ -96,6 +96,40 @@ def test_the_ga_phase_time_is_nondecreasing_in_the_budget():
         times = [ga_phase_ms(b, floor) for b in range(1, 3000, 7)]
         assert times == sorted(times)
         assert all(0.5 * b <= t <= b for b, t in zip(range(1, 3000, 7), times, strict=True))
+
+
+def test_the_ga_and_neighbourhood_times_are_nondecreasing_and_fit_the_budget():
+    """On a cart the neighbourhood step runs on, the GA's time is still nondecreasing in the
+    budget (the monotone property), and the two phases together never plan past it."""
+    from gpu_engine.planning.planner import GpuState, make_plan
+
+    problem = CartProblem.from_dict(FAMILIES["split_punish"](1, 40))
+    for gpu in (GpuState(False), GpuState(True)):
+        plans = [
+            make_plan(problem, budget_ms=b, profile=GA_FIRST, gpu=gpu) for b in range(20, 3000, 13)
+        ]
+        assert all(p.order == "ga-first" and p.lns_ms > 0 for p in plans)
+        for key in ("ga_ms", "cpu_ga_ms", "lns_ms"):
+            times = [getattr(p, key) for p in plans]
+            assert times == sorted(times), key
+        assert all(p.ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+        assert all(p.cpu_ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+    assert {p.method for p in plans} == {"gpu-ga"}
+
+
+def test_the_neighbourhood_step_runs_after_the_ga_and_says_what_it_did():
+    problem = CartProblem.from_dict(FAMILIES["split_punish"](2, 40))
+    solution = solve(problem, budget_ms=300, allow_gpu=False, profile=GA_FIRST)
+    ran = solution.plan["ran"]
+    assert [p["phase"] for p in ran][:2] == ["cpu-ga", "lns"]
+    lns = ran[1]
+    assert "skipped" in lns or (lns["total"] <= ran[0]["total"] and lns["steps"][0]["step"] == "lp")
+    assert solution.total <= ran[0]["total"]
+    assert solution.plan["lns_ms"] > 0
+    # Small carts are the GA's: the step is skipped, with the reason.
+    small = CartProblem.from_dict(random_cart(4, 12, n_merchants=8, offers=(2, 5)))
+    skipped = solve(small, budget_ms=150, allow_gpu=False, profile=GA_FIRST).plan["ran"]
+    assert next(p for p in skipped if p["phase"] == "lns")["skipped"]
 
 
 def test_the_lp_bound_proves_a_ga_answer_that_meets_it(monkeypatch):

@@ -359,25 +359,36 @@ def test_after_the_ga_highs_gets_all_the_time_left_and_the_features_are_computed
 
     monkeypatch.setattr(planner_module, "cart_features", counted_features)
     monkeypatch.setattr(runner, "solve_milp", recorded_solve_milp)
+    # The proof's own phases: the neighbourhood step (which takes time before it) off.
+    monkeypatch.setattr(planner_module, "LNS_MIN_LINES", 10**6)
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
     assert solution.plan["order"] == "ga-first" and len(features_calls) == 1
     ran = solution.plan["ran"]
-    assert [p["phase"] for p in ran] == ["cpu-ga", "lp-bound", "milp"]
-    assert "all the time left" in ran[1]["skipped"]
+    assert [p["phase"] for p in ran] == ["cpu-ga", "lns", "lp-bound", "milp"]
+    assert "lines or more" in ran[1]["skipped"]
+    assert "all the time left" in ran[2]["skipped"]
     assert len(milp_calls) == 1 and milp_calls[0]["presolve"] is False
     proof = solution.plan["proof_after_ga"]
-    assert proof["attempted"] and "ms" not in ran[1]
+    assert proof["attempted"] and "ms" not in ran[2]
 
 
 def test_below_highs_floor_the_lp_bound_gets_what_is_left(monkeypatch):
+    # The neighbourhood step solves the LP itself (the LP bound is then skipped): off here.
+    monkeypatch.setattr(planner_module, "LNS_MIN_LINES", 10**6)
     monkeypatch.setattr(planner_module, "MIN_PROOF_MS", 1e9)
     monkeypatch.setattr(planner_module, "GA_FLOOR_FACTOR", 0.0)
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
-    ran = solution.plan["ran"]
+    ran = [p for p in solution.plan["ran"] if p["phase"] != "lns"]
     assert [p["phase"] for p in ran] == ["cpu-ga", "lp-bound", "milp"]
     assert "ms" in ran[1] and "floor" in ran[2]["skipped"]
     assert not solution.plan["proof_after_ga"]["attempted"]
     if ran[1]["bound"] is not None:
         assert solution.total >= ran[1]["bound"]
+    # With the step on, its LP's bound stands in for the LP bound's.
+    monkeypatch.setattr(planner_module, "LNS_MIN_LINES", 30)
+    ran = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach).plan["ran"]
+    assert [p["phase"] for p in ran] == ["cpu-ga", "lns", "lp-bound", "milp"]
+    if ran[1].get("bound") is not None:
+        assert "neighbourhood" in ran[2]["skipped"]

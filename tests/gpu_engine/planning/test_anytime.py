@@ -2,6 +2,7 @@
 and seed, every route keeps its best, and the plan says what ran."""
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
@@ -100,7 +101,8 @@ def test_the_ga_phase_time_is_nondecreasing_in_the_budget():
 
 def test_the_ga_and_neighbourhood_times_are_nondecreasing_and_fit_the_budget():
     """On a cart the neighbourhood step runs on, the GA's time is still nondecreasing in the
-    budget (the monotone property), and the two phases together never plan past it."""
+    budget (the monotone property), and the two phases together never plan past it: after the
+    CPU GA the two add up; beside the GPU GA the step fits within the GA's time."""
     from gpu_engine.planning.planner import GpuState, make_plan
 
     problem = CartProblem.from_dict(FAMILIES["split_punish"](1, 40))
@@ -112,7 +114,10 @@ def test_the_ga_and_neighbourhood_times_are_nondecreasing_and_fit_the_budget():
         for key in ("ga_ms", "cpu_ga_ms", "lns_ms"):
             times = [getattr(p, key) for p in plans]
             assert times == sorted(times), key
-        assert all(p.ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+        if gpu.present:
+            assert all(p.lns_ms <= p.ga_ms <= p.budget_ms + 1e-9 for p in plans)
+        else:
+            assert all(p.ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
         assert all(p.cpu_ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
     assert {p.method for p in plans} == {"gpu-ga"}
 
@@ -130,6 +135,29 @@ def test_the_neighbourhood_step_runs_after_the_ga_and_says_what_it_did():
     small = CartProblem.from_dict(random_cart(4, 12, n_merchants=8, offers=(2, 5)))
     skipped = solve(small, budget_ms=150, allow_gpu=False, profile=GA_FIRST).plan["ran"]
     assert next(p for p in skipped if p["phase"] == "lns")["skipped"]
+
+
+def test_beside_the_gpu_ga_the_step_starts_from_the_cheapest_offers_and_keeps_the_best():
+    """The GPU route's step runs in a thread while the GA runs (here a CPU GA stands in for the
+    GPU's): the answer is the cheaper of the two, priced exactly, and the GA's time is whole."""
+    from gpu_engine.planning.planner import GpuState, _NeighbourhoodBeside, make_plan
+
+    problem = CartProblem.from_dict(FAMILIES["split_punish"](2, 40))
+    plan = make_plan(problem, budget_ms=300, profile=GA_FIRST, gpu=GpuState(True))
+    assert plan.method == "gpu-ga" and 0 < plan.lns_ms <= plan.ga_ms
+    started = time.perf_counter()
+    beside = _NeighbourhoodBeside(problem, plan)
+    assert beside.started
+    ga = solve_ga(problem, budget_ms=plan.ga_ms, seed=0, device="cpu")
+    ga.stats["phases"] = [{"phase": "gpu-ga", "total": ga.total}]
+    merged = beside.merge(ga, started)
+    step = merged.stats["phases"][-1]
+    assert step["phase"] == "lns" and step["beside_gpu_ga"] is True
+    assert merged.total == min(ga.total, step["total"]) <= ga.total
+    index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
+    choice = np.array([index[merged.assignment[item]] for item in problem.item_ids])
+    priced = assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params)
+    assert int(priced) == merged.total
 
 
 def test_the_lp_bound_proves_a_ga_answer_that_meets_it(monkeypatch):

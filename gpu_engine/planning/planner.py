@@ -390,7 +390,8 @@ def make_plan(
     cpu_ga_ms = min(cpu_ga_ms, budget_ms - lns_ms)
     when = "after it"
     if method == "gpu-ga":
-        lns_ms = max(0.0, min(lns_ms, ga_ms - LNS_FINISH_MS)) if applies else 0.0
+        # Beside the GA it costs no budget: all of the GA's time, up to the step's cap.
+        lns_ms = max(0.0, min(LNS_MAX_MS, ga_ms - LNS_FINISH_MS)) if applies else 0.0
         when = "beside it on the host"
     else:
         ga_ms = min(ga_ms, budget_ms - lns_ms)

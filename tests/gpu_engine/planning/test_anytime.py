@@ -103,7 +103,7 @@ def test_the_ga_and_neighbourhood_times_are_nondecreasing_and_fit_the_budget():
     """On a cart the neighbourhood step runs on, the GA's time is still nondecreasing in the
     budget (the monotone property), and the two phases together never plan past it: after the
     CPU GA the two add up; beside the GPU GA the step fits within the GA's time."""
-    from gpu_engine.planning.planner import GpuState, make_plan
+    from gpu_engine.planning.planner import GpuState, lns_phase_ms, make_plan
 
     problem = CartProblem.from_dict(FAMILIES["split_punish"](1, 40))
     for gpu in (GpuState(False), GpuState(True)):
@@ -116,9 +116,11 @@ def test_the_ga_and_neighbourhood_times_are_nondecreasing_and_fit_the_budget():
             assert times == sorted(times), key
         if gpu.present:
             assert all(p.lns_ms <= p.ga_ms <= p.budget_ms + 1e-9 for p in plans)
+            # The CPU GA of a GPU failure leaves the step its CPU-route share.
+            assert all(p.cpu_ga_ms + lns_phase_ms(p.budget_ms) <= p.budget_ms + 1e-9 for p in plans)
         else:
             assert all(p.ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
-        assert all(p.cpu_ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+            assert all(p.cpu_ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
     assert {p.method for p in plans} == {"gpu-ga"}
 
 

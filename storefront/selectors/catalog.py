@@ -3,7 +3,7 @@
 import threading
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from django.db.models import (
     BigIntegerField,
@@ -300,23 +300,24 @@ def product_get(
 
 def _product_read(*, product_id: int | None, slug: str | None) -> list[Product]:
     """The product of this id or slug (unique), from SQL compiled once."""
-    slots = Slots()
     if product_id is not None:
-        pk = int(product_id)
-        slots.number(pk)
-        return shaped_list(
-            key=("product_get", "pk"),
-            slots=slots,
-            build=lambda sentinels: _products_where(pk=sentinels.number(pk)),
-            plain=lambda: _products_where(pk=pk),
-        )
-    text = str(slug)
-    slots.text(text)
+        return _products_shaped("pk", int(product_id), Slots.number)
+    return _products_shaped("slug", str(slug), Slots.text)
+
+
+_Lookup = TypeVar("_Lookup", int, str)
+
+
+def _products_shaped(
+    field: str, value: _Lookup, take: Callable[[Slots, _Lookup], _Lookup]
+) -> list[Product]:
+    slots = Slots()
+    take(slots, value)
     return shaped_list(
-        key=("product_get", "slug"),
+        key=("product_get", field),
         slots=slots,
-        build=lambda sentinels: _products_where(slug=sentinels.text(text)),
-        plain=lambda: _products_where(slug=text),
+        build=lambda sentinels: _products_where(**{field: take(sentinels, value)}),
+        plain=lambda: _products_where(**{field: value}),
     )
 
 

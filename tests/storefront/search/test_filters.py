@@ -118,3 +118,32 @@ def test_a_search_prepares_alike_through_kept_sql(demo_values, settings, query):
     kept = [search_prepare(query) for _ in range(2)]  # compiles, then runs the kept SQL
     settings.SQL_SHAPES = False
     assert kept == [search_prepare(query)] * 2
+
+
+def _compiles_in(client, url: str) -> int:
+    from unittest import mock
+
+    from django.db.models.sql.compiler import SQLCompiler
+
+    calls = []
+    original = SQLCompiler.as_sql
+
+    def counted(self, *args, **kwargs):
+        calls.append(type(self).__name__)
+        return original(self, *args, **kwargs)
+
+    with mock.patch.object(SQLCompiler, "as_sql", counted):
+        assert client.get(url).status_code == 200
+    return len(calls)
+
+
+def test_a_repeated_catalog_page_compiles_no_sql(demo_values, client, settings):
+    """After the first request of a shape, the home page renders without Django compiling a
+    single query (PostgreSQL: the search API too; SQLite's search keeps no shape)."""
+    settings.PAGE_CACHE = False
+    urls = ["/", "/?category=" + demo_values["slug"] + "&page=2"]
+    if connection.vendor == "postgresql":
+        urls += ["/api/v1/products/?search=kettle", "/api/v1/products/?search=ketle"]
+    for url in urls:
+        client.get(url)
+        assert _compiles_in(client, url) == 0, url

@@ -36,11 +36,15 @@ from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.sql.compiler import SQLCompiler
 
-# Far from any id, price or count a catalog holds, and not a word anyone searches for. A
-# second set (variant 1) tells the values' positions apart from constants (see ``_compile``).
-_INT_SENTINEL_BASE = (7 * 2**60, 7 * 2**60 + 2**40)  # below bigint's maximum
+# Sentinel numbers fit even a 16-bit integer column: Django drops a condition whose value is out
+# of its column's range while compiling, and a kept SQL without it would ignore the request's
+# value. A sentinel that equals a constant of the query is told apart by the second set
+# (variant 1), which moves every sentinel and no constant (see ``_compile``).
+_INT_SENTINEL_BASE = (30_000, 20_000)
+_MAX_NUMBER_SLOTS = 2_700  # below 32,767 - 30,000
 _TEXT_SENTINEL = "\ue000shapeslot{}x{}\ue000"
-MAX_SHAPES = 256
+_BIGINT = range(-(2**63), 2**63)
+MAX_SHAPES = 512
 
 
 class Slots:
@@ -51,10 +55,16 @@ class Slots:
     def __init__(self, variant: int = 0) -> None:
         self.variant = variant
         self.values: dict[int | str, Any] = {}
+        # A number no database column holds (Django drops such a condition while compiling),
+        # or more numbers than sentinels: the query runs plainly, as without shapes.
+        self.plain_only = False
 
     def number(self, value: int) -> int:
         sentinel = _INT_SENTINEL_BASE[self.variant] + len(self.values)
-        self.values[sentinel] = int(value)
+        value = int(value)
+        if value not in _BIGINT or len(self.values) >= _MAX_NUMBER_SLOTS:
+            self.plain_only = True
+        self.values[sentinel] = value
         return sentinel
 
     def text(self, value: str) -> str:
@@ -154,13 +164,14 @@ def _shape(key: Hashable, build: Callable[[Slots], QuerySet], using: str) -> _Sh
         if full_key in _shapes:
             _shapes.move_to_end(full_key)
             return _shapes[full_key]
-        # Compiled under the lock: compiling a query changes its subqueries' alias counts
-        # while it runs, and the sentinel queryset is ours alone only until it is kept.
-        shape = _compile(build, using)
+    # Compiled outside the lock, from querysets this thread builds (two threads missing the
+    # same key both compile it; the last one's is kept).
+    shape = _compile(build, using)
+    with _lock:
         _shapes[full_key] = shape
         if len(_shapes) > MAX_SHAPES:
             _shapes.popitem(last=False)
-        return shape
+    return shape
 
 
 def _bound(
@@ -183,7 +194,7 @@ def shaped_sql(
     using: str = "default",
 ) -> tuple[str, tuple[Any, ...]] | None:
     """The SQL and parameters ``shaped_list`` runs for these arguments (None: run plainly)."""
-    shape = _shape(key, build, using)
+    shape = None if slots.plain_only else _shape(key, build, using)
     return None if shape is None else _bound(shape, slots, window)
 
 
@@ -203,7 +214,7 @@ def shaped_list(
     two sets of sentinels); ``plain()`` runs instead when the key cannot be kept. The values
     come from ``slots``. ``window`` (start, stop) is the slice, as parameters of one kept SQL
     for every page (Django would write each page's LIMIT into the SQL's text)."""
-    shape = _shape(key, build, using)
+    shape = None if slots.plain_only else _shape(key, build, using)
     if shape is None:
         queryset = plain()
         return list(queryset if window is None else queryset[window[0] : window[1]])
@@ -230,7 +241,7 @@ def shaped_count(
     def ids(sentinels: Slots) -> QuerySet:
         return build(sentinels).order_by().values("pk")
 
-    shape = _shape(("count", key), ids, using)
+    shape = None if slots.plain_only else _shape(("count", key), ids, using)
     if shape is None:
         return None
     sql, params = _bound(shape, slots, None)

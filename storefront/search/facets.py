@@ -9,7 +9,7 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from storefront import selectors
 from storefront.models import Merchant, Offer
-from storefront.search.filters import CatalogFilters, filters_shape, filters_with_sentinels
+from storefront.search.filters import CatalogFilters, filtered_rows
 from storefront.search.prices import PRICE_RANGES, PriceRangeIndex
 from storefront.search.query import search_prepare
 from storefront.sql_shapes import Slots, shaped_list
@@ -94,16 +94,9 @@ def _shaped_rows(
 ) -> list:
     """The rows of ``query(filters, ships_free_q)``, from SQL compiled once per shape of the
     filters (a free-shipping condition has none: it is built from the merchants' terms)."""
-    slots = Slots()
-    shape = filters_shape(filters, slots) if ships_free_q is None else None
-    if shape is None:
+    if ships_free_q is not None:
         return list(query(filters, ships_free_q))
-    return shaped_list(
-        key=(name, shape[0]),
-        slots=slots,
-        build=lambda sentinels: query(filters_with_sentinels(filters, sentinels), None),
-        plain=lambda: query(filters, None),
-    )
+    return filtered_rows(name=name, filters=filters, query=lambda chosen: query(chosen, None))
 
 
 def _cells(filters: CatalogFilters, ships_free_q: Q | None) -> list[_Cell]:

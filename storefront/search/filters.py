@@ -2,11 +2,13 @@
 sentinels in place of their values, for SQL compiled once per shape (``storefront.sql_shapes``).
 """
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from django.db.models import QuerySet
+
 from storefront.search.query import PreparedSearch, search_shape
-from storefront.sql_shapes import Slots
+from storefront.sql_shapes import Slots, shaped_list
 
 
 @dataclass(frozen=True)
@@ -75,3 +77,26 @@ def filters_with_sentinels(filters: CatalogFilters, slots: Slots) -> CatalogFilt
     if shape is None:
         raise ValueError("These filters have no fixed shape.")
     return shape[1]
+
+
+def filtered_rows(
+    *,
+    name: Hashable,
+    filters: CatalogFilters,
+    query: Callable[[CatalogFilters], QuerySet],
+    window: tuple[int, int] | None = None,
+) -> list:
+    """The rows of ``query(filters)`` (its ``window`` slice), from SQL compiled once per
+    ``name`` and shape of the filters; plainly where the filters have no shape."""
+    slots = Slots()
+    shape = filters_shape(filters, slots)
+    if shape is None:
+        queryset = query(filters)
+        return list(queryset if window is None else queryset[window[0] : window[1]])
+    return shaped_list(
+        key=(name, shape[0]),
+        slots=slots,
+        build=lambda sentinels: query(filters_with_sentinels(filters, sentinels)),
+        plain=lambda: query(filters),
+        window=window,
+    )

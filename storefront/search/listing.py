@@ -5,8 +5,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from storefront import selectors
-from storefront.search.filters import CatalogFilters, filters_shape, filters_with_sentinels
-from storefront.sql_shapes import Slots, shaped_list
+from storefront.search.filters import CatalogFilters, filtered_rows
 
 if TYPE_CHECKING:
     from storefront.selectors.catalog import ProductWithBestOffer
@@ -16,19 +15,12 @@ def product_list_window(
     *, filters: CatalogFilters, ordering: str, start: int, stop: int
 ) -> "list[ProductWithBestOffer]":
     """``selectors.product_list(**filters.kwargs(), ordering=ordering)[start:stop]``."""
-
-    def query(chosen: CatalogFilters):
-        return selectors.product_list(**chosen.kwargs(), ordering=ordering)
-
-    slots = Slots()
-    shape = filters_shape(filters, slots)
-    if shape is None:
-        return list(query(filters)[start:stop])
-    return shaped_list(
-        key=("product_list", shape[0], ordering),
-        slots=slots,
-        build=lambda sentinels: query(filters_with_sentinels(filters, sentinels)),
-        plain=lambda: query(filters),
+    if start >= stop:
+        return []  # as an empty slice of the queryset: no query
+    return filtered_rows(
+        name=("product_list", ordering),
+        filters=filters,
+        query=lambda chosen: selectors.product_list(**chosen.kwargs(), ordering=ordering),
         window=(start, stop),
     )
 

@@ -276,7 +276,7 @@ def product_get(
         raise ValueError("Pass exactly one of product_id and slug.")
     try:
         found = _product_read(product_id=product_id, slug=slug)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # not an id any row can have
         found = []
     if not found:
         raise NotFound("No such product.", code="product_not_found", field="product")

@@ -4,7 +4,7 @@ and no shape kept where a value does not reach the parameters as it is."""
 import threading
 
 import pytest
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from storefront.models import Product
 from storefront.sql_shapes import Slots, shaped_count, shaped_list, shaped_sql, shapes_clear
@@ -166,3 +166,38 @@ def test_shapes_can_be_switched_off(products, settings):
     slots = Slots()
     slots.number(tools)
     assert shaped_sql(key="test-off", slots=slots, build=lambda s: in_category(s.number(1))) is None
+
+
+def test_a_condition_on_a_narrow_column_keeps_the_request_value(products):
+    """Django drops a condition whose value is out of its column's range while compiling; the
+    sentinels fit any integer column, so the kept SQL keeps the condition and its value."""
+    from storefront.models import Offer
+    from tests.factories import OfferFactory
+
+    product = products["all"][0]
+    few, many = OfferFactory(product=product, stock=3), OfferFactory(product=product, stock=50)
+
+    def stocked(at_least: int) -> QuerySet:
+        return Offer.objects.filter(Q(stock__isnull=True) | Q(stock__gte=at_least)).order_by("id")
+
+    for at_least, expected in ((10, [many.pk]), (1, [few.pk, many.pk]), (10**6, [])):
+        slots = Slots()
+        slots.number(at_least)
+        rows = shaped_list(
+            key="test-stock",
+            slots=slots,
+            build=lambda s, n=at_least: stocked(s.number(n)),
+            plain=lambda n=at_least: stocked(n),
+        )
+        assert [offer.pk for offer in rows if offer.product_id == product.pk] == expected
+        assert [o.pk for o in rows] == [o.pk for o in stocked(at_least)]
+
+
+def test_a_number_no_column_holds_runs_plainly(products):
+    from storefront.errors import NotFound
+    from storefront.selectors import product_get
+
+    product = products["all"][0]
+    assert product_get(product_id=product.pk).pk == product.pk  # keeps the shape
+    with pytest.raises(NotFound):
+        product_get(product_id=10**20)

@@ -170,8 +170,11 @@ class Plan:
     # The CPU GA's time (``ga_ms`` without the GPU GA's cap): a GPU GA that fails at run time
     # falls back to the CPU GA, which gets its own share.
     cpu_ga_ms: float = 0.0
-    # The large-neighbourhood step's time after the GA (``lns_phase_ms``).
+    # The large-neighbourhood step's time: after the CPU GA (``lns_phase_ms``), or beside the
+    # GPU GA; ``cpu_lns_ms`` is the step's time after a CPU GA on either route (a GPU GA that
+    # fails at run time falls back to the CPU GA and the step after it).
     lns_ms: float = 0.0
+    cpu_lns_ms: float = 0.0
     # "exact", "highs-first" or "ga-first".
     order: str = "exact"
     # The least time HiGHS is started with after a GA (``_proof_floor_ms``), computed once,
@@ -187,6 +190,7 @@ class Plan:
             "ga_ms": self.ga_ms,
             "cpu_ga_ms": self.cpu_ga_ms,
             "lns_ms": self.lns_ms,
+            "cpu_lns_ms": self.cpu_lns_ms,
             "order": self.order,
             "proof_floor_ms": self.proof_floor_ms,
             "predicted_ms": {e.method: e.predicted_ms for e in self.estimates},
@@ -401,7 +405,9 @@ def make_plan(
         f"{lns_ms:.0f} ms, then HiGHS, warm-started with the best answer, on the time they leave "
         "(the LP bound where that is below HiGHS's floor)"
     )
-    return replace(plan(method, reason, ga_ms=ga_ms, order="ga-first"), lns_ms=lns_ms)
+    cpu_lns_ms = lns_phase_ms(budget_ms) if applies else 0.0
+    chosen = plan(method, reason, ga_ms=ga_ms, order="ga-first")
+    return replace(chosen, lns_ms=lns_ms, cpu_lns_ms=cpu_lns_ms)
 
 
 def ga_phase_ms(budget_ms: float, floor_ms: float, *, share_until_ms: float = math.inf) -> float:
@@ -570,13 +576,16 @@ class _NeighbourhoodBeside:
     """The large-neighbourhood step in a thread beside the GPU GA, from the cheapest offer of
     every line (the configuration step needs no incumbent: the LP guides it, and the GA's
     answer cannot be waited for). HiGHS releases the GIL while it runs; the GA's host loop only
-    launches kernels."""
+    launches kernels. The thread is not stopped early: HiGHS's own time limit ends it within
+    ``budget_ms`` of its start (after a GA that proved its answer, or one that failed and gave
+    way to the CPU GA, it runs out that time beside what follows)."""
 
     def __init__(self, problem: CartProblem, plan: Plan) -> None:
         self.problem, self.plan = problem, plan
         self.result: Any = None  # the step's LnsResult once it has finished
         self.budget_ms = plan.lns_ms
         self.started = lns_applies(plan.features) and self.budget_ms >= LNS_MIN_MS
+        self.started_at = time.perf_counter()
         if self.started:
             self.thread = threading.Thread(target=self._run, name="lns-beside-gpu", daemon=True)
             self.thread.start()
@@ -596,8 +605,11 @@ class _NeighbourhoodBeside:
         if ga.optimal:
             ga.stats["phases"].append({"phase": "lns", "skipped": "the GA proved it"})
             return ga
-        left_s = self.plan.budget_ms / 1e3 - (time.perf_counter() - started)
-        self.thread.join(timeout=max(0.0, left_s))
+        # Until the step's own deadline (HiGHS winds down within a few ms of it), never past
+        # the budget: a late step must not eat the proof's time.
+        step_ends = self.started_at + (self.budget_ms + LNS_FINISH_MS) / 1e3
+        budget_ends = started + self.plan.budget_ms / 1e3
+        self.thread.join(timeout=max(0.0, min(step_ends, budget_ends) - time.perf_counter()))
         if self.result is None:
             ga.stats["phases"].append({"phase": "lns", "skipped": "no answer within the budget"})
             return ga
@@ -619,14 +631,14 @@ def _lns_skip(problem: CartProblem, ga: Solution, plan: Plan, ms: float) -> str 
 
 
 def _neighbourhood(problem: CartProblem, ga: Solution, started: float, plan: Plan) -> Solution:
-    """The large-neighbourhood step from the GA's answer on ``plan.lns_ms`` (less where the budget
-    has less left): its answer where cheaper (found by HiGHS: ``algorithm`` "milp"), proven where
-    it meets the LP's bound; the GA's otherwise."""
+    """The large-neighbourhood step from the CPU GA's answer on ``plan.cpu_lns_ms`` (less where
+    the budget has less left): its answer where cheaper (found by HiGHS: ``algorithm``
+    "milp"), proven where it meets the LP's bound; the GA's otherwise."""
     from gpu_engine.solvers.milp.neighbourhood import improve
 
     phases = ga.stats["phases"]
     left = plan.budget_ms - (time.perf_counter() - started) * 1e3
-    ms = min(plan.lns_ms, left - LNS_FINISH_MS)
+    ms = min(plan.cpu_lns_ms, left - LNS_FINISH_MS)
     skip = _lns_skip(problem, ga, plan, ms)
     if skip is not None:
         phases.append({"phase": "lns", "skipped": skip})

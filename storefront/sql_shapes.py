@@ -44,6 +44,8 @@ _INT_SENTINEL_BASE = (30_000, 20_000)
 _MAX_NUMBER_SLOTS = 2_700  # below 32,767 - 30,000
 _TEXT_SENTINEL = "\ue000shapeslot{}x{}\ue000"
 _BIGINT = range(-(2**63), 2**63)
+# Shapes kept per process, least recently used dropped first: ~30 KB each (221 shapes of the
+# catalog's pages held 6.6 MB), so at most ~15 MB.
 MAX_SHAPES = 512
 
 

@@ -158,8 +158,12 @@ def _compile(build: Callable[[Slots], QuerySet], using: str) -> _Shape | None:
     return _Shape(queryset, compiler, sql, params, positions)
 
 
-def _shape(key: Hashable, build: Callable[[Slots], QuerySet], using: str) -> _Shape | None:
-    if not settings.SQL_SHAPES:
+def _shape(
+    key: Hashable, build: Callable[[Slots], QuerySet], slots: Slots, using: str
+) -> _Shape | None:
+    """The shape kept for ``key`` (compiled now if none is); None: run plainly (shapes off,
+    a value no column holds, or a query without a fixed shape)."""
+    if not settings.SQL_SHAPES or slots.plain_only:
         return None
     full_key = (using, key)
     with _lock:
@@ -196,7 +200,7 @@ def shaped_sql(
     using: str = "default",
 ) -> tuple[str, tuple[Any, ...]] | None:
     """The SQL and parameters ``shaped_list`` runs for these arguments (None: run plainly)."""
-    shape = None if slots.plain_only else _shape(key, build, using)
+    shape = _shape(key, build, slots, using)
     return None if shape is None else _bound(shape, slots, window)
 
 
@@ -216,7 +220,7 @@ def shaped_list(
     two sets of sentinels); ``plain()`` runs instead when the key cannot be kept. The values
     come from ``slots``. ``window`` (start, stop) is the slice, as parameters of one kept SQL
     for every page (Django would write each page's LIMIT into the SQL's text)."""
-    shape = None if slots.plain_only else _shape(key, build, using)
+    shape = _shape(key, build, slots, using)
     if shape is None:
         queryset = plain()
         return list(queryset if window is None else queryset[window[0] : window[1]])
@@ -243,7 +247,7 @@ def shaped_count(
     def ids(sentinels: Slots) -> QuerySet:
         return build(sentinels).order_by().values("pk")
 
-    shape = None if slots.plain_only else _shape(("count", key), ids, using)
+    shape = _shape(("count", key), ids, slots, using)
     if shape is None:
         return None
     sql, params = _bound(shape, slots, None)

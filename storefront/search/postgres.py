@@ -2,6 +2,7 @@
 trigger under a GIN index, categories matched by name, trigram word similarity for typos."""
 
 import re
+from collections.abc import Callable
 from functools import reduce
 from operator import add
 from typing import Any
@@ -103,10 +104,11 @@ def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], list[int]]:
     gtin = terms.gtin
     values = [terms.text, *([gtin] if gtin else []), *codes]
 
-    def query(texts: list[str]) -> QuerySet:
-        first_code = 2 if gtin else 1
+    def query(take: Callable[[str], str]) -> QuerySet:
+        # ``take`` sees the values in the order of ``values``: the sentinels' order.
+        text = take(terms.text)
         return _lookups_query(
-            texts[0], texts[1] if gtin else None, tuple(texts[first_code:]), using
+            text, take(gtin) if gtin else None, tuple(take(code) for code in codes), using
         )
 
     slots = Slots()
@@ -115,8 +117,8 @@ def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], list[int]]:
     rows = shaped_list(
         key=("search_lookups", settings.SEARCH_CONFIG, bool(gtin), len(codes)),
         slots=slots,
-        build=lambda sentinels: query([sentinels.text(value) for value in values]),
-        plain=lambda: query(values),
+        build=lambda sentinels: query(sentinels.text),
+        plain=lambda: query(str),
         using=using,
     )
     products: list[int] = []

@@ -584,7 +584,7 @@ class _NeighbourhoodBeside:
         self.problem, self.plan = problem, plan
         self.result: Any = None  # the step's LnsResult once it has finished
         self.budget_ms = plan.lns_ms
-        self.started = lns_applies(plan.features) and self.budget_ms >= LNS_MIN_MS
+        self.started = _lns_unfit(plan, self.budget_ms) is None
         self.started_at = time.perf_counter()
         if self.started:
             self.thread = threading.Thread(target=self._run, name="lns-beside-gpu", daemon=True)
@@ -620,6 +620,11 @@ def _lns_skip(problem: CartProblem, ga: Solution, plan: Plan, ms: float) -> str 
     """Why the large-neighbourhood step does not run after this GA (None: it runs)."""
     if ga.optimal:
         return "the GA proved it"
+    return _lns_unfit(plan, ms)
+
+
+def _lns_unfit(plan: Plan, ms: float) -> str | None:
+    """Why the step does not run on this cart with ``ms`` (None: it runs)."""
     if not lns_applies(plan.features):
         return (
             f"only on carts of {LNS_MIN_LINES} lines or more and at most {LNS_MAX_PAIRS} "

@@ -77,6 +77,7 @@ import numpy as np
 from gpu_engine.planning.profile import RateProfile, load_profile
 from gpu_engine.problem import INT64_MAX, CapacityError, CartProblem
 from gpu_engine.solution import Solution
+from gpu_engine.solvers.milp.model import HIGHS_MAX_MONEY, highs_trusted, money_scale
 
 logger = logging.getLogger(__name__)
 
@@ -220,6 +221,8 @@ def cart_features(problem: CartProblem) -> dict[str, Any]:
         "offers_max": int(counts.max()),
         "log10_complexity": math.log10(problem.complexity),
         "switched": switched,
+        # The largest amount one row of the MILP holds: HiGHS runs only while it is trusted.
+        "money": money_scale(problem),
     }
 
 
@@ -304,8 +307,18 @@ def _milp_law(profile: RateProfile, features):
 
 
 def _milp_estimate(profile: RateProfile, features) -> Estimate:
+    if not _highs_runs(features):
+        return Estimate("milp", True, None, _HIGHS_UNTRUSTED)
     ms = profile.milp_overhead_ms + _milp_law(profile, features)(features["pairs"])
     return Estimate("milp", True, ms, "HiGHS alone, one thread")
+
+
+_HIGHS_UNTRUSTED = f"amounts beyond HiGHS's exact range ({HIGHS_MAX_MONEY:.0e} cents a merchant)"
+
+
+def _highs_runs(features: dict[str, Any]) -> bool:
+    """HiGHS is exact on this cart (:func:`gpu_engine.solvers.milp.runner.highs_trusted`)."""
+    return highs_trusted(features.get("money", 0.0))
 
 
 def _ga_estimates(problem, budget_ms, profile, gpu: GpuState, features) -> list[Estimate]:
@@ -348,8 +361,8 @@ def make_plan(
     ]
     # HiGHS's floor, or its predicted time where that is less (flat carts: HiGHS first from
     # about three times its prediction).
-    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
-    assert milp_ms is not None, "the MILP is predicted for every cart"
+    # Where HiGHS does not run (amounts beyond its exact range) nothing is left to prove with.
+    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp") or math.inf
     floor_ms = _proof_floor_ms(features, profile)
     ga_ms = cpu_ga_ms = ga_phase_ms(budget_ms, min(floor_ms, milp_ms))
     fitting = [e for e in estimates if e.exact and _fits(e, budget_ms, ga_ms)]
@@ -420,8 +433,10 @@ def ga_phase_ms(budget_ms: float, floor_ms: float, *, share_until_ms: float = ma
 
 
 def lns_applies(features: dict[str, Any]) -> bool:
-    """The cart is one the large-neighbourhood step runs on (see ``LNS_MIN_LINES``)."""
-    return features["lines"] >= LNS_MIN_LINES and features["pairs"] <= LNS_MAX_PAIRS
+    """The cart is one the large-neighbourhood step runs on (see ``LNS_MIN_LINES``; HiGHS runs
+    it, so only where HiGHS is exact)."""
+    sized = features["lines"] >= LNS_MIN_LINES and features["pairs"] <= LNS_MAX_PAIRS
+    return sized and _highs_runs(features)
 
 
 def lns_phase_ms(budget_ms: float, *, cap_ms: float = LNS_MAX_MS) -> float:
@@ -733,6 +748,10 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
     phases = ga.stats.setdefault("phases", [_phase("ga", ga)])
     left = plan.budget_ms - (time.perf_counter() - started) * 1e3
     floor = plan.proof_floor_ms
+    if not ga.optimal and not _highs_runs(plan.features):
+        ga.stats["proof_after_ga"] = {"attempted": False, "reason": _HIGHS_UNTRUSTED}
+        phases.append({"phase": "milp", "skipped": _HIGHS_UNTRUSTED})
+        return ga
     if ga.optimal or left < floor:
         if ga.optimal:
             reason = "the neighbourhood step proved it" if "lns" in ga.stats else "the GA proved it"

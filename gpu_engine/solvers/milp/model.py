@@ -230,6 +230,7 @@ class MilpModel:
     x_line: np.ndarray  # int64[n_x]: line of each x column (x columns come first)
     x_merchant: np.ndarray  # int64[n_x]
     merchants: dict[int, _MerchantCols]
+    money: float  # money_scale(problem)
 
     @property
     def n_cols(self) -> int:
@@ -238,6 +239,41 @@ class MilpModel:
     @property
     def n_rows(self) -> int:
         return len(self.model.row_lower) + sum(a.size for a in self.model.le_left)
+
+
+def money_scale(problem: CartProblem) -> float:
+    """The largest amount of cents one row of the cart's program can hold: over the merchants,
+    the most goods it could sell (every line it offers, at its price), its free-shipping
+    threshold and its largest shipping charge. HiGHS's tolerances are relative to such amounts
+    (:mod:`gpu_engine.solvers.milp.runner`); a float is exact enough for a scale."""
+    lines, merchants = np.nonzero(problem.price >= 0)
+    quantity = problem.quantity.astype(np.float64)
+    goods = quantity[lines] * problem.price[lines, merchants].astype(np.float64)
+    per_merchant = np.bincount(merchants, weights=goods, minlength=problem.n_merchants)
+    units = np.bincount(merchants, weights=quantity[lines], minlength=problem.n_merchants)
+    shipping = problem.base_fee.astype(np.float64) + problem.per_extra_unit * units
+    return float(
+        max(
+            per_merchant.max(initial=0.0),
+            shipping.max(initial=0.0),
+            problem.free_over.max(initial=0),
+        )
+    )
+
+
+# Beyond this many cents in one row HiGHS is not run at all: with rows of ~1e9 cents it proved
+# wrong optima, reported feasible carts infeasible, failed ("Solve error") or ran past its
+# limits whatever its tolerances (:mod:`gpu_engine.solvers.milp.runner`), and with ~1e16 it
+# refused the program. The exact DP, full search and GA (integer arithmetic) still answer such
+# carts; ``algorithm="milp"`` refuses them (CapacityError on ``money``).
+HIGHS_MAX_MONEY = 1e8
+
+
+def highs_trusted(cart: CartProblem | float) -> bool:
+    """HiGHS's answers on this cart (or on a program of this :func:`money_scale`) are exact to
+    the cent: its rows stay within ``HIGHS_MAX_MONEY``."""
+    money = money_scale(cart) if isinstance(cart, CartProblem) else cart
+    return money <= HIGHS_MAX_MONEY
 
 
 class BuildCancelled(Exception):
@@ -272,7 +308,7 @@ def milp_build(problem: CartProblem, *, cancelled: Callable[[], bool] | None = N
             cols = _MerchantCols(x=x[pairs])
             _add_merchant(problem, model, m, cols, units[pairs], goods[pairs])
             merchants[m] = cols
-    return MilpModel(problem, model, x_line, x_merchant, merchants)
+    return MilpModel(problem, model, x_line, x_merchant, merchants, money_scale(problem))
 
 
 def _add_merchant(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:

@@ -25,16 +25,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import BudgetError, CartProblem
+from gpu_engine.problem import BudgetError, CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga.solve import lower_bound
 from gpu_engine.solvers.milp.model import (
+    HIGHS_MAX_MONEY,
     BuildCancelled,
     MilpModel,
     choice_from_x,
+    highs_trusted,
     milp_build,
     milp_point,
+    money_scale,
 )
 
 logger = logging.getLogger(__name__)
@@ -84,6 +87,18 @@ _NO_HEURISTICS: dict[str, bool | float] = {
     "mip_heuristic_run_rens": False,
     "mip_heuristic_run_root_reduced_cost": False,
 }
+# HiGHS accepts a row within ``mip_feasibility_tolerance`` (1e-6 by default) of its bound,
+# relative to the row's scale: on rows of millions of cents that is a cent or more, enough to
+# round a discount's floor or a free-shipping threshold the wrong way. On carts whose merchants
+# have both (16 lines, 10 merchants, 20 carts a scale, checked against the exact DP) HiGHS
+# proved wrong optima on 2-4 of 20 carts once a merchant's goods reached ~1e7 cents, none at
+# ~1e6 (60 carts) or below. The tolerance is therefore set so that the program's largest row
+# (``MilpModel.money``) is held to ``_ROW_CENTS``: no wrong proof on the same carts up to ~1e8
+# cents (tolerances 1e-8 and 1e-9).
+_ROW_CENTS = 0.1
+_DEFAULT_FEASIBILITY = 1e-6
+# The status of a run not started because of that limit.
+MONEY_STATUS = "Amounts beyond HiGHS's exact range"
 # One HiGHS solve at a time per process: a run abandoned at its deadline may still be winding
 # down when the next starts, and two never share HiGHS's scheduler.
 _HIGHS_LOCK = threading.Lock()
@@ -146,6 +161,8 @@ def milp_run(
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
     job = _HighsJob(problem, started, deadline)
     job.relaxed = relaxed
+    if not highs_trusted(problem if model is None else model.money):
+        return MilpOutcome(None, -math.inf, MONEY_STATUS, 0.0, 0.0, 0, 0)
     # The build is Python: it runs here, checking the deadline between merchants, so that it
     # never competes with this thread for the GIL. Only HiGHS (GIL released) runs on a worker.
     try:
@@ -328,6 +345,7 @@ def _highs_for(
     highs.setOptionValue("output_flag", False)
     highs.setOptionValue("mip_rel_gap", 0.0)
     highs.setOptionValue("mip_abs_gap", _ABS_GAP)
+    highs.setOptionValue("mip_feasibility_tolerance", feasibility_tolerance(milp.money))
     if threads is not None:
         highs.setOptionValue("threads", int(threads))
     if not presolve:
@@ -346,6 +364,12 @@ def _highs_for(
         check()
         highs.setSolution(milp.n_cols, np.arange(milp.n_cols, dtype=np.int32), values)
     return highs
+
+
+def feasibility_tolerance(money: float) -> float:
+    """HiGHS's MIP feasibility tolerance for a program whose largest row holds ``money`` cents
+    (see ``_ROW_CENTS``)."""
+    return min(_DEFAULT_FEASIBILITY, _ROW_CENTS / max(money, 1.0))
 
 
 def milp_proves(total: int, bound: float) -> bool:
@@ -376,6 +400,14 @@ def solve_milp(
         presolve=presolve,
         heuristics=heuristics,
     )
+    if outcome.status == MONEY_STATUS:
+        raise CapacityError(
+            "money",
+            money_scale(problem),
+            f"HiGHS is exact to the cent only while a merchant's goods, threshold and shipping "
+            f"stay within {HIGHS_MAX_MONEY:.0e} cents; the dp, full and ga algorithms take this "
+            "cart",
+        )
     if solution is None:
         raise BudgetError(
             "budget_ms", budget_ms, f"HiGHS found no assignment in time ({outcome.status})"

@@ -8,6 +8,7 @@ longer runs are benchmarks, which pass no budget at all). ``None`` means no limi
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from typing import Any
 
@@ -31,6 +32,19 @@ def check_budget(value: Any, *, field: str = "budget_ms") -> float | None:
     if value > MAX_BUDGET_MS:
         raise ProblemError(field, value, f"must be at most {MAX_BUDGET_MS:.0f} ms")
     return float(value)
+
+
+# Seeds feed the GA's 64-bit random states and JSON stats: non-negative int64 values.
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(value: Any) -> int:
+    """``value`` as a seed; raises ProblemError naming ``seed`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ProblemError("seed", value, "must be an integer")
+    if not 0 <= value <= MAX_SEED:
+        raise ProblemError("seed", value, f"must be from 0 to {MAX_SEED}")
+    return int(value)
 
 
 def deadline(started: float, budget_ms: float | None) -> float | None:

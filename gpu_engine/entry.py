@@ -5,7 +5,7 @@ budget starts) is not imported by the module it imports."""
 
 from __future__ import annotations
 
-from gpu_engine.budget import check_budget
+from gpu_engine.budget import check_budget, check_seed
 from gpu_engine.problem import CartProblem, ProblemError
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.registry import SEEDED, SOLVERS
@@ -25,8 +25,10 @@ def solve(
     (stopped early, the answer is flagged not optimal; far over, BudgetError up front). It must
     be finite, > 0 and at most ``gpu_engine.budget.MAX_BUDGET_MS`` (else ProblemError naming
     ``budget_ms``), and its clock starts after the solvers are warm (once per process).
-    ``seed`` is for randomised solvers (the exact ones ignore it)."""
+    ``seed`` is for randomised solvers (the exact ones ignore it): an integer from 0 to
+    ``gpu_engine.budget.MAX_SEED`` (else ProblemError naming ``seed``)."""
     budget_ms = check_budget(budget_ms)
+    seed = check_seed(seed)
     if algorithm == "auto":
         from gpu_engine.planning.planner import solve_planned
 

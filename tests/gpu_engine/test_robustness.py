@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 import gpu_engine.device
@@ -77,6 +78,8 @@ CLI_CASES = [
         "budget_ms",
     ),
     ("unknown algorithm", json.dumps(_TINY).encode(), ["--algorithm", "fast"], "algorithm"),
+    ("seed -1", json.dumps(_TINY).encode(), ["--seed=-1"], "seed"),
+    ("seed past int64", json.dumps(_TINY).encode(), ["--seed", str(2**64)], "seed"),
 ]
 
 
@@ -141,6 +144,18 @@ def test_api_refuses_bad_budgets_naming_the_field(algorithm, budget):
     with pytest.raises(ProblemError) as refused:
         solve(CartProblem.from_dict(_TINY), algorithm=algorithm, budget_ms=budget)
     assert refused.value.field == "budget_ms"
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, 2**70, "x", 1.5, True, None])
+@pytest.mark.parametrize("algorithm", ["auto", "cpu-ga", "dp"])
+def test_api_refuses_bad_seeds_naming_the_field(algorithm, seed):
+    with pytest.raises(ProblemError) as refused:
+        solve(CartProblem.from_dict(_TINY), algorithm=algorithm, budget_ms=100, seed=seed)
+    assert refused.value.field == "seed"
+
+
+def test_api_takes_numpy_seeds():
+    assert solve(CartProblem.from_dict(_TINY), budget_ms=100, seed=np.int64(7)).total >= 0
 
 
 @pytest.mark.parametrize("solver", [solve_dp, solve_cpu_full])

@@ -1,10 +1,10 @@
 """HiGHS on large amounts: its tolerances follow the cart's money, and beyond its exact range it
 is not run (every answer and proof stays exact to the cent)."""
 
-import numpy as np
 import pytest
 
 from gpu_engine import CartProblem, solve
+from gpu_engine.bench.highs_numerics import expensive_cart
 from gpu_engine.planning.planner import _drop_seed
 from gpu_engine.problem import CapacityError
 from gpu_engine.solvers.milp.model import HIGHS_MAX_MONEY, highs_trusted, milp_build, money_scale
@@ -17,45 +17,11 @@ from gpu_engine.solvers.milp.runner import (
 )
 
 
-def _expensive_cart(seed: int, price: float, lines: int = 16) -> dict:
-    """Merchants with free-shipping thresholds and discounts together, unit prices near
-    ``price`` cents, shipping of the same order: the rows where HiGHS's default tolerance
-    rounded a discount's floor or a threshold the wrong way."""
-    rng = np.random.default_rng(seed)
-    merchants = []
-    for m in range(10):
-        discount = None
-        if rng.random() < 0.5:
-            discount = {
-                "min_units": int(rng.integers(1, 5)),
-                "basis_points": int(rng.integers(1, 10000)),
-            }
-        free_over = None if rng.random() < 0.5 else int(price * rng.uniform(0.5, 3))
-        merchants.append(
-            {
-                "id": f"m{m}",
-                "shipping": {
-                    "base_fee": int(2 * price * rng.uniform(0.3, 1)),
-                    "per_extra_unit": int(price * rng.uniform(0, 1)),
-                    "free_over": free_over,
-                },
-                "discount": discount,
-            }
-        )
-    items, offers = [], []
-    for i in range(lines):
-        items.append({"id": f"i{i}", "quantity": int(rng.integers(1, 4))})
-        for m in rng.choice(10, int(rng.integers(2, 6)), replace=False):
-            unit = int(price * rng.uniform(0.5, 1))
-            offers.append({"item": f"i{i}", "merchant": f"m{m}", "price": unit, "stock": None})
-    return {"items": items, "merchants": merchants, "offers": offers}
-
-
 # Carts on which HiGHS, at its default tolerance and warm-started as the planner does, proved
 # a total above the optimum (14,569,431 against 14,529,297 on seed 11).
 @pytest.mark.parametrize("seed", [11, 14, 15])
 def test_highs_proves_only_the_optimum_on_expensive_carts(seed):
-    problem = CartProblem.from_dict(_expensive_cart(seed, 1e6))
+    problem = CartProblem.from_dict(expensive_cart(seed, 1e6))
     exact = solve(problem, algorithm="dp").total
     outcome = milp_run(problem, time_limit_ms=20_000, warm_start=_drop_seed(problem))
     assert outcome.status == "Optimal"
@@ -67,14 +33,14 @@ def test_highs_proves_only_the_optimum_on_expensive_carts(seed):
 def test_the_feasibility_tolerance_holds_the_largest_row_to_a_tenth_of_a_cent():
     assert feasibility_tolerance(1_000.0) == 1e-6
     assert feasibility_tolerance(1e7) == pytest.approx(1e-8)
-    problem = CartProblem.from_dict(_expensive_cart(11, 1e6))
+    problem = CartProblem.from_dict(expensive_cart(11, 1e6))
     model = milp_build(problem)
     assert model.money == money_scale(problem) > 1e6
     assert feasibility_tolerance(model.money) * model.money == pytest.approx(0.1)
 
 
 def test_amounts_beyond_highs_range_are_refused_by_milp_and_solved_by_the_planner():
-    problem = CartProblem.from_dict(_expensive_cart(3, 1e9, lines=12))
+    problem = CartProblem.from_dict(expensive_cart(3, 1e9, lines=12))
     assert money_scale(problem) > HIGHS_MAX_MONEY and not highs_trusted(problem)
     assert milp_run(problem, time_limit_ms=1000).status == MONEY_STATUS
     with pytest.raises(CapacityError) as refused:

@@ -42,9 +42,10 @@ def check_seed(value: Any) -> int:
     """``value`` as a seed; raises ProblemError naming ``seed`` otherwise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ProblemError("seed", value, "must be an integer")
-    if not 0 <= value <= MAX_SEED:
+    seed = int(value)
+    if not 0 <= seed <= MAX_SEED:
         raise ProblemError("seed", value, f"must be from 0 to {MAX_SEED}")
-    return int(value)
+    return seed
 
 
 def deadline(started: float, budget_ms: float | None) -> float | None:

@@ -2,6 +2,8 @@
 is not run (every answer and proof stays exact to the cent)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpu_engine import CartProblem, solve
 from gpu_engine.bench.highs_numerics import expensive_cart
@@ -53,3 +55,15 @@ def test_amounts_beyond_highs_range_are_refused_by_milp_and_solved_by_the_planne
         assert not answer.optimal or answer.total == exact
         assert answer.plan["predicted_ms"]["milp"] is None
         assert all(p.get("phase") != "lns" or p.get("skipped") for p in answer.plan["ran"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), exponent=st.integers(3, 9))
+def test_a_proven_answer_is_the_exact_optimum_at_every_money_scale(seed, exponent):
+    problem = CartProblem.from_dict(expensive_cart(seed, 10.0**exponent, lines=10))
+    exact = solve(problem, algorithm="dp").total
+    answer = solve(problem, budget_ms=300, allow_gpu=False)
+    assert answer.total >= exact
+    assert not answer.optimal or answer.total == exact
+    if highs_trusted(problem):
+        assert solve_milp(problem).total == exact

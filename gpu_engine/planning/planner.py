@@ -499,7 +499,7 @@ def solve_planned(
         # none of these and propagates.
         fallback = f"{plan.method} failed ({type(exc).__name__}: {exc}); cpu-ga ran instead"
         logger.warning("planner fallback: %s", fallback, exc_info=True)
-        solution = _run("cpu-ga", problem, plan, started=started, seed=seed)
+        solution, fallback = _fallback_ga(problem, plan, started=started, seed=seed, why=fallback)
     solution.plan = {
         **plan.to_dict(),
         "algorithm": solution.algorithm,
@@ -514,6 +514,22 @@ def solve_planned(
     }
     solution.elapsed_ms = (time.perf_counter() - started) * 1e3
     return solution
+
+
+def _fallback_ga(
+    problem: CartProblem, plan: Plan, *, started: float, seed: int, why: str
+) -> tuple[Solution, str]:
+    """The CPU GA route after a failed method; where that fails too (its neighbourhood step or
+    proof runs HiGHS, which may be what failed), the CPU GA alone on what is left."""
+    try:
+        return _run("cpu-ga", problem, plan, started=started, seed=seed), why
+    except (CapacityError, MemoryError, RuntimeError) as exc:
+        why += f"; that failed too ({type(exc).__name__}: {exc}); the CPU GA alone ran"
+        logger.warning("planner fallback: %s", why, exc_info=True)
+        from gpu_engine.solvers.ga.solve import solve_ga
+
+        left = _remaining(started, plan.budget_ms)
+        return solve_ga(problem, budget_ms=left, seed=seed, device="cpu"), why
 
 
 def _remaining(started: float, budget_ms: float) -> float:

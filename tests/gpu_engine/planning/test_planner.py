@@ -150,6 +150,19 @@ def test_a_method_that_cannot_run_falls_back_to_the_cpu_ga(monkeypatch, caplog):
     assert solution.algorithm in ("ga", "milp")
 
 
+def test_when_highs_fails_everywhere_the_cpu_ga_alone_answers(monkeypatch):
+    from gpu_engine.solvers.milp import runner
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("HiGHS refused the cart's program (for the test)")
+
+    monkeypatch.setattr(runner, "milp_run", broken)
+    problem = CartProblem.from_dict(random_cart(5, 40, n_merchants=12, offers=(2, 5)))
+    solution = solve(problem, budget_ms=300, allow_gpu=False)
+    assert solution.algorithm == "ga" and solution.total > 0
+    assert "the CPU GA alone ran" in (solution.plan["fallback"] or "")
+
+
 @settings(max_examples=25, deadline=None)
 @given(carts(max_items=5, max_merchants=4))
 def test_small_carts_are_answered_exactly(cart):

@@ -61,7 +61,7 @@ removals = numba.njit(cache=True)(ga_ops.removals)
 scan_pairs = numba.njit(cache=True)(ga_ops.scan_pairs)
 close_lines = numba.njit(cache=True)(ga_ops.close_lines)
 grow_keys = numba.njit(cache=True)(ga_ops.grow_keys)
-grow_best = numba.njit(cache=True)(ga_ops.grow_best)
+grow_scan = numba.njit(cache=True)(ga_ops.grow_scan)
 grow_apply = numba.njit(cache=True)(ga_ops.grow_apply)
 crossover_lines = numba.njit(cache=True)(ga_ops.crossover_lines)
 copy_group = numba.njit(cache=True)(ga_ops.copy_group)
@@ -117,7 +117,7 @@ def grow_merchant(m, child, qty, price, params, sub, units, mcost, removal, keys
         # A stable sort gives the (key, line) order the kernels' rank count does (O(n log n)
         # here against their O(n^2) over a block's threads: seconds on a 10,000-line cart).
         order[:count] = np.argsort(keys, kind="mergesort")[:count]
-        _, length = grow_best(0, 1, m, count, order, removal, qty, price, params, sub, units, mcost)
+        _, length = grow_scan(m, count, order, child, qty, price, params, sub, units, mcost)
         grow_apply(0, 1, m, length, order, child)
     return aggregate(child, qty, price, params, sub, units, mcost)
 

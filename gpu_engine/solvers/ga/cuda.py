@@ -68,7 +68,7 @@ _scan_pairs = cuda.jit(device=True)(ga_ops.scan_pairs)
 _close_lines = cuda.jit(device=True)(ga_ops.close_lines)
 _grow_keys = cuda.jit(device=True)(ga_ops.grow_keys)
 _grow_order = cuda.jit(device=True)(ga_ops.grow_order)
-_grow_best = cuda.jit(device=True)(ga_ops.grow_best)
+_grow_scan = cuda.jit(device=True)(ga_ops.grow_scan)
 _grow_apply = cuda.jit(device=True)(ga_ops.grow_apply)
 _crossover_lines = cuda.jit(device=True)(ga_ops.crossover_lines)
 _copy_group = cuda.jit(device=True)(ga_ops.copy_group)
@@ -186,10 +186,14 @@ def _grow(m, child, qty, price, params, sub, units, mcost, removal, keys, order,
     if count > 0:
         _grow_order(tid, step, keys, order)
         cuda.syncthreads()
-        gain, length = _grow_best(
-            tid, step, m, count, order, removal, qty, price, params, sub, units, mcost
-        )
-        gain, length = _block_best(gain, length, red_v, red_i)
+        # One thread scans the prefixes in order (ga_ops.grow_scan), moving the lines
+        # virtually through the shared per-merchant state; the others wait.
+        if tid == 0:
+            _, length = _grow_scan(m, count, order, child, qty, price, params, sub, units, mcost)
+            red_i[0] = length
+        cuda.syncthreads()
+        length = red_i[0]
+        cuda.syncthreads()
         _grow_apply(tid, step, m, length, order, child)
         cuda.syncthreads()
     return _aggregate(child, qty, price, params, sub, units, mcost, red_v)

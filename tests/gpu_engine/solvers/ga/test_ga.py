@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpu_engine import CartProblem, solve
 from gpu_engine.planning.carts import random_cart
@@ -167,3 +168,32 @@ def test_config_validation():
         GaConfig(tournament=9)
     with pytest.raises(ValueError):
         GaConfig(p_mutation=1.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(cart=carts(max_items=8, max_merchants=5), pick=st.integers(0, 2**32))
+def test_the_grow_move_takes_the_prefix_whose_real_change_is_lowest(cart, pick):
+    from gpu_engine.solvers.ga import cpu as ga_cpu
+
+    arrays = ga_arrays(CartProblem.from_dict(cart))
+    rng = np.random.default_rng(pick)
+    child = np.array([arrays.cand[i, rng.integers(arrays.cnt[i])] for i in range(arrays.n_lines)])
+    child = child.astype(np.int32)
+    n, mc = arrays.n_lines, arrays.n_merchants
+    state = [np.zeros(mc, dtype=np.int64) for _ in range(3)]
+    scratch = [np.zeros(n, dtype=np.int64) for _ in range(3)]
+    problem = (arrays.qty, arrays.price, arrays.params)
+    for m in range(mc):
+        grown = child.copy()
+        after = ga_cpu.grow_merchant(m, grown, *problem, *state, *scratch)
+        assert after == ga_cpu.aggregate(grown, *problem, *state)
+        # Every prefix of the same growth order, priced from scratch: none is cheaper.
+        ga_cpu.aggregate(child, *problem, *state)
+        removal, keys, _ = scratch
+        ga_cpu.removals(0, 1, child, *problem[:2], problem[2], *state, removal)
+        count = ga_cpu.grow_keys(0, 1, m, child, removal, *problem[:2], keys)
+        order = np.argsort(keys, kind="mergesort")[:count]
+        for length in range(1, count + 1):
+            trial = child.copy()
+            trial[order[:length]] = m
+            assert ga_cpu.aggregate(trial, *problem, *state) >= after

@@ -361,8 +361,9 @@ def make_plan(
     ]
     # HiGHS's floor, or its predicted time where that is less (flat carts: HiGHS first from
     # about three times its prediction).
-    # Where HiGHS does not run (amounts beyond its exact range) nothing is left to prove with.
-    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp") or math.inf
+    milp_ms = next(e.predicted_ms for e in estimates if e.method == "milp")
+    if milp_ms is None:  # HiGHS does not run (amounts beyond its exact range)
+        milp_ms = math.inf
     floor_ms = _proof_floor_ms(features, profile)
     ga_ms = cpu_ga_ms = ga_phase_ms(budget_ms, min(floor_ms, milp_ms))
     fitting = [e for e in estimates if e.exact and _fits(e, budget_ms, ga_ms)]

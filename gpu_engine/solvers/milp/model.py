@@ -280,10 +280,16 @@ class BuildCancelled(Exception):
     """``milp_build`` stopped because its ``cancelled`` callable said so."""
 
 
-def milp_build(problem: CartProblem, *, cancelled: Callable[[], bool] | None = None) -> MilpModel:
+def milp_build(
+    problem: CartProblem,
+    *,
+    cancelled: Callable[[], bool] | None = None,
+    money: float | None = None,
+) -> MilpModel:
     """The exact program of ``problem`` (see the module docstring). ``cancelled``: a callable
     polled between merchants; when it returns True the build stops with
-    :class:`BuildCancelled` (a run cut at its deadline stops competing for the GIL at once)."""
+    :class:`BuildCancelled` (a run cut at its deadline stops competing for the GIL at once).
+    ``money``: the cart's :func:`money_scale` where the caller has it already."""
     quantity = problem.quantity.astype(np.int64)
     counts = problem.cand_count.astype(np.int64)
     width = problem.cand_merchant.shape[1]
@@ -308,7 +314,8 @@ def milp_build(problem: CartProblem, *, cancelled: Callable[[], bool] | None = N
             cols = _MerchantCols(x=x[pairs])
             _add_merchant(problem, model, m, cols, units[pairs], goods[pairs])
             merchants[m] = cols
-    return MilpModel(problem, model, x_line, x_merchant, merchants, money_scale(problem))
+    money = money_scale(problem) if money is None else money
+    return MilpModel(problem, model, x_line, x_merchant, merchants, money)
 
 
 def _add_merchant(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:

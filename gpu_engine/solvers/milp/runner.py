@@ -91,10 +91,10 @@ _NO_HEURISTICS: dict[str, bool | float] = {
 # relative to the row's scale: on rows of millions of cents that is a cent or more, enough to
 # round a discount's floor or a free-shipping threshold the wrong way. On carts whose merchants
 # have both (16 lines, 10 merchants, 20 carts a scale, checked against the exact DP) HiGHS
-# proved wrong optima on 2-4 of 20 carts once a merchant's goods reached ~1e7 cents, none at
-# ~1e6 (60 carts) or below. The tolerance is therefore set so that the program's largest row
-# (``MilpModel.money``) is held to ``_ROW_CENTS``: no wrong proof on the same carts up to ~1e8
-# cents (tolerances 1e-8 and 1e-9).
+# proved wrong optima on 2-4 of 20 carts once a merchant's rows reached ~1.5e7 cents, none at
+# ~1.5e6 and ~4.6e6 (60 carts each) or below. The tolerance is therefore set so that the
+# program's largest row (``MilpModel.money``) is held to ``_ROW_CENTS``: no wrong proof on the
+# same carts up to ~1e8 cents (tolerances 1e-8 and 1e-9).
 _ROW_CENTS = 0.1
 _DEFAULT_FEASIBILITY = 1e-6
 # The status of a run not started because of that limit.
@@ -161,12 +161,15 @@ def milp_run(
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
     job = _HighsJob(problem, started, deadline)
     job.relaxed = relaxed
-    if not highs_trusted(problem if model is None else model.money):
+    money = money_scale(problem) if model is None else model.money
+    if not highs_trusted(money):
         return MilpOutcome(None, -math.inf, MONEY_STATUS, 0.0, 0.0, 0, 0)
     # The build is Python: it runs here, checking the deadline between merchants, so that it
     # never competes with this thread for the GIL. Only HiGHS (GIL released) runs on a worker.
     try:
-        milp = model if model is not None else milp_build(problem, cancelled=job.expired)
+        milp = (
+            model if model is not None else milp_build(problem, cancelled=job.expired, money=money)
+        )
         job.shape = (milp.n_cols, milp.n_rows)
         highs = _highs_for(
             milp,

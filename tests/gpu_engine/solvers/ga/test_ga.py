@@ -191,7 +191,7 @@ def test_the_grow_move_takes_the_prefix_whose_real_change_is_lowest(cart, pick):
         # Every prefix of the same growth order, priced from scratch: none is cheaper.
         ga_cpu.aggregate(child, *problem, *state)
         removal, keys, _ = scratch
-        ga_cpu.removals(0, 1, child, *problem[:2], problem[2], *state, removal)
+        ga_cpu.removals(0, 1, child, *problem, *state, removal)
         count = ga_cpu.grow_keys(0, 1, m, child, removal, *problem[:2], keys)
         order = np.argsort(keys, kind="mergesort")[:count]
         for length in range(1, count + 1):

@@ -124,8 +124,26 @@ def warm_before_budget(algorithm: str, *, allow_gpu: bool = True) -> float:
         require_gpu_for(algorithm)
     reaches_gpu = algorithm.startswith("gpu") or algorithm in _GPU_REACHING
     if allow_gpu and reaches_gpu and gpu_available():
-        return ensure_gpu_warm()
-    return ensure_cpu_warm()
+        spent = ensure_gpu_warm()
+    else:
+        spent = ensure_cpu_warm()
+    return spent + _start_highs(algorithm)
+
+
+# Algorithms that run HiGHS (in its solver process, started before the budget).
+_HIGHS_REACHING = frozenset({"auto", "milp"})
+
+
+def _start_highs(algorithm: str) -> float:
+    """Start this process's HiGHS solver process if ``algorithm`` can reach HiGHS and it is not
+    running (a forked worker inherits "warm" but not the process). Returns the seconds spent."""
+    if algorithm not in _HIGHS_REACHING:
+        return 0.0
+    from gpu_engine.solvers.milp import highs_process
+
+    t0 = time.perf_counter()
+    highs_process.start()
+    return time.perf_counter() - t0
 
 
 def _warm_merchant_dp(problem: CartProblem) -> None:

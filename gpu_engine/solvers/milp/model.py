@@ -193,32 +193,11 @@ class HighsArrays:
     value: np.ndarray  # float64[nnz]
     integer: np.ndarray  # int32[n_cols]
 
-    def pass_to(self, highs, *, relaxed: bool = False) -> None:
-        """Hand the program to ``highs`` through highspy's array overload of ``passModel``:
-        numpy buffers cross as they are (setting a ``HighsLp``'s fields converted every entry
-        one by one: ~0.3 s on a 10,000-line cart, more than the rest of the build)."""
-        import highspy
-
-        integer = np.zeros_like(self.integer) if relaxed else self.integer
-        status = highs.passModel(
-            int(self.cost.size),
-            int(self.row_lower.size),
-            int(self.index.size),
-            int(highspy.MatrixFormat.kRowwise),
-            int(highspy.ObjSense.kMinimize),
-            0.0,
-            self.cost,
-            self.lower,
-            self.upper,
-            self.row_lower,
-            self.row_upper,
-            self.starts[:-1],
-            self.index,
-            self.value,
-            integer,
-        )
-        if status == highspy.HighsStatus.kError:
-            raise RuntimeError("HiGHS refused the cart's program")
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """The arrays by name, as the solver process takes them
+        (:mod:`gpu_engine.solvers.milp.highs_child`: numpy buffers go to highspy's array overload
+        of ``passModel`` as they are)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)

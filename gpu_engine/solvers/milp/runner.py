@@ -1,26 +1,22 @@
 """Running the cart's MILP (:mod:`gpu_engine.solvers.milp.model`) in HiGHS under a hard deadline.
 
-A time limit is a hard deadline. HiGHS's own ``time_limit`` is checked only between steps: on
-the H200 host a 200 ms planner budget overran by up to 1.22 x when a proof after the GA was
-given tens of ms, and here (a shared two-core machine) HiGHS's first interrupt check came 30 to
-170 ms into a run on 30-50 line carts. So the build checks the deadline between merchants,
-HiGHS runs on a worker thread (it releases the GIL) while the caller waits until the deadline,
-and past it the caller trips ``Highs.cancelSolve`` (HiGHS stops at its next interrupt check)
-and returns at once with ``cut=True`` and no HiGHS answer: the warm start, if any, stands,
-never claimed optimal. The abandoned worker ends on its own shortly
-after (its time limit, the interrupt; a process exiting meanwhile waits for it); HiGHS runs
-one at a time in the process (a lock), so a straggler can delay the next proof but never
-overlap it.
+HiGHS runs in a solver process of its own (:mod:`gpu_engine.solvers.milp.highs_process`): a
+crash inside it fails the run (status :data:`CRASH_STATUS`), never the caller. The program is
+built here, in Python, checking the deadline between merchants; the child gets it as flat
+arrays. A time limit is a hard deadline: HiGHS's own ``time_limit`` is checked only between its
+steps, so past the deadline the run is cancelled (HiGHS stops at its next interrupt check) and
+the caller returns at once with ``cut=True`` and no HiGHS answer: the warm start, if any,
+stands, never claimed optimal.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +25,7 @@ from gpu_engine.problem import BudgetError, CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga.solve import lower_bound
+from gpu_engine.solvers.milp import highs_process
 from gpu_engine.solvers.milp.model import (
     HIGHS_MAX_MONEY,
     BuildCancelled,
@@ -87,21 +84,19 @@ _NO_HEURISTICS: dict[str, bool | float] = {
     "mip_heuristic_run_rens": False,
     "mip_heuristic_run_root_reduced_cost": False,
 }
-# HiGHS accepts a row within ``mip_feasibility_tolerance`` (1e-6 by default) of its bound,
-# relative to the row's scale: on rows of millions of cents that is a cent or more, enough to
-# round a discount's floor or a free-shipping threshold the wrong way. On carts whose merchants
-# have both (16 lines, 10 merchants, 20 carts a scale, checked against the exact DP) HiGHS
-# proved wrong optima on 2-4 of 20 carts once a merchant's rows reached ~1.5e7 cents, none at
-# ~1.5e6 and ~4.6e6 (60 carts each) or below. The tolerance is therefore set so that the
-# program's largest row (``MilpModel.money``) is held to ``_ROW_CENTS``: no wrong proof on the
-# same carts up to ~1e8 cents (tolerances 1e-8 and 1e-9).
+# HiGHS's MIP feasibility tolerance, from measurement (suite ``highs_numerics``): at its
+# default (1e-6) HiGHS proved totals above the optimum once rows reached ~1e7 cents; held to a
+# tenth of a cent of the largest row it crashed (SIGSEGV) and proved wrong optima at ~9e7 cents,
+# where the tolerance fell to ~1e-9. Between the two bounds neither happened.
 _ROW_CENTS = 0.1
 _DEFAULT_FEASIBILITY = 1e-6
+_MIN_FEASIBILITY = 1e-8
 # The status of a run not started because of that limit.
 MONEY_STATUS = "Amounts beyond HiGHS's exact range"
-# One HiGHS solve at a time per process: a run abandoned at its deadline may still be winding
-# down when the next starts, and two never share HiGHS's scheduler.
-_HIGHS_LOCK = threading.Lock()
+# The status of a run whose solver process died (HiGHS crashed): a route that failed.
+CRASH_STATUS = "HiGHS crashed"
+# HiGHS's statuses that mean "stopped by a limit", not "failed".
+_LIMIT_STATUSES = frozenset({"Time limit reached", "Interrupted by user", CUT_STATUS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +118,13 @@ class MilpOutcome:
     # The relaxation's column values (``relaxed`` runs that HiGHS solved to optimality only):
     # the large-neighbourhood steps read them (:mod:`gpu_engine.solvers.milp.neighbourhood`).
     values: np.ndarray | None = None
+
+    @property
+    def failed(self) -> bool:
+        """HiGHS ended in error (crashed, "Solve error", "Infeasible" on a cart that always has
+        an assignment...), not by proving or by a limit: a route that failed."""
+        ended = self.status == "Optimal" or self.status in _LIMIT_STATUSES
+        return not ended and self.status != MONEY_STATUS
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,78 +161,55 @@ def milp_run(
     bounds this run changes (the warm start must respect them)."""
     started = time.perf_counter()
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
-    job = _HighsJob(problem, started, deadline)
-    job.relaxed = relaxed
+    clock = _Deadline(started, deadline)
     money = money_scale(problem) if model is None else model.money
     if not highs_trusted(money):
         return MilpOutcome(None, -math.inf, MONEY_STATUS, 0.0, 0.0, 0, 0)
-    # The build is Python: it runs here, checking the deadline between merchants, so that it
-    # never competes with this thread for the GIL. Only HiGHS (GIL released) runs on a worker.
+    shape = (0, 0)
     try:
         milp = (
-            model if model is not None else milp_build(problem, cancelled=job.expired, money=money)
+            model
+            if model is not None
+            else milp_build(problem, cancelled=clock.expired, money=money)
         )
-        job.shape = (milp.n_cols, milp.n_rows)
-        highs = _highs_for(
+        shape = (milp.n_cols, milp.n_rows)
+        request = _request(
             milp,
             warm_start,
             threads,
             relaxed=relaxed,
             presolve=presolve,
             heuristics=heuristics,
-            expires_within=job.expires_within,
+            expires_within=clock.expires_within,
             bounds=bounds,
         )
     except BuildCancelled:
-        return job.cut_outcome()
-    job.build_ms = (time.perf_counter() - started) * 1e3
-    if deadline is None:
-        with _HIGHS_LOCK:
-            highs.run()
-        return job.outcome(milp, highs)
-    if job.expired():
-        return job.cut_outcome()
-    # Not a daemon: a process that exits while a cut run winds down waits for it (HiGHS calling
-    # back into a finalising interpreter aborts the process).
-    worker = threading.Thread(target=job.run, args=(highs,), name="milp-deadline")
-    worker.start()
-    try:
-        finished = _await(job, job.left_s())
-    except BaseException:
-        job.cancel()
-        raise
-    if not finished:
-        job.cancel()
-    if job.error is not None:
-        raise job.error
-    if not job.done.is_set() or not job.ran:
-        return job.cut_outcome()
-    return job.outcome(milp, highs)  # finished, even if just as it was cancelled
+        return clock.cut_outcome(shape)
+    clock.build_ms = (time.perf_counter() - started) * 1e3
+    if deadline is not None:
+        # HiGHS's own limit: what is left, less a margin for its late clock checks.
+        limit_ms = clock.left_ms() * _LIMIT_SHARE - _LIMIT_MARGIN_MS
+        if limit_ms < _MIN_HIGHS_MS:
+            return clock.cut_outcome(shape)
+        request["time_limit"] = limit_ms / 1e3
+    reply = highs_process.run(request, deadline)
+    if reply is highs_process.CUT:
+        return clock.cut_outcome(shape)
+    if isinstance(reply, highs_process.Failure):
+        return clock.failed_outcome(milp, CRASH_STATUS)
+    if "error" in reply:
+        logger.warning("HiGHS failed on a cart's program: %s", reply["error"])
+        return clock.failed_outcome(milp, f"HiGHS error ({reply['error']})")
+    return clock.outcome(problem, milp, reply, relaxed=relaxed)
 
 
-def _await(job: _HighsJob, timeout_s: float) -> bool:
-    """Wait for HiGHS until the deadline; True when it finished (tests replace this to stand
-    for a deadline that passes while HiGHS runs)."""
-    return job.done.wait(timeout_s)
+class _Deadline:
+    """One run's clock: when it started, its deadline (None: none) and the build's time."""
 
-
-class _HighsJob:
-    """One cart's solve against its deadline: HiGHS on a worker thread, cancellable from the
-    caller's thread at any point of its run (``cancelSolve`` trips its interrupt callbacks)."""
-
-    def __init__(self, problem: CartProblem, started: float, deadline: float | None) -> None:
-        self.problem = problem
+    def __init__(self, started: float, deadline: float | None) -> None:
         self.started = started
         self.deadline = deadline
-        self.done = threading.Event()
-        self._lock = threading.Lock()
-        self._cancelled = False
-        self.highs = None  # set once HiGHS is about to run
-        self.ran = False
-        self.error: BaseException | None = None
         self.build_ms: float | None = None
-        self.shape = (0, 0)
-        self.relaxed = False
 
     def expired(self) -> bool:
         return self.expires_within(0.0)
@@ -238,87 +217,48 @@ class _HighsJob:
     def expires_within(self, ms: float) -> bool:
         return self.deadline is not None and time.perf_counter() + ms / 1e3 >= self.deadline
 
-    def left_s(self) -> float:
-        assert self.deadline is not None, "only runs with a deadline wait on a worker"
-        return max(0.0, self.deadline - time.perf_counter())
+    def left_ms(self) -> float:
+        assert self.deadline is not None, "only runs with a deadline have time left"
+        return max(0.0, self.deadline - time.perf_counter()) * 1e3
 
-    def cancel(self) -> None:
-        with self._lock:
-            self._cancelled = True
-            if self.highs is not None:
-                self.highs.cancelSolve()
-
-    def run(self, highs) -> None:
-        """The worker: wait for HiGHS to be free, hand it what is left, run it."""
-        try:
-            if not _HIGHS_LOCK.acquire(timeout=self.left_s()):
-                return  # a straggler held HiGHS until the deadline: cut
-            try:
-                # HiGHS's own limit: what is left, less a margin for its late clock checks.
-                limit_ms = self.left_s() * 1e3 * _LIMIT_SHARE - _LIMIT_MARGIN_MS
-                with self._lock:
-                    if self._cancelled or limit_ms < _MIN_HIGHS_MS:
-                        return
-                    self.highs = highs
-                highs.setOptionValue("time_limit", limit_ms / 1e3)
-                highs.run()
-                self.ran = True
-            finally:
-                _HIGHS_LOCK.release()
-        except BaseException as exc:  # re-raised in the caller, unless it already left
-            self.error = exc
-            logger.debug("HiGHS run failed", exc_info=True)
-        finally:
-            self.done.set()
-
-    def cut_outcome(self) -> MilpOutcome:
+    def _times(self) -> tuple[float, float]:
         elapsed = (time.perf_counter() - self.started) * 1e3
         build = elapsed if self.build_ms is None else self.build_ms
-        return MilpOutcome(
-            choice=None,
-            bound=-math.inf,
-            status=CUT_STATUS,
-            build_ms=build,
-            solve_ms=elapsed - build,
-            n_cols=self.shape[0],
-            n_rows=self.shape[1],
-            cut=True,
-        )
+        return build, elapsed - build
 
-    def outcome(self, milp: MilpModel, highs) -> MilpOutcome:
-        assert self.build_ms is not None, "HiGHS answers only after the build"
-        solve_ms = (time.perf_counter() - self.started) * 1e3 - self.build_ms
-        info = highs.getInfo()
-        choice = None
-        values = None
-        if self.relaxed:
-            optimal = highs.getModelStatus() == highspy_status_optimal()
-            bound = info.objective_function_value if optimal else -math.inf
-            values = np.asarray(highs.getSolution().col_value) if optimal else None
-        elif info.primal_solution_status == _SOLUTION_FEASIBLE:
-            x = np.asarray(highs.getSolution().col_value[: milp.x_line.size])
-            choice = choice_from_x(self.problem, milp, x)
-        if not self.relaxed:
-            bound = info.mip_dual_bound
+    def cut_outcome(self, shape: tuple[int, int]) -> MilpOutcome:
+        build, solve = self._times()
+        return MilpOutcome(None, -math.inf, CUT_STATUS, build, solve, *shape, cut=True)
+
+    def failed_outcome(self, milp: MilpModel, status: str) -> MilpOutcome:
+        build, solve = self._times()
+        return MilpOutcome(None, -math.inf, status, build, solve, milp.n_cols, milp.n_rows)
+
+    def outcome(
+        self, problem: CartProblem, milp: MilpModel, reply: dict[str, Any], *, relaxed: bool
+    ) -> MilpOutcome:
+        build, solve = self._times()
+        choice = values = None
+        if relaxed:
+            bound = reply["objective"] if reply["optimal"] else -math.inf
+            values = reply["values"] if reply["optimal"] else None
+        else:
+            bound = reply["dual_bound"]
+            if reply["feasible"]:
+                choice = choice_from_x(problem, milp, reply["values"][: milp.x_line.size])
         return MilpOutcome(
             choice=choice,
             bound=bound if math.isfinite(bound) else -math.inf,
-            status=highs.modelStatusToString(highs.getModelStatus()),
-            build_ms=self.build_ms,
-            solve_ms=solve_ms,
+            status=reply["status"],
+            build_ms=build,
+            solve_ms=solve,
             n_cols=milp.n_cols,
             n_rows=milp.n_rows,
             values=values,
         )
 
 
-def highspy_status_optimal():
-    import highspy
-
-    return highspy.HighsModelStatus.kOptimal
-
-
-def _highs_for(
+def _request(
     milp: MilpModel,
     warm_start,
     threads,
@@ -328,14 +268,13 @@ def _highs_for(
     heuristics=True,
     expires_within: Callable[[float], bool] | None = None,
     bounds: ColumnBounds | None = None,
-):
-    """A HiGHS instance holding the program (and the warm start), ready to run and to be
-    interrupted by ``cancelSolve``. The hand-off is part of the build (on a 10,000-line cart
-    it is the larger part) and HiGHS's ``passModel`` cannot be interrupted: ``expires_within(ms)``
-    (True when the deadline passes within ``ms``) is asked between the steps, with the
-    hand-off's predicted time before it, and the run stops here (:class:`BuildCancelled`)
-    rather than start a step it cannot finish in time."""
-    import highspy
+) -> dict[str, Any]:
+    """The solver process's request for this program (:mod:`highs_child`): the program's
+    arrays, HiGHS's options, the warm start as column values, the changed bounds. Gathering the
+    arrays and HiGHS's ``passModel`` (uninterruptible, in the child) are the larger part of a
+    10,000-line cart's build: ``expires_within(ms)`` (True when the deadline passes within
+    ``ms``) is asked with their predicted time before them, and the run stops here
+    (:class:`BuildCancelled`) rather than start a step it cannot finish in time."""
 
     def check(ahead_ms: float = 0.0) -> None:
         if expires_within is not None and expires_within(ahead_ms):
@@ -344,35 +283,39 @@ def _highs_for(
     check(milp.model.nonzeros() * (_ARRAYS_MS_PER_NONZERO + _PASS_MS_PER_NONZERO))
     arrays = milp.model.arrays()
     check(arrays.index.size * _PASS_MS_PER_NONZERO)
-    highs = highspy.Highs()
-    highs.setOptionValue("output_flag", False)
-    highs.setOptionValue("mip_rel_gap", 0.0)
-    highs.setOptionValue("mip_abs_gap", _ABS_GAP)
-    highs.setOptionValue("mip_feasibility_tolerance", feasibility_tolerance(milp.money))
+    options: dict[str, bool | float | int | str] = {
+        "mip_rel_gap": 0.0,
+        "mip_abs_gap": _ABS_GAP,
+        "mip_feasibility_tolerance": feasibility_tolerance(milp.money),
+    }
     if threads is not None:
-        highs.setOptionValue("threads", int(threads))
+        options["threads"] = int(threads)
     if not presolve:
-        highs.setOptionValue("presolve", "off")
+        options["presolve"] = "off"
     if not heuristics:
-        for option, value in _NO_HEURISTICS.items():
-            highs.setOptionValue(option, value)
-    # Registers the interrupt callbacks (simplex, IPM, MIP) that ``cancelSolve`` trips.
-    highs.HandleUserInterrupt = True
-    arrays.pass_to(highs, relaxed=relaxed)
-    if bounds is not None and bounds.cols.size:
-        highs.changeColsBounds(int(bounds.cols.size), bounds.cols, bounds.lower, bounds.upper)
-    check()
+        options.update(_NO_HEURISTICS)
+    start = None
     if warm_start is not None and not relaxed:
-        values = milp_point(milp, warm_start)
+        start = milp_point(milp, warm_start)
         check()
-        highs.setSolution(milp.n_cols, np.arange(milp.n_cols, dtype=np.int32), values)
-    return highs
+    column_bounds = None
+    if bounds is not None:
+        column_bounds = (bounds.cols, bounds.lower, bounds.upper)
+    return {
+        "kind": "solve",
+        "program": arrays.as_dict(),
+        "options": options,
+        "bounds": column_bounds,
+        "start": start,
+        "relaxed": relaxed,
+        "time_limit": None,
+    }
 
 
 def feasibility_tolerance(money: float) -> float:
-    """HiGHS's MIP feasibility tolerance for a program whose largest row holds ``money`` cents
-    (see ``_ROW_CENTS``)."""
-    return min(_DEFAULT_FEASIBILITY, _ROW_CENTS / max(money, 1.0))
+    """HiGHS's MIP feasibility tolerance for a program whose largest row holds ``money`` cents:
+    a tenth of a cent of that row, within the measured bounds (see ``_ROW_CENTS``)."""
+    return min(_DEFAULT_FEASIBILITY, max(_MIN_FEASIBILITY, _ROW_CENTS / max(money, 1.0)))
 
 
 def milp_proves(total: int, bound: float) -> bool:
@@ -412,10 +355,27 @@ def solve_milp(
             "cart",
         )
     if solution is None:
-        raise BudgetError(
-            "budget_ms", budget_ms, f"HiGHS found no assignment in time ({outcome.status})"
-        )
+        raise BudgetError("budget_ms", budget_ms, _no_assignment(outcome))
     return solution
+
+
+def _no_assignment(outcome: MilpOutcome) -> str:
+    """Why HiGHS gave no assignment, in the words a caller can act on."""
+    if not outcome.failed:
+        return f"HiGHS found no assignment in time ({outcome.status})"
+    if outcome.status == "Infeasible":
+        # Every accepted cart has an assignment: an "Infeasible" is HiGHS's numerics failing.
+        return "HiGHS wrongly reported the cart infeasible (numerical trouble); use dp, full or ga"
+    return f"HiGHS failed on this cart ({outcome.status}); use dp, full or ga"
+
+
+def solve_milp_seeded(problem: CartProblem, *, budget_ms: float | None = None) -> Solution:
+    """``algorithm="milp"``: :func:`solve_milp` warm-started with the drop heuristic's answer
+    (:func:`gpu_engine.solvers.ga.core.drop_seed`, a few ms), so that a run its budget cuts
+    still answers, unproven, instead of refusing."""
+    from gpu_engine.solvers.ga.core import drop_seed
+
+    return solve_milp(problem, budget_ms=budget_ms, warm_start=drop_seed(problem))
 
 
 def milp_best(

@@ -128,18 +128,23 @@ def test_any_assignment_is_a_feasible_warm_start(cart, pick):
     assert math.isclose(objective, priced, abs_tol=1e-6)
 
 
+def _recording_requests(monkeypatch) -> list[dict]:
+    """The requests the runner sends to HiGHS's solver process, recorded on their way."""
+    from gpu_engine.solvers.milp import runner
+
+    requests: list[dict] = []
+    real = runner.highs_process.run
+
+    def recording(request, deadline):
+        requests.append(request)
+        return real(request, deadline)
+
+    monkeypatch.setattr(runner.highs_process, "run", recording)
+    return requests
+
+
 def test_time_limit_returns_the_incumbent_with_its_gap(monkeypatch):
-    import highspy
-
-    limits: list[float] = []
-
-    class RecordingHighs(highspy.Highs):
-        def setOptionValue(self, name, value):
-            if name == "time_limit":
-                limits.append(value)
-            return super().setOptionValue(name, value)
-
-    monkeypatch.setattr(highspy, "Highs", RecordingHighs)
+    requests = _recording_requests(monkeypatch)
     problem = CartProblem.from_dict(random_cart(3, 60))
     warm = problem.cand_merchant[:, 0].astype(np.int64)
     warm_total = int(
@@ -149,8 +154,8 @@ def test_time_limit_returns_the_incumbent_with_its_gap(monkeypatch):
     assert solution.total <= warm_total
     # HiGHS gets what the model build left of the budget, less a margin for its late clock
     # checks (whether it keeps to it on real time is the device benchmark's question).
-    assert len(limits) == 1
-    assert 0 < limits[0] * 1e3 < max(1.0, 200 - solution.stats["build_ms"])
+    assert len(requests) == 1
+    assert 0 < requests[0]["time_limit"] * 1e3 < max(1.0, 200 - solution.stats["build_ms"])
     # Or cut: on a loaded machine HiGHS can outlast its limit, and the deadline stops it.
     assert solution.stats["highs_status"] in ("Optimal", "Time limit reached", CUT_STATUS)
     if not solution.optimal:
@@ -209,9 +214,8 @@ def test_a_deadline_during_the_build_cuts_the_run_and_keeps_the_warm_start(monke
         clock.now += 1.0
         return real_build(problem, **kwargs)
 
-    started: list[object] = []
     monkeypatch.setattr(milp, "milp_build", slow_build)
-    monkeypatch.setattr(milp._HighsJob, "run", lambda job, highs: started.append(highs))
+    started = _recording_requests(monkeypatch)
     problem, warm, warm_total = _warm_cart()
     solution = solve_milp(problem, budget_ms=1, warm_start=warm)
     assert solution.stats["cut"] and solution.stats["highs_status"] == milp.CUT_STATUS
@@ -222,25 +226,30 @@ def test_a_deadline_during_the_build_cuts_the_run_and_keeps_the_warm_start(monke
 
 
 def test_a_deadline_during_highs_interrupts_it(monkeypatch):
-    """The deadline passes once HiGHS holds the model: ``cancelSolve`` stops it at its next
-    interrupt check (a 100-line cart with thresholds is far from solved by then)."""
+    """The deadline passes while HiGHS runs (a 100-line cart with thresholds is far from solved
+    by then): the caller returns cut at once, and ``cancelSolve`` stops HiGHS at its next
+    interrupt check in the solver process."""
+    from gpu_engine.solvers.milp import highs_process
     from gpu_engine.solvers.milp import runner as milp
 
-    jobs = []
+    real_reply_for = highs_process._Child.reply_for
+    waits: list[int] = []
 
-    def deadline_once_highs_runs(job, timeout_s):
-        jobs.append(job)
-        while job.highs is None and not job.done.is_set():
-            time.sleep(0.001)
-        return False
+    def deadline_once_highs_runs(child, job, timeout_s):
+        if not waits:
+            waits.append(job)
+            time.sleep(0.05)  # HiGHS is set up and running by now
+            return highs_process.CUT
+        return real_reply_for(child, job, timeout_s)
 
-    monkeypatch.setattr(milp, "_await", deadline_once_highs_runs)
+    monkeypatch.setattr(highs_process._Child, "reply_for", deadline_once_highs_runs)
     problem = CartProblem.from_dict(random_cart(1, 100))
     outcome = milp.milp_run(problem, time_limit_ms=60_000)
     assert outcome.cut and outcome.choice is None and outcome.status == milp.CUT_STATUS
-    assert jobs[0].done.wait(60) and jobs[0].error is None
-    highs = jobs[0].highs
-    assert highs.modelStatusToString(highs.getModelStatus()) == "Interrupted by user"
+    child = highs_process.service().child
+    assert child is not None and child.pending == waits[0]
+    reply = real_reply_for(child, waits[0], 60)
+    assert reply["status"] == "Interrupted by user"
 
 
 def test_without_a_deadline_the_run_is_not_cut():
@@ -336,10 +345,9 @@ def test_the_budget_covers_the_build_and_the_hand_off_on_a_large_cart():
 def test_a_hand_off_predicted_past_the_deadline_is_not_started(monkeypatch):
     """HiGHS's ``passModel`` cannot be interrupted: a hand-off predicted to end past the
     deadline stops the run before it (cut, no model in HiGHS, the warm start kept)."""
-    from gpu_engine.solvers.milp import model, runner
+    from gpu_engine.solvers.milp import runner
 
-    passed: list[object] = []
-    monkeypatch.setattr(model.HighsArrays, "pass_to", lambda arrays, highs, **kw: passed.append(1))
+    passed = _recording_requests(monkeypatch)
     monkeypatch.setattr(runner, "_PASS_MS_PER_NONZERO", 1e6)
     problem, warm, warm_total = _warm_cart()
     solution = solve_milp(problem, budget_ms=10_000, warm_start=warm)

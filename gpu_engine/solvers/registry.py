@@ -13,7 +13,7 @@ from gpu_engine.solution import Solution
 from gpu_engine.solvers.dp.solve import solve_dp
 from gpu_engine.solvers.full.cpu import solve_cpu_full
 from gpu_engine.solvers.ga.solve import solve_ga_cpu, solve_ga_gpu
-from gpu_engine.solvers.milp.runner import solve_milp
+from gpu_engine.solvers.milp.runner import solve_milp_seeded
 
 
 def solve_gpu_full(problem: CartProblem, **kwargs) -> Solution:
@@ -40,7 +40,7 @@ SOLVERS: dict[str, Callable[..., Solution]] = {
     "cpu-dp": functools.partial(solve_dp, device="cpu"),
     "gpu-full": solve_gpu_full,
     "gpu-dp": solve_gpu_dp,
-    "milp": solve_milp,
+    "milp": solve_milp_seeded,
     "cpu-ga": solve_ga_cpu,
     "gpu-ga": solve_gpu_ga,
 }

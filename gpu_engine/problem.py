@@ -59,6 +59,27 @@ class DeviceUnavailable(CapacityError):
 # --- JSON-level validation -------------------------------------------------------------------
 
 
+class HugeInteger:
+    """A JSON integer of more digits than any field takes (Python refuses to convert more than
+    4,300 digits at all): it stands in for the number until validation names its field."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = len(digits.lstrip("-"))
+        self.negative = digits.startswith("-")
+
+    def __repr__(self) -> str:
+        sign = "-" if self.negative else ""
+        return f"<{sign}integer of {self.digits} digits>"
+
+
+# More digits than any int64 field can hold (19), with room for leading zeros' absence.
+_MAX_INT_DIGITS = 40
+
+
+def _parse_int(text: str) -> int | HugeInteger:
+    return HugeInteger(text) if len(text) > _MAX_INT_DIGITS else int(text)
+
+
 def _is_int(value: Any) -> bool:
     # bool is an int subclass in Python, but true/false is not a count or an amount of cents.
     return isinstance(value, int) and not isinstance(value, bool)
@@ -68,6 +89,9 @@ def _int_field(obj: Mapping, key: str, path: str, *, minimum: int, maximum: int 
     if key not in obj:
         raise ProblemError(f"{path}.{key}", None, "is required")
     value = obj[key]
+    if isinstance(value, HugeInteger):
+        bound = f">= {minimum}" if value.negative else f"<= {maximum}"
+        raise ProblemError(f"{path}.{key}", value, f"must be {bound}")
     if not _is_int(value):
         raise ProblemError(f"{path}.{key}", value, "must be an integer")
     if value < minimum:
@@ -268,9 +292,17 @@ class CartProblem:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> CartProblem:
+        """The problem of a JSON text (UTF-8 bytes or str; a leading byte-order mark is
+        allowed). Integers too long for any field are kept as :class:`HugeInteger`, so that
+        the field that holds one is named in the refusal."""
+        if isinstance(text, bytes | bytearray):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ProblemError("$", f"byte {exc.start}", "is not valid UTF-8") from None
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = json.loads(text.removeprefix("\ufeff"), parse_int=_parse_int)
+        except json.JSONDecodeError as exc:
             raise ProblemError("$", str(exc), "is not valid JSON") from None
         except RecursionError:
             # A cart is three levels deep; CPython's decoder recurses per level.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -65,14 +66,18 @@ class Solution:
         }
 
 
-# Python refuses to print ints of more than 4300 digits (sys.get_int_max_str_digits); a cart's
-# assignment count past this many digits is given as None (its log10 is in the stats).
+# Python refuses to print ints of more than 4300 digits (sys.get_int_max_str_digits), and JSON
+# readers in other languages lose precision far earlier: a cart's assignment count past this
+# many digits is given as the string of its decimal digits (README, "The answer").
 MAX_COUNT_DIGITS = 4000
 
 
-def _json_count(value: int) -> int | None:
+def _json_count(value: int) -> int | str:
     value = int(value)
-    return value if value.bit_length() * 0.30103 < MAX_COUNT_DIGITS else None
+    if value.bit_length() * 0.30103 < MAX_COUNT_DIGITS:
+        return value
+    # ``decimal`` converts without the limit (and in quasi-linear time).
+    return str(decimal.Decimal(value))
 
 
 def json_safe(value: Any) -> Any:

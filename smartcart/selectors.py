@@ -15,6 +15,7 @@ against 1.3 ms, measured), and SQL never reads a stale rule. The index is for pr
 carts at once.
 """
 
+import decimal
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -93,8 +94,10 @@ def problem_size(
     *, lines: int, merchants: int, offers: int, complexity: int
 ) -> dict[str, int | str]:
     """A problem's size as a run stores it (``problem_size``)."""
-    # Complexity overflows JavaScript's integers (and bigint) on big carts: a string.
-    return {"lines": lines, "merchants": merchants, "offers": offers, "complexity": str(complexity)}
+    # Complexity overflows JavaScript's integers (and bigint) on big carts: a string, through
+    # ``decimal`` (``str`` refuses ints of more than 4,300 digits).
+    digits = str(decimal.Decimal(complexity))
+    return {"lines": lines, "merchants": merchants, "offers": offers, "complexity": digits}
 
 
 @dataclass(frozen=True, slots=True)

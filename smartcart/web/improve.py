@@ -97,9 +97,10 @@ class ImprovePanel:
         return int(self.run.problem_size.get("merchants") or 0)
 
     @property
-    def complexity(self) -> int | None:
+    def complexity(self) -> str | None:
+        """The count of assignments as its decimal digits (it can have thousands)."""
         value = self.run.problem_size.get("complexity")
-        return int(value) if value not in (None, "") else None
+        return str(value) if value not in (None, "") else None
 
 
 def _state(run: OptimizationRun, conflict: str) -> str:

@@ -1,5 +1,6 @@
 """Tags and filters of the shopper pages: ``{% load web_tags %}``."""
 
+import decimal
 from functools import lru_cache
 from urllib.parse import quote
 
@@ -95,10 +96,10 @@ def big_count(value: int | str | None) -> str:
     """Counts of combinations: grouped digits up to a trillion, else ``about 3.4e29`` in words."""
     if value is None or value == "":
         return ""
-    value = int(value)
-    if value < 10**12:
-        return f"{value:,}"
-    digits = str(value)
+    # ``decimal`` prints an int of any size (``str`` refuses past 4,300 digits).
+    digits = value if isinstance(value, str) else str(decimal.Decimal(int(value)))
+    if len(digits) <= 12:
+        return f"{int(digits):,}"
     return f"about {digits[0]}.{digits[1]} × 10^{len(digits) - 1}"  # noqa: RUF001
 
 

@@ -1,4 +1,5 @@
-"""``python -m gpu_engine``: solve a problem file, run benchmark suites, or calibrate rates."""
+"""``python -m gpu_engine``: solve a problem file, run benchmark suites, calibrate rates, or fuzz
+every route."""
 
 from __future__ import annotations
 
@@ -35,15 +36,19 @@ def main(argv: list[str] | None = None) -> int:
     bench_p.add_argument("--json", type=Path, default=None, help="also write the rows here")
     suites = _suites_for(bench_p) if _wants_bench(argv) else {}
 
+    from gpu_engine.fuzz import command as fuzz_command
     from gpu_engine.planning import calibrate as profile_calibrate
 
     profile_calibrate.register_command(commands)
+    fuzz_command.register_command(commands)
 
     args = parser.parse_args(argv)
     if args.command == "solve":
         return _solve(args)
     if args.command == "calibrate":
         return profile_calibrate.run_command(args)
+    if args.command == "fuzz":
+        return fuzz_command.run_command(args)
     return _bench(args, suites)
 
 

@@ -115,3 +115,24 @@ def test_the_ga_reference_cross_check_agrees_on_small_carts():
         "engine_beats_proven"
     )
     assert _compare(engine, {"error": "not installed"}) == "peer_no_answer"
+
+
+def test_fuzz_prints_counts_and_exits_zero_when_clean(tmp_path):
+    out = tmp_path / "fuzz.json"
+    args = ["--carts", "2", "--routes", "dp,cpu-full", "--budgets-ms", "none", "--json", str(out)]
+    done = _run("fuzz", *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "wrong_pf" in done.stdout and "2 carts in" in done.stdout
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["route"], r["ok"]) for r in rows] == [("dp", 2), ("cpu-full", 2)]
+
+
+def test_fuzz_exits_nonzero_on_a_crash_and_names_the_cart():
+    done = _run("fuzz", "--carts", "1", "--routes", "fault-segv", "--budgets-ms", "none")
+    assert done.returncode == 1
+    assert "killed by SIGSEGV" in done.stdout and "--seed 0 --first 0 --carts 1" in done.stdout
+
+
+def test_fuzz_refuses_an_unknown_route():
+    done = _run("fuzz", "--routes", "nope")
+    assert done.returncode == 2 and "unknown route" in done.stderr

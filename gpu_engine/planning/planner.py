@@ -17,7 +17,8 @@ plain:
     the time the GA phase leaves (typically flat carts: fixed delivery fees, no discounts or
     thresholds). HiGHS, warm-started with the GA's drop-heuristic seed, gets that time as a hard
     deadline; if it has not proven its answer, the GA runs on the rest, bounded by HiGHS's dual
-    bound;
+    bound. The GA's time here stops growing at ``HIGHS_FIRST_GA_UNTIL_MS`` of budget: on long
+    budgets HiGHS's one run gets nearly all of it (a second run would start its search afresh);
   - **GA first** (``cpu-ga``/``gpu-ga``) otherwise: the GA phase (it stops early when it stalls
     or meets a proven bound), then HiGHS, warm-started with the GA's answer, on all the time
     left (without its presolve and primal heuristics: ``PROOF_PRESOLVE``, ``PROOF_HEURISTICS``
@@ -39,6 +40,15 @@ plain:
     LP bound proves an answer that meets it. Where the GA would take the whole budget, its time
     is cut to leave the step its share.
 
+  Either route, unproven when its phases end (HiGHS at its deadline or its own limit, the GA
+  stalled), goes on until the budget ends or a proof (:mod:`gpu_engine.planning.anytime`):
+  HiGHS once more, warm-started with the best answer (HiGHS first only, where HiGHS did not
+  fail), then the GA restarting from new seeds whenever it stalls. A HiGHS run whose status is
+  neither a proof nor a limit ("Solve error", "Infeasible" on a cart that has an assignment, a
+  crashed solver process) or that raises is a route that failed: its bound is not believed and
+  the others answer on the rest of the budget. Beyond HiGHS's trusted range
+  (``HIGHS_MAX_MONEY``) the GA with restarts runs until the budget ends.
+
   The GA phase's time is :func:`ga_phase_ms`: ``GA_SHARE`` of the budget, or the whole budget
   while what is left could not give HiGHS ``GA_FLOOR_FACTOR`` x its floor (or x its predicted
   time, where that is less). The GPU GA's share stops growing at ``GPU_GA_SHARE_UNTIL_MS`` of
@@ -49,9 +59,9 @@ Monotone in the budget, by construction: the GA's run is a pure function of the 
 generation count, and keeps its best (elitism); its time on either route is at least
 :func:`ga_phase_ms` of the budget, which is nondecreasing in the budget, so a larger budget runs
 the smaller budget's GA trajectory and more (as far as the machine's speed is steady), and the
-answer is never worse than that GA's. The neighbourhood step and HiGHS only ever replace an
-answer with a better one (the step's time, :func:`lns_phase_ms`, is nondecreasing in the budget
-too).
+answer is never worse than that GA's. The neighbourhood step, HiGHS and the GA's restarts only
+ever replace an answer with a better one (the step's time, :func:`lns_phase_ms`, is
+nondecreasing in the budget too).
 (Where a full search or DP is predicted to fit it answers the optimum.) ``plan["ran"]`` lists
 every phase that ran, with its time, total and why it ran or stopped; ``plan["order"]`` and
 ``plan["reason"]`` say why this route.
@@ -74,6 +84,17 @@ from typing import Any
 
 import numpy as np
 
+from gpu_engine.planning.anytime import (
+    HIGHS_ERRORS,
+    Rest,
+    best_bound,
+    choice_of,
+    distrust,
+    highs_failed,
+    keep_going,
+    phase_record,
+    trusted_bound,
+)
 from gpu_engine.planning.profile import RateProfile, load_profile
 from gpu_engine.problem import INT64_MAX, CapacityError, CartProblem
 from gpu_engine.solution import Solution
@@ -93,6 +114,12 @@ GA_SHARE = 0.5
 # (warm-started with the optimum, CPU of this machine) against 19 in ~780 ms. Monotone still:
 # the GA's time stays nondecreasing in the budget (flat between here and where it grows again).
 GPU_GA_SHARE_UNTIL_MS = 400.0
+# HiGHS first: the GA's time after it grows only up to this budget (ms), so that on long
+# budgets HiGHS's one run gets nearly all of it (a second run starts its search afresh). On
+# issue 25's barely-free and one-cent carts HiGHS took 5-11 s to prove, and stopped at ~45% of a
+# 10 s budget; the GA after it stalls in 0.3-0.7 s there. Monotone still: nondecreasing, flat
+# past it.
+HIGHS_FIRST_GA_UNTIL_MS = 1000.0
 # HiGHS is given time only beyond this many times its proof floor (``_proof_floor_ms``): below
 # it the GA gets the whole budget, since HiGHS could not even set up in what is left.
 GA_FLOOR_FACTOR = 2.0
@@ -387,11 +414,15 @@ def make_plan(
     if fitting:
         best = min(fitting, key=lambda e: (e.predicted_ms, EXACT_METHODS.index(e.method)))
         if best.method == "milp":
+            until = HIGHS_FIRST_GA_UNTIL_MS
+            highs_ga_ms = ga_phase_ms(budget_ms, min(floor_ms, milp_ms), share_until_ms=until)
             reason = (
                 f"HiGHS first: predicted to prove in {best.predicted_ms:.3g} ms, within the "
-                f"{budget_ms - ga_ms:.0f} ms the GA leaves; the GA on the rest if it has not"
+                f"{budget_ms - ga_ms:.0f} ms the GA's share leaves; HiGHS until "
+                f"{highs_ga_ms:.0f} ms are left, then if unproven the GA, HiGHS again and GA "
+                "restarts until the budget ends"
             )
-            return plan("milp", reason, ga_ms=ga_ms, order="highs-first")
+            return plan("milp", reason, ga_ms=highs_ga_ms, order="highs-first")
         reason = f"exact: {best.method} predicted {best.predicted_ms:.3g} ms within the budget"
         return plan(best.method, reason)
     ga = {e.method: e for e in estimates if not e.exact}
@@ -511,7 +542,7 @@ def solve_planned(
         # The MILP after a GA: attempted or skipped, and whether the deadline cut it.
         "proof_after_ga": solution.stats.get("proof_after_ga"),
         # Every phase that ran, in order (time, total, proven, why it ran or stopped).
-        "ran": solution.stats.get("phases") or [_phase(plan.method, solution)],
+        "ran": solution.stats.get("phases") or [phase_record(plan.method, solution)],
     }
     solution.elapsed_ms = (time.perf_counter() - started) * 1e3
     return solution
@@ -530,7 +561,7 @@ def _fallback_ga(
         from gpu_engine.solvers.ga.solve import solve_ga
 
         left = _remaining(started, plan.budget_ms)
-        return solve_ga(problem, budget_ms=left, seed=seed, device="cpu"), why
+        return solve_ga(problem, budget_ms=left, seed=seed, device="cpu", restarts=True), why
 
 
 def _remaining(started: float, budget_ms: float) -> float:
@@ -554,24 +585,6 @@ def _run(method: str, problem, plan: Plan, *, started: float, seed: int) -> Solu
     if method == "milp":
         return _highs_first(problem, plan, started, seed)
     return _ga_first(problem, plan, method, started, seed)
-
-
-def _phase(name: str, solution: Solution | None, **extra: Any) -> dict[str, Any]:
-    """One entry of ``plan["ran"]``."""
-    if solution is None:
-        return {"phase": name, **extra}
-    return {
-        "phase": name,
-        "ms": round(solution.elapsed_ms, 3),
-        "total": solution.total,
-        "optimal": solution.optimal,
-        **extra,
-    }
-
-
-def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
-    index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
-    return np.array([index[solution.assignment[item]] for item in problem.item_ids])
 
 
 def _proof_floor_ms(features: dict[str, Any], profile: RateProfile) -> float:
@@ -598,10 +611,30 @@ def _ga_first(problem, plan: Plan, method: str, started, seed) -> Solution:
     ga_ms = plan.ga_ms if device == "gpu" else plan.cpu_ga_ms
     beside = _NeighbourhoodBeside(problem, plan) if device == "gpu" else None
     ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device)
-    ga.stats["phases"] = [_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3))]
+    ga.stats["phases"] = [_ga_record(device, ga, ga_ms)]
     if beside is not None and beside.started:
-        return _prove(problem, beside.merge(ga, started), started, plan)
-    return _prove(problem, _neighbourhood(problem, ga, started, plan), started, plan)
+        answer = _prove(problem, beside.merge(ga, started), started, plan)
+    else:
+        answer = _prove(problem, _neighbourhood(problem, ga, started, plan), started, plan)
+    # HiGHS has had its run after the GA (or its floor did not fit): GA restarts on the rest.
+    rest = _rest(problem, plan, started, seed, device, answer.stats["phases"], highs=False)
+    rest.bound = trusted_bound(answer)
+    return keep_going(answer, rest)
+
+
+def _ga_record(device: str, ga: Solution, budget_ms: float, **extra: Any) -> dict[str, Any]:
+    """The GA phase's entry of ``plan["ran"]``: with its budget and why it stopped."""
+    budget = round(budget_ms, 3)
+    return phase_record(f"{device}-ga", ga, budget_ms=budget, stop=ga.stats["stop"], **extra)
+
+
+def _rest(problem, plan: Plan, started, seed, device, phases, *, highs: bool) -> Rest:
+    """The rest of the budget after a route's phases (:mod:`gpu_engine.planning.anytime`)."""
+
+    def left_ms() -> float:
+        return plan.budget_ms - (time.perf_counter() - started) * 1e3
+
+    return Rest(problem, left_ms, seed, device, phases, highs, plan.proof_floor_ms)
 
 
 class _NeighbourhoodBeside:
@@ -680,7 +713,7 @@ def _neighbourhood(problem: CartProblem, ga: Solution, started: float, plan: Pla
     if skip is not None:
         phases.append({"phase": "lns", "skipped": skip})
         return ga
-    result = improve(problem, _choice(problem, ga), budget_ms=ms)
+    result = improve(problem, choice_of(problem, ga), budget_ms=ms)
     return _with_lns(problem, ga, result, budget_ms=ms, beside=False)
 
 
@@ -710,7 +743,7 @@ def _with_lns(
         }
     )
     improved = result.total < ga.total
-    choice = result.choice if improved else _choice(problem, ga)
+    choice = result.choice if improved else choice_of(problem, ga)
     gap = None if proven or best_total == 0 else max(0.0, (best_total - bound) / best_total)
     # Beside the GA the step's time overlaps the GA's: it adds none.
     spent = 0.0 if beside else phases[-1]["ms"]
@@ -762,7 +795,7 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
     end of the budget is cut: ``stats["proof_after_ga"]["cut"]``)."""
     from gpu_engine.solvers.milp.runner import PROOF_HEURISTICS, PROOF_PRESOLVE, solve_milp
 
-    phases = ga.stats.setdefault("phases", [_phase("ga", ga)])
+    phases = ga.stats.setdefault("phases", [phase_record("ga", ga)])
     left = plan.budget_ms - (time.perf_counter() - started) * 1e3
     floor = plan.proof_floor_ms
     if not ga.optimal and not _highs_runs(plan.features):
@@ -786,13 +819,26 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
             "skipped": "HiGHS's MILP gets all the time left: its root bound is at least the LP's",
         }
     )
-    milp = solve_milp(
-        problem,
-        budget_ms=left,
-        warm_start=_choice(problem, ga),
-        presolve=PROOF_PRESOLVE,
-        heuristics=PROOF_HEURISTICS,
-    )
+    try:
+        milp = solve_milp(
+            problem,
+            budget_ms=left,
+            warm_start=choice_of(problem, ga),
+            presolve=PROOF_PRESOLVE,
+            heuristics=PROOF_HEURISTICS,
+        )
+    except HIGHS_ERRORS as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        logger.warning("HiGHS's proof after the GA failed: %s", error)
+        ga.stats["proof_after_ga"] = {"attempted": True, "left_ms": left, "error": error}
+        phases.append(
+            {"phase": "milp", "budget_ms": round(left, 3), "failed": True, "error": error}
+        )
+        return ga
+    status = milp.stats["highs_status"]
+    failed = highs_failed(status)
+    if failed:
+        distrust(problem, milp)
     summary = {
         "attempted": True,
         "left_ms": left,
@@ -801,10 +847,14 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
         "gap": milp.gap,
         "elapsed_ms": milp.elapsed_ms,
         "build_ms": milp.stats["build_ms"],
-        "highs_status": milp.stats["highs_status"],
+        "highs_status": status,
         "cut": milp.stats["cut"],
+        "failed": failed,
     }
-    phases.append(_phase("milp", milp, warm_start=ga.total, cut=milp.stats["cut"]))
+    record = phase_record(
+        "milp", milp, budget_ms=round(left, 3), warm_start=ga.total, cut=milp.stats["cut"]
+    )
+    phases.append({**record, "status": status, "failed": failed})
     if milp.optimal or milp.total < ga.total:
         milp.stats["warm_start_ga"] = {"total": ga.total, "elapsed_ms": ga.elapsed_ms}
         milp.stats["proof_after_ga"] = summary
@@ -813,6 +863,7 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
         return milp
     ga.stats["milp_after_ga"] = summary
     ga.stats["proof_after_ga"] = summary
+    ga.stats["proof_bound"] = trusted_bound(milp)
     if milp.gap is not None and (ga.gap is None or milp.gap < ga.gap):
         ga.gap = milp.gap
     return ga
@@ -836,30 +887,54 @@ def _drop_seed(problem: CartProblem) -> np.ndarray:
 
 
 def _highs_first(problem, plan: Plan, started, seed) -> Solution:
-    """HiGHS, warm-started with the drop heuristic's answer, until the GA phase's time is all
-    that is left of the budget; unproven, the GA runs on the rest (bounded by HiGHS's dual
-    bound) and the better of the two answers stands."""
+    """HiGHS, warm-started with the drop heuristic's answer, until the GA's time (``ga_ms``) is
+    all that is left of the budget. Unproven (its deadline, its own limit) or failed, the GA
+    runs on the rest, bounded by HiGHS's dual bound where HiGHS did not fail, and then
+    :func:`~gpu_engine.planning.anytime.keep_going` spends what is left: HiGHS once more,
+    warm-started with the best answer (unless it failed), then GA restarts."""
     from gpu_engine.solvers.ga.solve import solve_ga
-    from gpu_engine.solvers.milp.runner import cents_bound, milp_best
 
     highs_ms = _remaining(started, plan.budget_ms) - plan.ga_ms
-    seed_choice = _drop_seed(problem)
-    milp, outcome = milp_best(problem, budget_ms=max(1.0, highs_ms), warm_start=seed_choice)
-    phases = [
-        _phase("milp", milp, budget_ms=round(highs_ms, 3), status=outcome.status, cut=outcome.cut)
-    ]
+    milp, bound, failed, record = _highs_run(problem, highs_ms)
+    phases = [record]
     if milp is not None and milp.optimal:
         milp.stats["phases"] = phases
         return milp
-    bound = cents_bound(outcome.bound)
     device = _ga_device(plan, "auto")
     ga_ms = _remaining(started, plan.budget_ms)
     ga = solve_ga(problem, budget_ms=ga_ms, seed=seed, device=device, bound=bound)
-    phases.append(_phase(f"{device}-ga", ga, budget_ms=round(ga_ms, 3), bound=bound))
+    phases.append(_ga_record(device, ga, ga_ms, bound=bound))
     best = ga if milp is None or ga.total <= milp.total else milp
-    best.stats["phases"] = phases
-    if bound is not None and not best.optimal and best.total <= bound:
-        best.optimal, best.gap = True, None
     if milp is not None and best is ga:
         ga.elapsed_ms += milp.elapsed_ms
-    return best
+    rest = _rest(problem, plan, started, seed, device, phases, highs=not failed)
+    rest.bound = best_bound(bound, ga.stats["lower_bound"])
+    return keep_going(best, rest)
+
+
+def _highs_run(problem, highs_ms: float) -> tuple[Solution | None, int | None, bool, dict]:
+    """HiGHS first: (its answer or None, its bound in cents where it did not fail, whether it
+    failed, its entry of ``plan["ran"]``). A failure (a status neither a proof nor a limit, or
+    an error raised) leaves the answer's assignment but never its bound or proof."""
+    from gpu_engine.solvers.milp.runner import cents_bound, milp_best
+
+    budget = round(highs_ms, 3)
+    try:
+        milp, outcome = milp_best(
+            problem, budget_ms=max(1.0, highs_ms), warm_start=_drop_seed(problem)
+        )
+    except HIGHS_ERRORS as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        logger.warning("HiGHS first failed: %s", error)
+        return (
+            None,
+            None,
+            True,
+            {"phase": "milp", "budget_ms": budget, "failed": True, "error": error},
+        )
+    failed = highs_failed(outcome.status)
+    if failed and milp is not None:
+        distrust(problem, milp)
+    extra = {"budget_ms": budget, "status": outcome.status, "cut": outcome.cut, "failed": failed}
+    record = phase_record("milp", milp, **extra)
+    return milp, None if failed else cents_bound(outcome.bound), failed, record

@@ -19,7 +19,10 @@ first population, a generation or an elite pass, with what the step found so far
 always the best individual met), after ``stall_generations`` without improvement, at
 ``max_generations``, or when the best meets a proven lower bound (then, and only then,
 ``optimal`` is True). A later deadline runs the earlier one's steps and more, so it never ends
-worse.
+worse. With ``restarts`` a stalled run does not end the search while the budget lasts: a new
+population starts from the next seed (:func:`restart_seed`), the same on both devices, and the
+best of the runs is the answer (the planner's anytime routes use it to spend what their other
+phases leave).
 
 On the CPU the steps run on every core the process may use (:mod:`.workers`), and the
 population follows the cart and the cores (:func:`cpu_config`): as many children as a
@@ -32,8 +35,9 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -81,6 +85,9 @@ FINISH_US_PER_LINE = 10.0
 BP_SCALE = 10_000
 # Generations whose durations predict the next one (the longest of them is assumed).
 _TIMING_WINDOW = 4
+# A stalled run restarts only while at least this much of its budget is left (ms).
+RESTART_MIN_MS = 10.0
+_SEEDS = 2**63
 
 
 def cpu_config(arrays: GaArrays, threads: int, base: GaConfig = CPU_CONFIG) -> GaConfig:
@@ -353,6 +360,50 @@ def evolve(
     )
 
 
+def restart_seed(seed: int, k: int) -> int:
+    """The seed of a run's ``k``-th restart (0: the run itself): fixed by the first seed, so a
+    run with restarts is still a pure function of its seed and its steps."""
+    return (seed + k) % _SEEDS
+
+
+def _restarts(
+    first: GaRun,
+    start: Callable[[int], Population],
+    *,
+    seed: int,
+    config: GaConfig,
+    budget_ms: float,
+    started: float,
+    bound: int,
+) -> tuple[GaRun, list[dict[str, Any]]]:
+    """After a run that stalled, new populations (seeds :func:`restart_seed`) while at least
+    ``RESTART_MIN_MS`` of the budget is left: the best run, with the last run's stop reason and
+    time, and one record per restart."""
+    best = run = first
+    records: list[dict[str, Any]] = []
+    while run.stop == "stall" and _left_ms(started, budget_ms) >= RESTART_MIN_MS:
+        k = len(records) + 1
+        population = start(restart_seed(seed, k))
+        run = evolve(population, config=config, budget_ms=budget_ms, started=started, bound=bound)
+        records.append(
+            {
+                "seed": restart_seed(seed, k),
+                "total": run.total,
+                "generations": run.generations,
+                "stop": run.stop,
+                # Since the budget's start, at this run's end.
+                "ms": round(run.elapsed_ms, 3),
+            }
+        )
+        if run.total < best.total:
+            best = run
+    return replace(best, stop=run.stop, elapsed_ms=run.elapsed_ms, cut=run.cut), records
+
+
+def _left_ms(started: float, budget_ms: float) -> float:
+    return budget_ms - (time.perf_counter() - started) * 1e3
+
+
 def _grown_size(config: GaConfig, size: int, stalled: int) -> int:
     """The population's next size: doubled after ``grow_after`` stalled generations, up to
     ``grow_to`` (see :class:`GaConfig`)."""
@@ -389,6 +440,7 @@ def solve_ga(
     config: GaConfig | None = None,
     bound: int | None = None,
     threads: int | None = None,
+    restarts: bool = False,
 ) -> Solution:
     """Best assignment the GA finds within ``budget_ms`` (None: until it stalls).
 
@@ -397,7 +449,9 @@ def solve_ga(
     GA also computes :func:`lower_bound`); reaching it proves the answer optimal. ``threads``:
     the CPU's (default :func:`~gpu_engine.solvers.ga.workers.cpu_threads`); with the seed it
     fixes the CPU run. On the CPU every step stops at the deadline with what it found
-    (``stats["cut"]`` names the step it cut short)."""
+    (``stats["cut"]`` names the step it cut short). ``restarts`` (with a budget): a run that
+    stalls restarts from the next seed until the budget ends (``stats["restarts"]``, one
+    record each; ``stats["stop"]`` is the last run's)."""
     started = time.perf_counter()
     use_gpu = _use_gpu(device)
     arrays = ga_arrays(problem)
@@ -406,16 +460,24 @@ def solve_ga(
         config = GPU_CONFIG if use_gpu else cpu_config(arrays, threads)
     own = arrays_lower_bound(arrays)
     proven = own if bound is None else max(bound, own)
-    if use_gpu:
-        from gpu_engine.solvers.ga.cuda import GpuPopulation
 
-        population: Population = GpuPopulation(arrays, config, seed)
-    else:
-        population = CpuPopulation(arrays, config, seed, threads=threads)
+    def start(run_seed: int) -> Population:
+        if use_gpu:
+            from gpu_engine.solvers.ga.cuda import GpuPopulation
+
+            return GpuPopulation(arrays, config, run_seed)
+        return CpuPopulation(arrays, config, run_seed, threads=threads)
+
+    population = start(seed)
     # The answer is re-priced and turned into a Solution after the search (in Python, about
     # 10 us a line: 0.1 s on a 10,000-line cart): the search stops that much before the budget.
     search_ms = None if budget_ms is None else budget_ms - FINISH_US_PER_LINE * arrays.n_lines / 1e3
     run = evolve(population, config=config, budget_ms=search_ms, started=started, bound=proven)
+    restarted: list[dict[str, Any]] = []
+    if restarts and search_ms is not None:
+        run, restarted = _restarts(
+            run, start, seed=seed, config=config, budget_ms=search_ms, started=started, bound=proven
+        )
     optimal = run.total <= proven
     return make_solution(
         problem,
@@ -434,6 +496,7 @@ def solve_ga(
             "stop": run.stop,
             "cut": run.cut,
             "cpu_threads": population.threads if isinstance(population, CpuPopulation) else None,
+            "restarts": restarted,
             "init_ms": run.init_ms,
             "lower_bound": proven,
             "history": run.history,

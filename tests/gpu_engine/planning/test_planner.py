@@ -3,6 +3,7 @@ end through ``gpu_engine.solve``."""
 
 import dataclasses
 import logging
+import math
 
 import pytest
 from hypothesis import given, settings
@@ -231,26 +232,51 @@ def test_highs_runs_first_only_where_the_profile_says_it_proves_quickly():
     assert plan.method == "cpu-ga" and plan.order == "ga-first"
 
 
-def test_highs_first_cut_hands_the_rest_to_the_ga(monkeypatch):
-    """HiGHS cut at its deadline with nothing: the GA answers on the rest, and the plan lists
-    both phases in order."""
-    import gpu_engine.solvers.milp.runner
+def _cut_at_the_deadline(monkeypatch) -> None:
+    """Every HiGHS run is cut by its deadline before HiGHS answers (the runner's cut outcome,
+    returned at once: the time it would have taken is left to the phases after it)."""
+    import gpu_engine.solvers.milp.runner as runner
 
-    monkeypatch.setattr(gpu_engine.solvers.milp.runner, "_await", lambda job, timeout_s: False)
+    def cut(problem, *, time_limit_ms=None, **kwargs):
+        ms = time_limit_ms or 0.0
+        return runner.MilpOutcome(None, -math.inf, runner.CUT_STATUS, 0.0, ms, 0, 0, cut=True)
+
+    monkeypatch.setattr(runner, "milp_run", cut)
+
+
+def test_highs_first_cut_hands_the_rest_to_the_ga(monkeypatch):
+    """HiGHS cut at its deadline with nothing: the GA answers on the rest, HiGHS runs again
+    (cut again) and GA restarts take what is left; the plan lists the phases in order."""
+    _cut_at_the_deadline(monkeypatch)
     quick = _profile(milp_switched=PowerLaw(1.0, 0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=quick)
     assert solution.plan["method"] == "milp" and solution.algorithm == "ga"
     ran = solution.plan["ran"]
-    assert [p["phase"] for p in ran] == ["milp", "cpu-ga"] and ran[0]["cut"]
-    assert ran[1]["total"] == solution.total and not solution.optimal
+    assert [p["phase"] for p in ran] == ["milp", "cpu-ga", "milp", "cpu-ga-restarts"]
+    # HiGHS again is cut too, unless the GA left it less than its floor.
+    assert ran[0]["cut"] and not ran[0]["failed"] and ran[2].get("cut", "skipped" in ran[2])
+    assert solution.total <= ran[1]["total"] and not solution.optimal
 
 
 def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
     """The deadline passes at once in whatever phase the proof is (build or HiGHS): the GA's
-    answer stands, never claimed optimal, and the plan records the cut."""
+    answer stands, never claimed optimal, and the plan records the cut. The GA takes exactly
+    its budget on the planner's clock (a loaded machine must not leave the proof no time)."""
+    import gpu_engine.solvers.ga.solve as ga_module
     import gpu_engine.solvers.milp.runner
+    from gpu_engine.warmup import ensure_cpu_warm
 
-    monkeypatch.setattr(gpu_engine.solvers.milp.runner, "_await", lambda job, timeout_s: False)
+    ensure_cpu_warm()
+    _cut_at_the_deadline(monkeypatch)
+    clock = _FakeClock()
+    monkeypatch.setattr(planner_module, "time", clock)
+    real_ga = ga_module.solve_ga
+
+    def ga_on_the_clock(problem, *, budget_ms, **kwargs):
+        clock.now += budget_ms / 1e3
+        return real_ga(problem, budget_ms=budget_ms, **kwargs)
+
+    monkeypatch.setattr(ga_module, "solve_ga", ga_on_the_clock)
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
     assert solution.plan["method"] == "cpu-ga" and solution.algorithm == "ga"
@@ -258,7 +284,8 @@ def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
     assert proof["attempted"] and proof["cut"]
     assert proof["highs_status"] == gpu_engine.solvers.milp.runner.CUT_STATUS
     assert not solution.optimal and not proof["optimal"]
-    assert proof["total"] == solution.total
+    # GA restarts may improve on it with the time the cut proof left.
+    assert solution.total <= proof["total"]
     assert solution.stats["milp_after_ga"] is proof
 
 
@@ -327,7 +354,7 @@ def test_the_budget_holds_end_to_end(monkeypatch):
     # HiGHS first: half the budget (less planning), then the GA on the rest.
     handed.clear()
     quick = _profile(milp_switched=PowerLaw(50.0, 0.0), milp_flat=PowerLaw(1.0, 0.0))
-    monkeypatch.setattr(gpu_engine.solvers.milp.runner, "_await", lambda job, timeout_s: False)
+    _cut_at_the_deadline(monkeypatch)
     monkeypatch.setattr(
         gpu_engine.solvers.milp.runner,
         "milp_best",
@@ -335,7 +362,10 @@ def test_the_budget_holds_end_to_end(monkeypatch):
     )
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=quick)
     assert solution.plan["method"] == "milp"
-    assert [p["phase"] for p in solution.plan["ran"]] == ["milp", "cpu-ga"]
+    # Nothing is left after the two: HiGHS again and the GA restarts say why they did not run.
+    ran = solution.plan["ran"]
+    assert [p["phase"] for p in ran] == ["milp", "cpu-ga", "milp", "cpu-ga-restarts"]
+    assert "skipped" in ran[2] and "skipped" in ran[3]
     assert [name for name, _ in handed] == ["milp", "ga"]
     assert [ms for _, ms in handed] == pytest.approx([150.0, 150.0])
     assert solution.elapsed_ms == pytest.approx(300.0)
@@ -378,7 +408,9 @@ def test_after_the_ga_highs_gets_all_the_time_left_and_the_features_are_computed
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
     assert solution.plan["order"] == "ga-first" and len(features_calls) == 1
     ran = solution.plan["ran"]
-    assert [p["phase"] for p in ran] == ["cpu-ga", "lns", "lp-bound", "milp"]
+    # Unproven at HiGHS's own limit, GA restarts take the rest.
+    assert [p["phase"] for p in ran][4:] in ([], ["cpu-ga-restarts"])
+    assert [p["phase"] for p in ran][:4] == ["cpu-ga", "lns", "lp-bound", "milp"]
     assert "lines or more" in ran[1]["skipped"]
     assert "all the time left" in ran[2]["skipped"]
     assert len(milp_calls) == 1 and milp_calls[0]["presolve"] is False
@@ -393,7 +425,7 @@ def test_below_highs_floor_the_lp_bound_gets_what_is_left(monkeypatch):
     monkeypatch.setattr(planner_module, "GA_FLOOR_FACTOR", 0.0)
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
-    ran = [p for p in solution.plan["ran"] if p["phase"] != "lns"]
+    ran = [p for p in solution.plan["ran"] if p["phase"] not in ("lns", "cpu-ga-restarts")]
     assert [p["phase"] for p in ran] == ["cpu-ga", "lp-bound", "milp"]
     assert "ms" in ran[1] and "floor" in ran[2]["skipped"]
     assert not solution.plan["proof_after_ga"]["attempted"]
@@ -402,6 +434,6 @@ def test_below_highs_floor_the_lp_bound_gets_what_is_left(monkeypatch):
     # With the step on, its LP's bound stands in for the LP bound's.
     monkeypatch.setattr(planner_module, "LNS_MIN_LINES", 30)
     ran = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach).plan["ran"]
-    assert [p["phase"] for p in ran] == ["cpu-ga", "lns", "lp-bound", "milp"]
+    assert [p["phase"] for p in ran][:4] == ["cpu-ga", "lns", "lp-bound", "milp"]
     if ran[1].get("bound") is not None:
         assert "neighbourhood" in ran[2]["skipped"]

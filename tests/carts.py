@@ -26,3 +26,37 @@ def cart_with_choices(*, owner=None, lines: int = 3, quantity: int = 1):
         OfferFactory(product=product, merchant=cheap, unit_price=2200, stock=50)
         CartLineFactory(cart=cart, offer=offer, quantity=quantity)
     return cart
+
+
+def cart_from_problem(problem: dict, *, owner=None):
+    """The shop's version of an engine problem (version 1 form): one merchant per merchant, one
+    product per line, its offers, and a cart whose lines sit at each line's first eligible
+    offer. The shop's cart problem is then the same problem, so its optimum is the engine's."""
+    merchants = {}
+    for spec in problem["merchants"]:
+        shipping, discount = spec["shipping"], spec.get("discount") or {}
+        merchants[spec["id"]] = MerchantFactory(
+            name=spec["id"],
+            base_fee=shipping["base_fee"],
+            per_extra_unit=shipping["per_extra_unit"],
+            free_over=shipping.get("free_over"),
+            discount_min_units=discount.get("min_units"),
+            discount_basis_points=discount.get("basis_points"),
+        )
+    quantity = {item["id"]: item["quantity"] for item in problem["items"]}
+    products = {item: ProductFactory(name=item) for item in quantity}
+    first = {}
+    for spec in problem["offers"]:
+        offer = OfferFactory(
+            product=products[spec["item"]],
+            merchant=merchants[spec["merchant"]],
+            unit_price=spec["price"],
+            stock=spec.get("stock"),
+        )
+        eligible = offer.stock is None or offer.stock >= quantity[spec["item"]]
+        if eligible:
+            first.setdefault(spec["item"], offer)
+    cart = CartFactory(owner=owner or UserFactory())
+    for item, offer in first.items():
+        CartLineFactory(cart=cart, offer=offer, quantity=quantity[item])
+    return cart

@@ -9,6 +9,7 @@ and deployments sharing the Redis never see each other's queues, and nothing is 
 this run's own keys.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -26,7 +27,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from storefront.celery import app
-from tests.carts import cart_with_choices
+from tests.carts import cart_from_problem, cart_with_choices
 from tests.redis_server import broker_pools_drop
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -195,3 +196,27 @@ def test_optimize_on_a_real_worker_then_apply(worker):
     assert cart_after["version"] == run["cart_version"] + 1
     assert process.poll() is None, log.read_text()
     assert "smartcart.optimization_run_execute[" in log.read_text()
+
+
+@override_settings(SMARTCART_INLINE_MAX_MS=0)  # every run goes through the queue
+def test_a_real_worker_answers_the_cart_that_crashed_highs_and_lives_on(worker):
+    """Issue 25: ``highs-segfault-9e7`` took the solving process down inside HiGHS."""
+    process, log = worker
+    repro = ROOT / "tests" / "gpu_engine" / "repro" / "highs-segfault-9e7.json"
+    cart = cart_from_problem(json.loads(repro.read_text()))
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=cart.owner)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    created = client.post("/api/v1/cart/optimizations/", {}, format="json")
+    assert created.status_code == 202, created.json()
+    run = _poll_until_finished(client, created["Location"], log)
+    assert run["status"] == "done", run["error"]
+    assert run["suggested_total"] == 45_794_863
+    assert process.poll() is None, log.read_text()
+    # And it answers the next shopper.
+    other = cart_with_choices(lines=2)
+    token, _ = Token.objects.get_or_create(user=other.owner)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    created = client.post("/api/v1/cart/optimizations/", {}, format="json")
+    assert _poll_until_finished(client, created["Location"], log)["status"] == "done"
+    assert process.poll() is None, log.read_text()

@@ -78,6 +78,9 @@ def register_command(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", type=Path, default=None, help="write the counts here")
     parser.add_argument(
+        "--progress", type=int, default=100, help="a line on stderr every N carts (0: none)"
+    )
+    parser.add_argument(
         "--save-failures", type=Path, default=None, help="write failing carts to this folder"
     )
     return parser
@@ -134,16 +137,27 @@ def run_command(args: argparse.Namespace) -> int:
         shapes=shapes,
         files=list(dict.fromkeys(args.cart)),
         save_failures=args.save_failures,
+        progress_every=args.progress,
     )
     result = run_fuzz(config)
     tally = result.tally
     rows = tally.rows(config.routes, config.budgets_ms)
-    print(format_table(rows))
+    print(format_table([{k: v for k, v in row.items() if k != "max_wall_cart"} for row in rows]))
     print(
         f"\n{tally.carts} carts in {result.wall_s:.1f} s on {config.workers} workers "
         f"({result.restarts} restarted); optimum by brute force {tally.oracles['brute']}, "
         f"by the exact routes {tally.oracles['exact']}, unknown {tally.oracles['none']}"
     )
+    slowest = sorted(
+        (r for r in rows if r["max_wall_ratio"] is not None and r["max_wall_ratio"] > 1.0),
+        key=lambda r: -r["max_wall_ratio"],
+    )[:5]
+    if slowest:
+        worst = ", ".join(
+            f"{r['route']}@{r['budget']} {r['max_wall_ratio']}x (cart {r['max_wall_cart']})"
+            for r in slowest
+        )
+        print(f"most over budget: {worst}")
     if tally.findings:
         print(f"\n{len(tally.findings)} findings:")
         print(format_findings(tally.findings, FINDINGS_SHOWN, "python -m gpu_engine fuzz"))

@@ -38,29 +38,37 @@ class Tally:
 
     counts: dict[tuple[str, float | None], Counter] = field(default_factory=dict)
     max_ratio: dict[tuple[str, float | None], float] = field(default_factory=dict)
+    max_ratio_cart: dict[tuple[str, float | None], str] = field(default_factory=dict)
     oracles: Counter = field(default_factory=Counter)
     shapes: Counter = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
     carts: int = 0
 
     def add_cart(
-        self, shape: str, oracle: Oracle, verdicts: list[Verdict], findings: list[Finding]
+        self,
+        cart: str,
+        shape: str,
+        oracle: Oracle,
+        verdicts: list[Verdict],
+        findings: list[Finding],
     ) -> None:
         self.carts += 1
         self.shapes[shape] += 1
         self.oracles[oracle.source] += 1
         self.findings.extend(findings)
         for v in verdicts:
-            self.add(v)
+            self.add(v, cart)
 
-    def add(self, verdict: Verdict) -> None:
+    def add(self, verdict: Verdict, cart: str = "") -> None:
         key = (verdict.route, verdict.budget_ms)
         counter = self.counts.setdefault(key, Counter())
         counter["runs"] += 1
         counter[verdict.status] += 1
         counter.update(f for f in verdict.flags if f not in STATUSES)
-        if verdict.wall_ratio is not None:
-            self.max_ratio[key] = max(self.max_ratio.get(key, 0.0), verdict.wall_ratio)
+        ratio = verdict.wall_ratio
+        if ratio is not None and ratio > self.max_ratio.get(key, 0.0):
+            self.max_ratio[key] = ratio
+            self.max_ratio_cart[key] = cart
 
     def failures(self) -> int:
         return sum(c[f] for c in self.counts.values() for f in FAILURES)
@@ -78,6 +86,7 @@ class Tally:
             row.update({c: counter[c] for c in COLUMNS})
             ratio = self.max_ratio.get((route, budget))
             row["max_wall_ratio"] = None if ratio is None else round(ratio, 3)
+            row["max_wall_cart"] = self.max_ratio_cart.get((route, budget))
             rows.append(row)
         return rows
 

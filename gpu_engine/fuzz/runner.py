@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ class FuzzConfig:
     shapes: tuple[str, ...] | None = None
     files: list[Path] = field(default_factory=list)
     save_failures: Path | None = None
+    progress_every: int = 0  # carts between progress lines on stderr (0: none)
 
 
 @dataclass
@@ -158,16 +160,24 @@ def run_fuzz(config: FuzzConfig) -> FuzzResult:
     """Run ``config`` to the end and return its tally."""
     tally = Tally()
     open_carts: dict[str, _Open] = {}
+    started = time.perf_counter()
 
     def close(state: _Open) -> None:
         oracle, verdicts, findings = judge_cart(state.cart, state.reference, state.runs)
         verdicts += [Verdict(route, budget, "skipped") for route, budget in state.skipped]
-        tally.add_cart(state.cart.shape, oracle, verdicts, findings)
+        tally.add_cart(state.cart.key, state.cart.shape, oracle, verdicts, findings)
         if config.save_failures is not None and any(f.kind in FAILURES for f in findings):
             config.save_failures.mkdir(parents=True, exist_ok=True)
             name = state.cart.key.replace("/", "_").replace(":", "-")
             (config.save_failures / f"{name}.json").write_text(state.cart.text)
         del open_carts[state.cart.key]
+        if config.progress_every and tally.carts % config.progress_every == 0:
+            elapsed = time.perf_counter() - started
+            print(
+                f"fuzz: {tally.carts} carts, {tally.failures()} defects, {elapsed:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def tasks() -> Iterator[Task]:
         for n, cart in enumerate(carts_of(config)):
@@ -188,6 +198,5 @@ def run_fuzz(config: FuzzConfig) -> FuzzResult:
         if state.waiting == 0:
             close(state)
 
-    started = time.perf_counter()
     restarts = run_tasks(tasks(), workers=config.workers, on_outcome=on_outcome)
     return FuzzResult(tally=tally, wall_s=time.perf_counter() - started, restarts=restarts)

@@ -690,6 +690,8 @@ def _lns_skip(problem: CartProblem, ga: Solution, plan: Plan, ms: float) -> str 
 
 def _lns_unfit(plan: Plan, ms: float) -> str | None:
     """Why the step does not run on this cart with ``ms`` (None: it runs)."""
+    if not _highs_runs(plan.features):
+        return _HIGHS_UNTRUSTED  # the step runs HiGHS
     if not lns_applies(plan.features):
         return (
             f"only on carts of {LNS_MIN_LINES} lines or more and at most {LNS_MAX_PAIRS} "

@@ -182,7 +182,7 @@ def test_beyond_highs_range_the_ga_keeps_going_until_the_budget(monkeypatch):
     ran = solution.plan["ran"]
     assert solution.plan["order"] == "ga-first"
     assert _names(solution) == ["cpu-ga", "lns", "milp", "cpu-ga-restarts"]
-    assert "skipped" in ran[1] and "skipped" in ran[2]
+    assert "exact range" in ran[1]["skipped"] and "exact range" in ran[2]["skipped"]
     assert ran[0]["stop"] == "stall" and ran[-1]["stop"] == "budget"
     assert ran[-1]["budget_ms"] == pytest.approx(5_000 - STALL_MS, abs=1e-3)
     assert all(name == "ga" for name, _ in stubs.calls)
@@ -230,3 +230,19 @@ def test_a_bound_proves_or_tightens_the_gap():
     assert with_bound(solution, None).optimal is False
     assert with_bound(solution, total - 10).gap == pytest.approx(10 / total)
     assert with_bound(solution, total).optimal and solution.gap is None
+
+
+def test_highs_first_gives_the_ga_a_nondecreasing_time_that_stops_growing():
+    """The monotone property on the HiGHS-first route: the GA's time after HiGHS is
+    nondecreasing in the budget, and flat past ``HIGHS_FIRST_GA_UNTIL_MS`` of budget, so HiGHS's
+    share of a long budget grows with it."""
+    from gpu_engine.planning.planner import GpuState, make_plan
+
+    budgets = range(20, 30_000, 97)
+    plans = [make_plan(CART, budget_ms=b, profile=QUICK, gpu=GpuState(False)) for b in budgets]
+    assert {p.order for p in plans} == {"highs-first"}
+    ga = [p.ga_ms for p in plans]
+    assert ga == sorted(ga) and all(g <= b for g, b in zip(ga, budgets, strict=True))
+    assert max(ga) == 0.5 * planner_module.HIGHS_FIRST_GA_UNTIL_MS
+    highs = [b - g for g, b in zip(ga, budgets, strict=True)]
+    assert highs == sorted(highs)

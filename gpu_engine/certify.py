@@ -4,10 +4,11 @@ HiGHS and the LP relaxation prove in floating point: a dual bound computed with 
 sit above the true optimum (it did, on carts of ~1e7-1e8 cents). Before an answer leaves
 :func:`gpu_engine.solve` claiming ``optimal``, :func:`certify` sorts its proof:
 
-* ``exact``: an integer method proved it (full search, the subset DPs, or the cart's integer
-  lower bound meets the total), or an exact method re-ran the cart in the time the budget left
-  (never more than the solve itself took, at least :data:`RECHECK_MIN_MS`) and agreed. Where the
-  exact method found a cheaper total, its answer replaces the claimed one;
+* ``exact``: an integer method proved it (full search, the subset DPs, the flat carts' dual
+  ascent and branch and bound, or the cart's integer lower bound meets the total), or an exact
+  method re-ran the cart in the time the budget left (never more than the solve itself took,
+  at least :data:`RECHECK_MIN_MS`) and agreed. Where the exact method found a cheaper total,
+  its answer replaces the claimed one;
 * ``highs``: no exact re-check fits; the proof rests on HiGHS's dual bound, which the engine
   trusts only within ``HIGHS_MAX_MONEY`` (``gpu_engine.solvers.milp.model``: HiGHS does not run
   beyond it), the range the fuzz (``python -m gpu_engine fuzz``) found free of wrong proofs.
@@ -27,7 +28,7 @@ from gpu_engine.solution import Solution
 logger = logging.getLogger(__name__)
 
 # Algorithms whose proof is integer arithmetic throughout.
-INTEGRAL = frozenset({"cpu-full", "gpu-full", "dp", "cpu-dp", "gpu-dp"})
+INTEGRAL = frozenset({"cpu-full", "gpu-full", "dp", "cpu-dp", "gpu-dp", "flat"})
 # The re-check may take as long as the solve took, and at least this long (ms).
 RECHECK_MIN_MS = 20.0
 # The exact methods a re-check may run (the CPU ones: a re-check never waits for a GPU).

@@ -80,9 +80,10 @@ def main() -> int:
     faulthandler.enable()  # a crash leaves the Python stack in the worker's log
     out = _protocol_stream()
     from gpu_engine.device import gpu_available
-    from gpu_engine.warmup import warmup
+    from gpu_engine.warmup import warm_before_budget, warmup
 
     warmup(include_gpu=gpu_available())
+    warm_before_budget("auto", allow_gpu=gpu_available())  # the planner's modules, HiGHS's process
     out.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
     for line in sys.stdin:
         task = json.loads(line)

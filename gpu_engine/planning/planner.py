@@ -154,8 +154,8 @@ LNS_MIN_MS = 15.0
 # on its own thread for a few ms, and the answer is priced and built after it.
 LNS_FINISH_MS = 5.0
 
-EXACT_METHODS = ("cpu-full", "gpu-full", "cpu-dp", "gpu-dp", "milp")
-INTERRUPTIBLE = frozenset({"cpu-full", "gpu-full", "milp"})
+EXACT_METHODS = ("cpu-full", "gpu-full", "cpu-dp", "gpu-dp", "flat", "milp")
+INTERRUPTIBLE = frozenset({"cpu-full", "gpu-full", "flat", "milp"})
 
 
 @dataclass(frozen=True)
@@ -329,6 +329,17 @@ def _subadditive(problem: CartProblem) -> bool:
     return not bool(np.any(extra_over_base | discount_vs_threshold))
 
 
+def _flat_estimate(problem: CartProblem, profile: RateProfile, features) -> Estimate:
+    """The flat-cart solver (:mod:`gpu_engine.solvers.flat`): where every merchant is an opening
+    cost plus per-line costs, facility location's dual ascent proves most carts at its root."""
+    from gpu_engine.solvers.flat.data import is_flat
+
+    if not is_flat(problem):
+        return Estimate("flat", True, None, "a merchant's cost is not opening + per-line costs")
+    ms = profile.flat_overhead_ms + profile.flat_ms_per_pair * features["pairs"]
+    return Estimate("flat", True, ms, "facility location: dual ascent, then branch and bound")
+
+
 def _milp_law(profile: RateProfile, features):
     return profile.milp_switched if features["switched"] else profile.milp_flat
 
@@ -383,6 +394,7 @@ def make_plan(
     estimates = [
         *_full_estimates(problem, profile, gpu, features),
         *_dp_estimates(problem, profile, gpu, features),
+        _flat_estimate(problem, profile, features),
         _milp_estimate(profile, features),
         *_ga_estimates(problem, budget_ms, profile, gpu, features),
     ]
@@ -582,6 +594,10 @@ def _run(method: str, problem, plan: Plan, *, started: float, seed: int) -> Solu
         from gpu_engine.solvers.dp.solve import solve_dp
 
         return solve_dp(problem, device=method[:3])
+    if method == "flat":
+        from gpu_engine.solvers.flat.solve import solve_flat_solution
+
+        return solve_flat_solution(problem, budget_ms=_remaining(started, budget_ms))
     if method == "milp":
         return _highs_first(problem, plan, started, seed)
     return _ga_first(problem, plan, method, started, seed)

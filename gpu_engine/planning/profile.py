@@ -59,6 +59,10 @@ class PowerLaw:
         return law
 
 
+# Fields a profile file may lack (written before they existed): their defaults stand.
+_OPTIONAL = frozenset({"source", "machine", "flat_overhead_ms", "flat_ms_per_pair"})
+
+
 @dataclass(frozen=True)
 class RateProfile:
     """Measured speeds of this machine's solvers (see the module docstring)."""
@@ -81,6 +85,11 @@ class RateProfile:
     ga_gpu_init_ms: float
     # A typical GPU job, to turn a queue depth into a wait.
     gpu_job_ms: float
+    # The flat-cart solver's root (:mod:`gpu_engine.solvers.flat`): ms per call and per (line,
+    # merchant) pair. Not calibrated yet: twice what this VM measured on ISHOP-U (0.19-0.23 ms
+    # at 50-75 pairs, 0.37-0.51 ms at 900-1,440), for every profile.
+    flat_overhead_ms: float = 0.3
+    flat_ms_per_pair: float = 0.0006
     source: str = "default"
     machine: dict[str, Any] = field(default_factory=dict)
 
@@ -96,7 +105,7 @@ class RateProfile:
         values = {}
         for f in fields(cls):
             if f.name not in data:
-                if f.name in ("source", "machine"):
+                if f.name in _OPTIONAL:
                     continue
                 raise ValueError(f"profile lacks {f.name!r}")
             value = data[f.name]

@@ -11,6 +11,7 @@ from gpu_engine.device import require_gpu_for
 from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.dp.solve import solve_dp
+from gpu_engine.solvers.flat.solve import solve_flat_solution
 from gpu_engine.solvers.full.cpu import solve_cpu_full
 from gpu_engine.solvers.ga.solve import solve_ga_cpu, solve_ga_gpu
 from gpu_engine.solvers.milp.runner import solve_milp_seeded
@@ -40,6 +41,7 @@ SOLVERS: dict[str, Callable[..., Solution]] = {
     "cpu-dp": functools.partial(solve_dp, device="cpu"),
     "gpu-full": solve_gpu_full,
     "gpu-dp": solve_gpu_dp,
+    "flat": solve_flat_solution,
     "milp": solve_milp_seeded,
     "cpu-ga": solve_ga_cpu,
     "gpu-ga": solve_gpu_ga,

@@ -44,6 +44,7 @@ def _profile(**changes) -> RateProfile:
         ga_cpu_init_ms_per_line=0.1,
         ga_gpu_init_ms=2.0,
         gpu_job_ms=200.0,
+        flat_overhead_ms=1e6,
         source="test",
     )
     return dataclasses.replace(base, **changes)
@@ -120,6 +121,7 @@ def test_solve_auto_records_the_plan():
         "cpu-full",
         "gpu-full",
         "cpu-dp",
+        "flat",
         "gpu-dp",
         "milp",
         "cpu-ga",

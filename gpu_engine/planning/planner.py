@@ -154,6 +154,12 @@ LNS_MIN_MS = 15.0
 # on its own thread for a few ms, and the answer is priced and built after it.
 LNS_FINISH_MS = 5.0
 
+# HiGHS first runs both of the cart's formulations side by side (two solver processes, a core
+# each) when it has at least this long: the compact one proved barely-free and one-cent carts in
+# ~6 s where the extended one ran past 10 s, and the extended one proves most others sooner
+# (suite ``anytime``). Shorter windows keep to one core and the extended form.
+PORTFOLIO_MIN_MS = 2000.0
+
 EXACT_METHODS = ("cpu-full", "gpu-full", "cpu-dp", "gpu-dp", "flat", "milp")
 INTERRUPTIBLE = frozenset({"cpu-full", "gpu-full", "flat", "milp"})
 
@@ -934,13 +940,13 @@ def _highs_run(problem, highs_ms: float) -> tuple[Solution | None, int | None, b
     """HiGHS first: (its answer or None, its bound in cents where it did not fail, whether it
     failed, its entry of ``plan["ran"]``). A failure (a status neither a proof nor a limit, or
     an error raised) leaves the answer's assignment but never its bound or proof."""
+    from gpu_engine.solvers.milp.portfolio import portfolio_best
     from gpu_engine.solvers.milp.runner import cents_bound, milp_best
 
     budget = round(highs_ms, 3)
     try:
-        milp, outcome = milp_best(
-            problem, budget_ms=max(1.0, highs_ms), warm_start=_drop_seed(problem)
-        )
+        best = portfolio_best if highs_ms >= PORTFOLIO_MIN_MS else milp_best
+        milp, outcome = best(problem, budget_ms=max(1.0, highs_ms), warm_start=_drop_seed(problem))
     except HIGHS_ERRORS as exc:
         error = f"{type(exc).__name__}: {exc}"
         logger.warning("HiGHS first failed: %s", error)

@@ -2,7 +2,8 @@
 
 HiGHS is C++ and can die on a numerically hard program (a SIGSEGV on a 9e7-cent cart took the
 whole web or worker process down). Every HiGHS run of the engine goes to a long-lived child
-process (:mod:`gpu_engine.solvers.milp.highs_child`), one run at a time per parent process:
+process (:mod:`gpu_engine.solvers.milp.highs_child`), one run at a time per lane (lane 0 for
+every run; a portfolio runs its second formulation in lane 1, :mod:`.portfolio`):
 
 * a run that ends in time answers with HiGHS's status, bounds and column values;
 * a run still going at its deadline is cancelled (HiGHS stops at its next interrupt check) and
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 # A cancelled run that has not answered after this long is killed: HiGHS checks its interrupt
 # between steps, and one step of a large program (a presolve, an LP solve) can take a while.
 KILL_GRACE_S = 2.0
+# How often a run that another thread may stop looks at its ``stop`` event (s).
+_STOP_POLL_S = 0.01
 # How long a run may wait for a new child to start (Python, NumPy and highspy: ~0.1 s here).
 START_TIMEOUT_S = 30.0
 
@@ -89,16 +92,24 @@ class _Child:
         except (BrokenPipeError, OSError, ValueError):
             return False
 
-    def reply_for(self, job: int, timeout_s: float | None) -> dict[str, Any] | Failure:
-        """The reply to ``job`` (older replies are dropped), CUT when ``timeout_s`` passes first,
-        CRASHED when the child dies."""
+    def reply_for(
+        self, job: int, timeout_s: float | None, stop: threading.Event | None = None
+    ) -> dict[str, Any] | Failure:
+        """The reply to ``job`` (older replies are dropped), CUT when ``timeout_s`` passes or
+        ``stop`` is set first, CRASHED when the child dies."""
         end = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
             left = None if end is None else max(0.0, end - time.monotonic())
+            if stop is not None:
+                if stop.is_set():
+                    return CUT
+                left = _STOP_POLL_S if left is None else min(left, _STOP_POLL_S)
             try:
                 reply = self.replies.get(timeout=left)
             except queue.Empty:
-                return CUT
+                if end is not None and time.monotonic() >= end:
+                    return CUT
+                continue
             if reply is None:
                 self.replies.put(None)  # stays dead for every later wait
                 return Failure("crashed", _exit_detail(self.proc))
@@ -152,9 +163,15 @@ class _Service:
             child = self.child = _Child()
         return child
 
-    def run(self, request: dict[str, Any], deadline: float | None) -> dict[str, Any] | Failure:
+    def run(
+        self,
+        request: dict[str, Any],
+        deadline: float | None,
+        stop: threading.Event | None = None,
+    ) -> dict[str, Any] | Failure:
         """Send ``request`` (its ``id`` is set here) and wait for its reply until ``deadline``
-        (a ``time.perf_counter()`` instant; None: no deadline)."""
+        (a ``time.perf_counter()`` instant; None: no deadline) or until ``stop`` is set (by
+        another thread: a portfolio's other lane proved the cart)."""
         if not self.lock.acquire(timeout=_left(deadline) if deadline is not None else -1):
             return CUT
         try:
@@ -164,7 +181,7 @@ class _Service:
             job = next(self.ids)
             if not child.send({**request, "id": job}):
                 return self._crashed(child, Failure("crashed", _exit_detail(child.proc)))
-            reply = child.reply_for(job, None if deadline is None else _left(deadline))
+            reply = child.reply_for(job, None if deadline is None else _left(deadline), stop)
             if reply is CUT:
                 child.send({"kind": "cancel", "id": job})
                 child.pending, child.cancelled_at = job, time.monotonic()
@@ -209,7 +226,7 @@ def _left(deadline: float) -> float:
     return max(0.0, deadline - time.perf_counter())
 
 
-_service: _Service | None = None
+_services: dict[int, _Service] = {}
 _service_lock = threading.Lock()
 # A forked process's copies of its parent's child and pipes: kept, so that their file objects
 # never close a descriptor number that has since been reused.
@@ -217,36 +234,46 @@ _inherited: list[_Service] = []
 
 
 def _forget_after_fork() -> None:
-    """In a forked child: let go of the parent's solver process without touching it (closing
-    our copies of its pipes, so that it still sees its parent leave)."""
-    global _service, _service_lock
+    """In a forked child: let go of the parent's solver processes without touching them
+    (closing our copies of their pipes, so that they still see their parent leave)."""
+    global _service_lock
     _service_lock = threading.Lock()  # it may have been held by another thread at the fork
-    if _service is not None and _service.child is not None:
-        _inherited.append(_service)
-        for stream in (_service.child.proc.stdin, _service.child.proc.stdout):
+    for service_ in _services.values():
+        if service_.child is None:
+            continue
+        _inherited.append(service_)
+        for stream in (service_.child.proc.stdin, service_.child.proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError, ValueError):
                     os.close(stream.fileno())
-    _service = None
+    _services.clear()
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def service() -> _Service:
-    """This process's solver service (a forked process gets a new one)."""
-    global _service
+def service(lane: int = 0) -> _Service:
+    """This process's solver service for ``lane`` (a portfolio runs two formulations side by
+    side, one lane each; a forked process gets new ones)."""
     with _service_lock:
-        if _service is None or _service.pid != os.getpid():
-            _service = _Service()
-        return _service
+        current = _services.get(lane)
+        if current is None or current.pid != os.getpid():
+            current = _services[lane] = _Service()
+        return current
 
 
-def start() -> None:
-    """Start this process's HiGHS child now (the warm-up calls it before any budget)."""
-    service().start()
+def start(lane: int = 0) -> None:
+    """Start this process's HiGHS child of ``lane`` now (the warm-up starts lane 0 before any
+    budget; a portfolio's second lane starts on its first use)."""
+    service(lane).start()
 
 
-def run(request: dict[str, Any], deadline: float | None) -> dict[str, Any] | Failure:
-    """Run one request in this process's HiGHS child (see :class:`_Service.run`)."""
-    return service().run(request, deadline)
+def run(
+    request: dict[str, Any],
+    deadline: float | None,
+    *,
+    lane: int = 0,
+    stop: threading.Event | None = None,
+) -> dict[str, Any] | Failure:
+    """Run one request in this process's HiGHS child of ``lane`` (see :class:`_Service.run`)."""
+    return service(lane).run(request, deadline, stop)

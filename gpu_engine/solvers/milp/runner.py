@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -147,6 +148,8 @@ def milp_run(
     heuristics: bool = True,
     model: MilpModel | None = None,
     bounds: ColumnBounds | None = None,
+    lane: int = 0,
+    stop: threading.Event | None = None,
 ) -> MilpOutcome:
     """Build and solve the program (``relaxed``: its LP relaxation, whose optimum is the outcome's
     ``bound`` and which gives no choice; :mod:`gpu_engine.bounds.lp`). ``warm_start``: a merchant
@@ -157,8 +160,10 @@ def milp_run(
     skips HiGHS's presolve (its restarts after reduced-cost fixing still run): for proving a
     warm start, where it is often the slower part (see :data:`PROOF_PRESOLVE`). ``heuristics=False``
     turns HiGHS's primal heuristics off (see :data:`PROOF_HEURISTICS`). ``model``: the cart's
-    program built already (several runs on one cart share its build); ``bounds``: columns whose
-    bounds this run changes (the warm start must respect them)."""
+    program built already (several runs on one cart share its build, and the compact form,
+    :mod:`gpu_engine.solvers.milp.compact`, comes this way); ``bounds``: columns whose bounds
+    this run changes (the warm start must respect them). ``lane``: which of this process's
+    solver processes runs it; ``stop``: an event another thread sets to cut the run at once."""
     started = time.perf_counter()
     deadline = None if time_limit_ms is None else started + time_limit_ms / 1e3
     clock = _Deadline(started, deadline)
@@ -192,7 +197,7 @@ def milp_run(
         if limit_ms < _MIN_HIGHS_MS:
             return clock.cut_outcome(shape)
         request["time_limit"] = limit_ms / 1e3
-    reply = highs_process.run(request, deadline)
+    reply = highs_process.run(request, deadline, lane=lane, stop=stop)
     if reply is highs_process.CUT:
         return clock.cut_outcome(shape)
     if isinstance(reply, highs_process.Failure):
@@ -398,19 +403,31 @@ def milp_best(
         presolve=presolve,
         heuristics=heuristics,
     )
+    return milp_answer(problem, outcome, warm_start=warm_start, started=started), outcome
+
+
+def milp_answer(
+    problem: CartProblem,
+    outcome: MilpOutcome,
+    *,
+    warm_start: np.ndarray | None,
+    started: float,
+) -> Solution | None:
+    """HiGHS's ``outcome`` as an answer: the better of its assignment and the warm start, priced
+    exactly, proven where the bound rounds up to it (None: no assignment at all)."""
     choice = outcome.choice
     if warm_start is not None:
         warm = np.asarray(warm_start, dtype=np.int64)
         if choice is None or _cost(problem, warm) < _cost(problem, choice):
             choice = warm
     if choice is None:
-        return None, outcome
+        return None
     total = _cost(problem, choice)
     # HiGHS's bound is weak (even negative) early on; the GA's price-only bound never is.
     bound = max(outcome.bound, float(lower_bound(problem)))
     proven = milp_proves(total, bound)
     gap = None if proven or total == 0 else max(0.0, (total - bound) / total)
-    solution = make_solution(
+    return make_solution(
         problem,
         choice,
         total=total,
@@ -431,7 +448,6 @@ def milp_best(
             "cut": outcome.cut,
         },
     )
-    return solution, outcome
 
 
 def cents_bound(bound: float) -> int | None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gpu_engine.solvers.ga.solve as ga_module
+import gpu_engine.solvers.milp.portfolio as portfolio
 import gpu_engine.solvers.milp.runner as runner
 from gpu_engine import CartProblem, solve
 from gpu_engine.bench.anytime_carts import barely_free
@@ -67,6 +68,8 @@ class Stubs:
         self.calls: list[tuple[str, dict]] = []
         monkeypatch.setattr(planner_module, "time", self.clock)
         monkeypatch.setattr(runner, "milp_best", self.milp_best)
+        # Long HiGHS windows run both formulations: the same stub stands for both.
+        monkeypatch.setattr(portfolio, "portfolio_best", self.milp_best)
         monkeypatch.setattr(runner, "solve_milp", self.solve_milp)
         monkeypatch.setattr(ga_module, "solve_ga", self.solve_ga)
 
@@ -219,6 +222,7 @@ def test_a_proof_ends_the_rest_at_once(monkeypatch):
         return proven, outcome
 
     monkeypatch.setattr(runner, "milp_best", proves_the_second_time)
+    monkeypatch.setattr(portfolio, "portfolio_best", proves_the_second_time)
     solution = solve(CART, budget_ms=10_000, allow_gpu=False, profile=QUICK)
     assert _names(solution) == ["milp", "cpu-ga", "milp"]
     assert solution.optimal and solution.algorithm == "milp"

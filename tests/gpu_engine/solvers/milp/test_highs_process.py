@@ -21,12 +21,12 @@ def _kill_child_once_running(monkeypatch, sig: int) -> list[int]:
     real_reply_for = highs_process._Child.reply_for
     killed: list[int] = []
 
-    def reply_for(child, job, timeout_s):
+    def reply_for(child, job, timeout_s, stop=None):
         if not killed:
             time.sleep(0.02)  # HiGHS is busy with the 100-line cart by now
             os.kill(child.proc.pid, sig)
             killed.append(child.proc.pid)
-        return real_reply_for(child, job, timeout_s)
+        return real_reply_for(child, job, timeout_s, stop)
 
     monkeypatch.setattr(highs_process._Child, "reply_for", reply_for)
     return killed
@@ -68,13 +68,13 @@ def _stop_child_at_the_deadline(monkeypatch) -> list:
     real_reply_for = highs_process._Child.reply_for
     stopped: list = []
 
-    def reply_for(child, job, timeout_s):
+    def reply_for(child, job, timeout_s, stop=None):
         if not stopped:
             time.sleep(0.02)
             os.kill(child.proc.pid, signal.SIGSTOP)
             stopped.append(child)
             return highs_process.CUT
-        return real_reply_for(child, job, timeout_s)
+        return real_reply_for(child, job, timeout_s, stop)
 
     monkeypatch.setattr(highs_process._Child, "reply_for", reply_for)
     return stopped

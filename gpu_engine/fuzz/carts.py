@@ -166,8 +166,11 @@ def _to_limit(rng: random.Random, cart: Cart, *, over: bool) -> None:
     units = sum(item["quantity"] for item in cart["items"])
     linear = engine_money_bound(cart) - units
     if linear <= 0:
-        cart["offers"][0]["price"] = 1
+        for offer in cart["offers"]:
+            offer["price"] = max(offer["price"], 1)
         linear = engine_money_bound(cart) - units
+    if linear <= 0:
+        return  # no amount that scales (no offer counts towards the bound): left as it is
     room = MONEY_LIMIT - 1 - units - rng.randint(0, 1000)
     factor = -(-(MONEY_LIMIT - units) // linear) if over else room // linear
     _scale_money(cart, max(1, factor))

@@ -62,7 +62,9 @@ class _Child:
     def __init__(self) -> None:
         script = Path(highs_child.__file__)
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", str(script)],
+            # -P: the script's folder stays off sys.path; PYTHONPATH and site-packages are
+            # kept (a deployment may install highspy anywhere the caller finds it).
+            [sys.executable, "-P", str(script)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -33,6 +33,7 @@ from gpu_engine.solvers.milp.model import (
     _MerchantCols,
     _Model,
     money_scale,
+    program_pairs,
 )
 
 
@@ -41,26 +42,12 @@ def compact_build(problem: CartProblem, *, money: float | None = None) -> MilpMo
     of ``cand_merchant``, as in :func:`~gpu_engine.solvers.milp.model.milp_build`, so that
     :func:`~gpu_engine.solvers.milp.model.choice_from_x` reads both; it takes no warm start
     (``merchants`` is empty)."""
-    quantity = problem.quantity.astype(np.int64)
-    counts = problem.cand_count.astype(np.int64)
-    width = problem.cand_merchant.shape[1]
-    x_line = np.repeat(np.arange(problem.n_items, dtype=np.int64), counts)
-    x_merchant = problem.cand_merchant[np.arange(width)[None, :] < counts[:, None]].astype(np.int64)
-    units = quantity[x_line]
-    goods = units * problem.price[x_line, x_merchant]
-
-    model = _Model()
-    x = model.cols(x_line.size, cost=0.0, upper=1.0, integer=True)
-    model.cost[: x.size] = goods.astype(np.float64).tolist()
-    model.rows_one_of(x, np.concatenate(([0], np.cumsum(counts))))
-    order = np.argsort(x_merchant, kind="stable")
-    bounds = np.searchsorted(x_merchant[order], np.arange(problem.n_merchants + 1))
-    for m in range(problem.n_merchants):
-        pairs = order[bounds[m] : bounds[m + 1]]
-        if pairs.size:
-            _add_merchant(problem, model, m, x[pairs], units[pairs], goods[pairs])
+    pairs = program_pairs(problem)
+    for m, group in pairs.by_merchant():
+        x, units, goods = pairs.x[group], pairs.units[group], pairs.goods[group]
+        _add_merchant(problem, pairs.model, m, x, units, goods)
     money = money_scale(problem) if money is None else money
-    return MilpModel(problem, model, x_line, x_merchant, {}, money)
+    return MilpModel(problem, pairs.model, pairs.x_line, pairs.x_merchant, {}, money)
 
 
 def _add_merchant(problem, model: _Model, m: int, x, units, goods) -> None:

@@ -53,7 +53,7 @@ rounding of HiGHS's dual bound.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -255,6 +255,46 @@ def highs_trusted(cart: CartProblem | float) -> bool:
     return money <= HIGHS_MAX_MONEY
 
 
+@dataclass(frozen=True)
+class ProgramPairs:
+    """The start both formulations share: one binary ``x`` per (line, merchant) pair, costing
+    the pair's goods, the pairs of a line summing to one. ``x`` columns come first, line by line
+    in the order of ``cand_merchant`` (:func:`choice_from_x` reads them so)."""
+
+    model: _Model
+    x: np.ndarray  # column of each pair
+    x_line: np.ndarray  # int64[n_x]
+    x_merchant: np.ndarray  # int64[n_x]
+    units: np.ndarray  # quantity of each pair's line
+    goods: np.ndarray  # quantity * price of each pair
+
+    def by_merchant(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(merchant, indexes of its pairs) for every merchant with a pair."""
+        order = np.argsort(self.x_merchant, kind="stable")
+        n_merchants = int(self.x_merchant.max(initial=-1)) + 1
+        bounds = np.searchsorted(self.x_merchant[order], np.arange(n_merchants + 1))
+        for m in range(n_merchants):
+            group = order[bounds[m] : bounds[m + 1]]
+            if group.size:
+                yield m, group
+
+
+def program_pairs(problem: CartProblem) -> ProgramPairs:
+    """A new program holding the cart's pair columns and its one-offer-per-line rows."""
+    quantity = problem.quantity.astype(np.int64)
+    counts = problem.cand_count.astype(np.int64)
+    width = problem.cand_merchant.shape[1]
+    x_line = np.repeat(np.arange(problem.n_items, dtype=np.int64), counts)
+    x_merchant = problem.cand_merchant[np.arange(width)[None, :] < counts[:, None]].astype(np.int64)
+    units = quantity[x_line]
+    goods = units * problem.price[x_line, x_merchant]
+    model = _Model()
+    x = model.cols(x_line.size, cost=0.0, upper=1.0, integer=True)
+    model.cost[: x.size] = goods.astype(np.float64).tolist()
+    model.rows_one_of(x, np.concatenate(([0], np.cumsum(counts))))
+    return ProgramPairs(model, x, x_line, x_merchant, units, goods)
+
+
 class BuildCancelled(Exception):
     """``milp_build`` stopped because its ``cancelled`` callable said so."""
 
@@ -269,30 +309,15 @@ def milp_build(
     polled between merchants; when it returns True the build stops with
     :class:`BuildCancelled` (a run cut at its deadline stops competing for the GIL at once).
     ``money``: the cart's :func:`money_scale` where the caller has it already."""
-    quantity = problem.quantity.astype(np.int64)
-    counts = problem.cand_count.astype(np.int64)
-    width = problem.cand_merchant.shape[1]
-    x_line = np.repeat(np.arange(problem.n_items, dtype=np.int64), counts)
-    x_merchant = problem.cand_merchant[np.arange(width)[None, :] < counts[:, None]].astype(np.int64)
-    units = quantity[x_line]
-    goods = units * problem.price[x_line, x_merchant]
-
-    model = _Model()
-    x = model.cols(x_line.size, cost=0.0, upper=1.0, integer=True)
-    model.cost[: x.size] = goods.astype(np.float64).tolist()
-    model.rows_one_of(x, np.concatenate(([0], np.cumsum(counts))))
-
-    order = np.argsort(x_merchant, kind="stable")
-    bounds = np.searchsorted(x_merchant[order], np.arange(problem.n_merchants + 1))
+    pairs = program_pairs(problem)
     merchants: dict[int, _MerchantCols] = {}
-    for m in range(problem.n_merchants):
+    for m, group in pairs.by_merchant():
         if cancelled is not None and cancelled():
             raise BuildCancelled
-        pairs = order[bounds[m] : bounds[m + 1]]
-        if pairs.size:
-            cols = _MerchantCols(x=x[pairs])
-            _add_merchant(problem, model, m, cols, units[pairs], goods[pairs])
-            merchants[m] = cols
+        cols = _MerchantCols(x=pairs.x[group])
+        _add_merchant(problem, pairs.model, m, cols, pairs.units[group], pairs.goods[group])
+        merchants[m] = cols
+    model, x_line, x_merchant = pairs.model, pairs.x_line, pairs.x_merchant
     money = money_scale(problem) if money is None else money
     return MilpModel(problem, model, x_line, x_merchant, merchants, money)
 

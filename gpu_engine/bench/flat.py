@@ -11,13 +11,11 @@ median ratio flat/HiGHS and the instances where solve_flat was slower.
 
 from __future__ import annotations
 
-import statistics
-import time
 from typing import Any
 
 from gpu_engine import CartProblem
+from gpu_engine.bench.ishop import against_highs, interleaved
 from gpu_engine.bench.ishop_data import NAMES, load
-from gpu_engine.bench.peers import solve_highs
 from gpu_engine.solvers.flat.solve import solve_flat
 
 SUITE = "flat"
@@ -32,17 +30,7 @@ def add_arguments(parser) -> None:
 
 def instance_row(name: str, problem: CartProblem, *, repeats: int) -> dict[str, Any]:
     """One instance: solve_flat's and HiGHS's median times (interleaved rounds) and answers."""
-    solve_flat(problem)
-    solve_highs(problem, threads=1)
-    flat_ms, highs_ms = [], []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = solve_flat(problem)
-        flat_ms.append((time.perf_counter() - t0) * 1e3)
-        t0 = time.perf_counter()
-        peer = solve_highs(problem, threads=1)
-        highs_ms.append((time.perf_counter() - t0) * 1e3)
-    f_ms, h_ms = statistics.median(flat_ms), statistics.median(highs_ms)
+    f_ms, result, h_ms, peer = interleaved(lambda: solve_flat(problem), problem, repeats=repeats)
     return {
         "suite": SUITE,
         "case": name,
@@ -60,26 +48,10 @@ def instance_row(name: str, problem: CartProblem, *, repeats: int) -> dict[str, 
     }
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    at_optimum = [r for r in rows if r["highs_proven"] and r["flat_total"] == r["highs_total"]]
-    slower = [r["case"] for r in rows if r["flat_ms"] > r["highs_ms"]]
-    return {
-        "suite": SUITE,
-        "case": "summary",
-        "instances": len(rows),
-        "at_optimum": len(at_optimum),
-        "flat_proven_count": sum(bool(r["flat_proven"]) for r in rows),
-        "median_ratio": round(statistics.median(r["ratio"] for r in rows), 4),
-        "max_ratio": round(max(r["ratio"] for r in rows), 4),
-        "flat_slower": len(slower),
-        "slower_on": ",".join(slower),
-    }
-
-
 def run(args) -> list[dict[str, Any]]:
     names = [n for n in args.flat_names.split(",") if n] or list(NAMES)
     rows = [
         instance_row(name, CartProblem.from_dict(load(name)), repeats=args.flat_repeats)
         for name in names
     ]
-    return [*rows, summary(rows)]
+    return [*rows, against_highs(rows, suite=SUITE, solver="flat")]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from gpu_engine import CartProblem, solve
@@ -34,30 +35,27 @@ def add_arguments(parser) -> None:
     )
 
 
-def _ms(fn) -> tuple[float, Any]:
-    t0 = time.perf_counter()
-    result = fn()
-    return (time.perf_counter() - t0) * 1e3, result
+def interleaved(solver: Callable[[], Any], problem: CartProblem, *, repeats: int):
+    """``(solver's median ms, its answer, HiGHS's median ms, HiGHS's answer)`` over ``repeats``
+    interleaved rounds, after one untimed run of each (warm)."""
+    solver()
+    solve_highs(problem, threads=1)
+    solver_ms, highs_ms = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        answer = solver()
+        solver_ms.append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
+        peer = solve_highs(problem, threads=1)
+        highs_ms.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(solver_ms), answer, statistics.median(highs_ms), peer
 
 
 def instance_row(name: str, problem: CartProblem, *, repeats: int, budget_ms: float) -> dict:
     """One instance: the engine's and HiGHS's median times (interleaved rounds) and answers."""
-
-    def engine():
-        return solve(problem, algorithm="auto", budget_ms=budget_ms)
-
-    def highs():
-        return solve_highs(problem, threads=1)
-
-    engine()
-    highs()
-    engine_ms, highs_ms = [], []
-    for _ in range(repeats):
-        ms, sol = _ms(engine)
-        engine_ms.append(ms)
-        ms, peer = _ms(highs)
-        highs_ms.append(ms)
-    e_ms, h_ms = statistics.median(engine_ms), statistics.median(highs_ms)
+    e_ms, sol, h_ms, peer = interleaved(
+        lambda: solve(problem, algorithm="auto", budget_ms=budget_ms), problem, repeats=repeats
+    )
     return {
         "suite": SUITE,
         "case": name,
@@ -74,17 +72,19 @@ def instance_row(name: str, problem: CartProblem, *, repeats: int, budget_ms: fl
     }
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    at_optimum = [r for r in rows if r["highs_proven"] and r["engine_total"] == r["highs_total"]]
-    slower = [r["case"] for r in rows if r["engine_ms"] > r["highs_ms"]]
+def against_highs(rows: list[dict[str, Any]], *, suite: str, solver: str) -> dict[str, Any]:
+    """The summary row of ``rows`` whose ``{solver}_ms/_total/_proven`` met HiGHS's."""
+    at_optimum = [r for r in rows if r["highs_proven"] and r[f"{solver}_total"] == r["highs_total"]]
+    slower = [r["case"] for r in rows if r[f"{solver}_ms"] > r["highs_ms"]]
     return {
-        "suite": SUITE,
+        "suite": suite,
         "case": "summary",
         "instances": len(rows),
         "at_optimum": len(at_optimum),
-        "engine_proven_count": sum(bool(r["engine_proven"]) for r in rows),
-        "median_ratio": round(statistics.median(r["ratio"] for r in rows), 3),
-        "engine_slower": len(slower),
+        f"{solver}_proven_count": sum(bool(r[f"{solver}_proven"]) for r in rows),
+        "median_ratio": round(statistics.median(r["ratio"] for r in rows), 4),
+        "max_ratio": round(max(r["ratio"] for r in rows), 4),
+        f"{solver}_slower": len(slower),
         "slower_on": ",".join(slower),
     }
 
@@ -100,4 +100,4 @@ def run(args) -> list[dict[str, Any]]:
         )
         for name in names
     ]
-    return [*rows, summary(rows)]
+    return [*rows, against_highs(rows, suite=SUITE, solver="engine")]

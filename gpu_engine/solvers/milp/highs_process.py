@@ -153,9 +153,13 @@ class _Service:
         self.crashes = 0
 
     def start(self) -> None:
-        """Start the child if there is none (before a budget's clock starts)."""
+        """Start the child if there is none (before a budget's clock starts). A child that
+        cannot start (no processes or descriptors left) is logged; the next run tries again."""
         with self.lock:
-            self._ensure()
+            try:
+                self._ensure()
+            except OSError:
+                logger.exception("HiGHS's solver process could not start")
 
     def _ensure(self) -> _Child:
         child = self.child
@@ -177,7 +181,11 @@ class _Service:
         if not self.lock.acquire(timeout=_left(deadline) if deadline is not None else -1):
             return CUT
         try:
-            child = self._ready_child(deadline)
+            try:
+                child = self._ready_child(deadline)
+            except OSError as exc:  # no process could start: this run fails, the caller lives
+                logger.error("HiGHS's solver process could not start: %s", exc)
+                return Failure("crashed", f"the solver process could not start ({exc})")
             if child is None:
                 return CUT
             job = next(self.ids)

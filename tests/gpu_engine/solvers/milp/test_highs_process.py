@@ -117,3 +117,14 @@ def test_a_forked_process_gets_its_own_solver_process():
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
     assert parent_child.alive() and highs_process.service().child is parent_child
+
+
+def test_a_solver_process_that_cannot_start_fails_the_run_not_the_caller(monkeypatch):
+    def no_processes_left(self):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    highs_process.service().child = None
+    monkeypatch.setattr(highs_process._Child, "__init__", no_processes_left)
+    highs_process.start()  # logged, not raised: the warm-up goes on
+    outcome = runner.milp_run(_problem(6), time_limit_ms=5_000)
+    assert outcome.status == runner.CRASH_STATUS and outcome.failed

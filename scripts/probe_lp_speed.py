@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gpu_engine import CartProblem
 from gpu_engine.bench.family_carts import FAMILIES
-from gpu_engine.solvers.milp import runner
+from gpu_engine.solvers.milp import highs_child, runner
 from gpu_engine.solvers.milp.model import milp_build
 
 OPTIONS = [
@@ -34,23 +34,26 @@ def lp_ms(model, threads: int, options: dict) -> tuple[float, float]:
     best = float("inf")
     value = float("nan")
     for _ in range(2):
-        highs = runner._highs_for(
-            model,
-            None,
-            threads,
-            relaxed=True,
-            presolve=True,
-            heuristics=True,
-            expires_within=lambda ms: False,
-            bounds=None,
-        )
-        for key, option in options.items():
-            highs.setOptionValue(key, option)
+        highs = _relaxation(model, threads, options)
         t0 = time.perf_counter()
         highs.run()
         best = min(best, (time.perf_counter() - t0) * 1e3)
         value = highs.getInfo().objective_function_value
     return best, value
+
+
+def _relaxation(model, threads: int, options: dict):
+    """The LP relaxation in a HiGHS of this process (the engine runs it in its solver process),
+    with the engine's options and then ``options``."""
+    import highspy
+
+    request = runner._request(model, None, threads, relaxed=True)
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    for key, option in {**request["options"], **options}.items():
+        highs.setOptionValue(key, option)
+    highs_child._pass_program(highs, request["program"], relaxed=True)
+    return highs
 
 
 def main(threads: int) -> None:

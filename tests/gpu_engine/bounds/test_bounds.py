@@ -34,8 +34,14 @@ def test_the_lp_bound_holds_on_every_family(family):
 
 def test_a_bound_cut_by_its_deadline_is_no_bound(monkeypatch):
     import gpu_engine.solvers.milp.runner
+    from gpu_engine.solvers.milp import highs_process
 
-    monkeypatch.setattr(gpu_engine.solvers.milp.runner, "_await", lambda job, timeout_s: False)
+    # The deadline passes while HiGHS's solver process works on the LP.
+    monkeypatch.setattr(
+        highs_process._Child,
+        "reply_for",
+        lambda child, job, timeout_s, stop=None: highs_process.CUT,
+    )
     problem = CartProblem.from_dict(FAMILIES["mixed"](1, 30))
     result = lp_bound(problem, time_limit_ms=50)
     assert result.bound is None and result.status == gpu_engine.solvers.milp.runner.CUT_STATUS

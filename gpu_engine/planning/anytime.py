@@ -27,12 +27,8 @@ import numpy as np
 
 from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.solution import Solution
+from gpu_engine.solvers.milp.runner import highs_failed
 
-# HiGHS's statuses that end a run normally: a proof, its own time limit, the caller's cancel at
-# the deadline, or the deadline passing before HiGHS answered (the runner's ``CUT_STATUS``).
-HIGHS_ENDED = frozenset(
-    {"Optimal", "Time limit reached", "Interrupted by user", "Cut at the deadline"}
-)
 # The GA's restarts run only on at least this much of the budget (ms).
 MIN_REST_MS = 10.0
 # What a HiGHS run may raise where HiGHS fails (the planner's fallback catches the same).
@@ -59,11 +55,6 @@ def choice_of(problem: CartProblem, solution: Solution) -> np.ndarray:
     """A solution's assignment as a merchant index per line (a warm start for HiGHS)."""
     index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
     return np.array([index[solution.assignment[item]] for item in problem.item_ids])
-
-
-def highs_failed(status: str) -> bool:
-    """HiGHS ended neither with a proof nor at a limit: the route failed."""
-    return status not in HIGHS_ENDED
 
 
 def distrust(problem: CartProblem, solution: Solution) -> Solution:

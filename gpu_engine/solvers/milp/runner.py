@@ -96,8 +96,11 @@ _MIN_FEASIBILITY = 1e-8
 MONEY_STATUS = "Amounts beyond HiGHS's exact range"
 # The status of a run whose solver process died (HiGHS crashed): a route that failed.
 CRASH_STATUS = "HiGHS crashed"
-# HiGHS's statuses that mean "stopped by a limit", not "failed".
-_LIMIT_STATUSES = frozenset({"Time limit reached", "Interrupted by user", CUT_STATUS})
+# HiGHS's statuses that end a run without its failing: a proof, its own time limit, the
+# caller's cancel, the deadline passing first, or amounts beyond its range (not run).
+_ENDED = frozenset(
+    {"Optimal", "Time limit reached", "Interrupted by user", CUT_STATUS, MONEY_STATUS}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,10 +125,15 @@ class MilpOutcome:
 
     @property
     def failed(self) -> bool:
-        """HiGHS ended in error (crashed, "Solve error", "Infeasible" on a cart that always has
-        an assignment...), not by proving or by a limit: a route that failed."""
-        ended = self.status == "Optimal" or self.status in _LIMIT_STATUSES
-        return not ended and self.status != MONEY_STATUS
+        """See :func:`highs_failed`."""
+        return highs_failed(self.status)
+
+
+def highs_failed(status: str) -> bool:
+    """HiGHS ended in error (crashed, "Solve error", "Infeasible" on a cart that always has an
+    assignment...), not by proving, by a limit, or by not being run on amounts beyond its
+    range: a route that failed, whose bound is not believed."""
+    return status not in _ENDED
 
 
 @dataclass(frozen=True, slots=True)

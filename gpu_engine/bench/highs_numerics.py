@@ -80,7 +80,7 @@ def run(args) -> list[dict[str, Any]]:
 
 def _row(price: float, args) -> dict[str, Any]:
     from gpu_engine import solve
-    from gpu_engine.planning.planner import _drop_seed
+    from gpu_engine.solvers.ga.core import drop_seed
     from gpu_engine.solvers.milp.model import money_scale
     from gpu_engine.solvers.milp.neighbourhood import total_of
     from gpu_engine.solvers.milp.runner import MONEY_STATUS, milp_run
@@ -91,7 +91,7 @@ def _row(price: float, args) -> dict[str, Any]:
         problem = CartProblem.from_dict(expensive_cart(seed, price))
         scales.append(money_scale(problem))
         exact = solve(problem, algorithm="dp").total
-        for route, warm in (("warm", _drop_seed(problem)), ("cold", None)):
+        for route, warm in (("warm", drop_seed(problem)), ("cold", None)):
             outcome = milp_run(problem, time_limit_ms=3000, warm_start=warm)
             if outcome.status == MONEY_STATUS:
                 counts[f"{route}_not_run"] += 1

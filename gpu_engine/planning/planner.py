@@ -899,17 +899,6 @@ def _gpu_ga_fits(features: dict[str, Any]) -> bool:
     return features["lines"] <= MAX_LINES and features["merchants"] <= MAX_MERCHANTS
 
 
-def _drop_seed(problem: CartProblem) -> np.ndarray:
-    """The GA's drop-heuristic seed (a few ms): HiGHS's first incumbent, so that its search
-    starts near the optimum and a run cut at the deadline still has a good answer."""
-    from gpu_engine.solvers.ga.core import drop_greedy, ga_arrays
-
-    arrays = ga_arrays(problem)
-    row = np.empty(arrays.n_lines, dtype=np.int32)
-    drop_greedy(row, arrays.qty, arrays.price, arrays.cand, arrays.params)
-    return arrays.to_original(row)
-
-
 def _highs_first(problem, plan: Plan, started, seed) -> Solution:
     """HiGHS, warm-started with the drop heuristic's answer, until the GA's time (``ga_ms``) is
     all that is left of the budget. Unproven (its deadline, its own limit) or failed, the GA
@@ -940,13 +929,14 @@ def _highs_run(problem, highs_ms: float) -> tuple[Solution | None, int | None, b
     """HiGHS first: (its answer or None, its bound in cents where it did not fail, whether it
     failed, its entry of ``plan["ran"]``). A failure (a status neither a proof nor a limit, or
     an error raised) leaves the answer's assignment but never its bound or proof."""
+    from gpu_engine.solvers.ga.core import drop_seed
     from gpu_engine.solvers.milp.portfolio import portfolio_best
     from gpu_engine.solvers.milp.runner import cents_bound, milp_best
 
     budget = round(highs_ms, 3)
     try:
         best = portfolio_best if highs_ms >= PORTFOLIO_MIN_MS else milp_best
-        milp, outcome = best(problem, budget_ms=max(1.0, highs_ms), warm_start=_drop_seed(problem))
+        milp, outcome = best(problem, budget_ms=max(1.0, highs_ms), warm_start=drop_seed(problem))
     except HIGHS_ERRORS as exc:
         error = f"{type(exc).__name__}: {exc}"
         logger.warning("HiGHS first failed: %s", error)

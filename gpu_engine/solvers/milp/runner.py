@@ -44,8 +44,6 @@ logger = logging.getLogger(__name__)
 _ABS_GAP = 1.0 - 1e-6
 # Slack on HiGHS's floating-point bound before rounding it up to whole cents.
 _BOUND_SLACK = 1e-4
-# HiGHS's primal_solution_status for "a feasible point is known".
-_SOLUTION_FEASIBLE = 2
 # HiGHS checks its clock between steps and overshoots a little: its limit is cut by this share
 # and margin so that build + solve stay within the caller's time.
 _LIMIT_SHARE = 0.9

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from gpu_engine import CartProblem, solve
 from gpu_engine.bench.highs_numerics import expensive_cart
-from gpu_engine.planning.planner import _drop_seed
 from gpu_engine.problem import CapacityError
+from gpu_engine.solvers.ga.core import drop_seed
 from gpu_engine.solvers.milp.model import HIGHS_MAX_MONEY, highs_trusted, milp_build, money_scale
 from gpu_engine.solvers.milp.neighbourhood import total_of
 from gpu_engine.solvers.milp.runner import (
@@ -25,7 +25,7 @@ from gpu_engine.solvers.milp.runner import (
 def test_highs_proves_only_the_optimum_on_expensive_carts(seed):
     problem = CartProblem.from_dict(expensive_cart(seed, 1e6))
     exact = solve(problem, algorithm="dp").total
-    outcome = milp_run(problem, time_limit_ms=20_000, warm_start=_drop_seed(problem))
+    outcome = milp_run(problem, time_limit_ms=20_000, warm_start=drop_seed(problem))
     assert outcome.status == "Optimal"
     assert total_of(problem, outcome.choice) == exact
     assert solve_milp(problem).total == exact

@@ -26,6 +26,7 @@ from gpu_engine.solvers.milp.compact import compact_build
 from gpu_engine.solvers.milp.runner import (
     MilpOutcome,
     _cost,
+    cents_bound,
     milp_answer,
     milp_proves,
     milp_run,
@@ -91,14 +92,16 @@ def _merged(problem: CartProblem, outcomes: dict[str, MilpOutcome]) -> MilpOutco
     base = extended if extended is not None else outcomes.get("compact")
     if base is None:
         raise RuntimeError("both HiGHS lanes failed")
-    choices = [o.choice for o in outcomes.values() if o.choice is not None]
-    choice = min(choices, key=lambda c: _cost(problem, c), default=None)
+    priced = [
+        (_cost(problem, o.choice), o.choice) for o in outcomes.values() if o.choice is not None
+    ]
+    total, choice = min(priced, key=lambda pair: pair[0], default=(None, None))
     bounds = [o.bound for o in outcomes.values() if not o.failed and math.isfinite(o.bound)]
     bound = max(bounds, default=-math.inf)
-    if choice is not None and bounds and _cost(problem, choice) < math.ceil(bound - 1e-4):
+    if total is not None and bounds and total < (cents_bound(bound) or 0):
         logger.error("HiGHS's two formulations disagree: bounds %s above a priced answer", bounds)
         bound = min(bounds)
-    proven = choice is not None and milp_proves(_cost(problem, choice), bound)
+    proven = total is not None and milp_proves(total, bound)
     status = "Optimal" if proven else base.status
     cut = all(o.cut for o in outcomes.values())
     lanes = {name: o.status for name, o in outcomes.items()}

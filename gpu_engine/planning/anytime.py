@@ -19,6 +19,7 @@ exactly like any other, may stand, but never its bound or its claim of optimalit
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,8 @@ import numpy as np
 from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.milp.runner import highs_failed
+
+logger = logging.getLogger(__name__)
 
 # The GA's restarts run only on at least this much of the budget (ms).
 MIN_REST_MS = 10.0
@@ -131,43 +134,54 @@ def with_bound(solution: Solution, bound: int | None) -> Solution:
     return solution
 
 
-def _highs_again(best: Solution, rest: Rest) -> Solution:
-    """HiGHS warm-started with ``best`` on all the time left (its floor permitting)."""
+def highs_proof(
+    problem: CartProblem, best: Solution, left_ms: float
+) -> tuple[Solution | None, dict[str, Any]]:
+    """HiGHS with the proof's settings (``PROOF_PRESOLVE``, ``PROOF_HEURISTICS``), warm-started
+    with ``best``, on ``left_ms``: its answer (distrusted where HiGHS failed; None where it
+    raised) and its entry of ``plan["ran"]``."""
     from gpu_engine.solvers.milp.runner import PROOF_HEURISTICS, PROOF_PRESOLVE, solve_milp
 
-    left = rest.left_ms()
-    if left < rest.proof_floor_ms:
-        skipped = f"{left:.0f} ms left < {rest.proof_floor_ms:.0f} ms floor"
-        rest.phases.append({"phase": "milp", "skipped": skipped})
-        return best
+    budget = round(left_ms, 3)
     try:
         milp = solve_milp(
-            rest.problem,
-            budget_ms=left,
-            warm_start=choice_of(rest.problem, best),
+            problem,
+            budget_ms=left_ms,
+            warm_start=choice_of(problem, best),
             presolve=PROOF_PRESOLVE,
             heuristics=PROOF_HEURISTICS,
         )
     except HIGHS_ERRORS as exc:
         error = f"{type(exc).__name__}: {exc}"
-        rest.phases.append(
-            {"phase": "milp", "budget_ms": round(left, 3), "failed": True, "error": error}
-        )
-        return best
+        logger.warning("HiGHS's proof failed: %s", error)
+        return None, {"phase": "milp", "budget_ms": budget, "failed": True, "error": error}
     status = milp.stats["highs_status"]
     failed = highs_failed(status)
     if failed:
-        distrust(rest.problem, milp)
+        distrust(problem, milp)
     record = phase_record(
         "milp",
         milp,
-        budget_ms=round(left, 3),
+        budget_ms=budget,
         warm_start=best.total,
         status=status,
         cut=milp.stats["cut"],
         failed=failed,
     )
+    return milp, record
+
+
+def _highs_again(best: Solution, rest: Rest) -> Solution:
+    """HiGHS warm-started with ``best`` on all the time left (its floor permitting)."""
+    left = rest.left_ms()
+    if left < rest.proof_floor_ms:
+        skipped = f"{left:.0f} ms left < {rest.proof_floor_ms:.0f} ms floor"
+        rest.phases.append({"phase": "milp", "skipped": skipped})
+        return best
+    milp, record = highs_proof(rest.problem, best, left)
     rest.phases.append(record)
+    if milp is None:
+        return best
     rest.bound = best_bound(rest.bound, trusted_bound(milp))
     return _replaced(best, milp) if milp.optimal or milp.total < best.total else best
 

@@ -91,6 +91,7 @@ from gpu_engine.planning.anytime import (
     choice_of,
     distrust,
     highs_failed,
+    highs_proof,
     keep_going,
     phase_record,
     trusted_bound,
@@ -817,8 +818,6 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
     answer; otherwise the GA's answer stands with the tighter gap), or the LP bound where the
     time is below HiGHS's floor. Both run under a hard deadline (a proof still running at the
     end of the budget is cut: ``stats["proof_after_ga"]["cut"]``)."""
-    from gpu_engine.solvers.milp.runner import PROOF_HEURISTICS, PROOF_PRESOLVE, solve_milp
-
     phases = ga.stats.setdefault("phases", [phase_record("ga", ga)])
     left = plan.budget_ms - (time.perf_counter() - started) * 1e3
     floor = plan.proof_floor_ms
@@ -843,26 +842,11 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
             "skipped": "HiGHS's MILP gets all the time left: its root bound is at least the LP's",
         }
     )
-    try:
-        milp = solve_milp(
-            problem,
-            budget_ms=left,
-            warm_start=choice_of(problem, ga),
-            presolve=PROOF_PRESOLVE,
-            heuristics=PROOF_HEURISTICS,
-        )
-    except HIGHS_ERRORS as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        logger.warning("HiGHS's proof after the GA failed: %s", error)
-        ga.stats["proof_after_ga"] = {"attempted": True, "left_ms": left, "error": error}
-        phases.append(
-            {"phase": "milp", "budget_ms": round(left, 3), "failed": True, "error": error}
-        )
+    milp, record = highs_proof(problem, ga, left)
+    phases.append(record)
+    if milp is None:
+        ga.stats["proof_after_ga"] = {"attempted": True, "left_ms": left, "error": record["error"]}
         return ga
-    status = milp.stats["highs_status"]
-    failed = highs_failed(status)
-    if failed:
-        distrust(problem, milp)
     summary = {
         "attempted": True,
         "left_ms": left,
@@ -871,14 +855,10 @@ def _prove(problem, ga: Solution, started, plan: Plan) -> Solution:
         "gap": milp.gap,
         "elapsed_ms": milp.elapsed_ms,
         "build_ms": milp.stats["build_ms"],
-        "highs_status": status,
+        "highs_status": record["status"],
         "cut": milp.stats["cut"],
-        "failed": failed,
+        "failed": record["failed"],
     }
-    record = phase_record(
-        "milp", milp, budget_ms=round(left, 3), warm_start=ga.total, cut=milp.stats["cut"]
-    )
-    phases.append({**record, "status": status, "failed": failed})
     if milp.optimal or milp.total < ga.total:
         milp.stats["warm_start_ga"] = {"total": ga.total, "elapsed_ms": ga.elapsed_ms}
         milp.stats["proof_after_ga"] = summary

@@ -132,14 +132,14 @@ def warm_before_budget(algorithm: str, *, allow_gpu: bool = True) -> float:
         spent = ensure_gpu_warm()
     else:
         spent = ensure_cpu_warm()
-    return spent + _start_highs(algorithm)
+    return spent + _ready_planner(algorithm)
 
 
 # Algorithms that run HiGHS (in its solver process, started before the budget).
 _HIGHS_REACHING = frozenset({"auto", "milp"})
 
 
-def _start_highs(algorithm: str) -> float:
+def _ready_planner(algorithm: str) -> float:
     """Start this process's HiGHS solver process if ``algorithm`` can reach HiGHS and it is not
     running (a forked worker inherits "warm" but not the process), and import the modules the
     planner reaches lazily (~10 ms the first time, inside the first budget otherwise). Returns

@@ -1,0 +1,59 @@
+"""The one way services hand work to Celery: by task name, after the transaction commits.
+
+Services never import task modules (tasks import services, never the other way round), so a
+task is named by its registered ``name=``. The task is looked up in the Celery app's registry
+and sent with ``apply_async``, which honours ``CELERY_TASK_ALWAYS_EAGER`` (the no-Redis
+default and the tests) exactly as ``.delay()`` does. This module is the seam that a
+transactional outbox replaces later: callers keep calling the same two functions.
+"""
+
+from typing import Any
+
+from celery import current_app
+from celery.app.task import Task
+from django.db import transaction
+
+__all__ = ["task_enqueue", "task_enqueue_on_commit"]
+
+
+def _task(name: str) -> Task:
+    tasks = current_app.tasks
+    if name not in tasks:
+        # The task modules are imported by autodiscovery, which a process that never started a
+        # worker (a shell, a script) may not have run yet.
+        current_app.loader.import_default_modules()
+    return tasks[name]
+
+
+def task_enqueue(
+    name: str,
+    /,
+    *,
+    kwargs: dict[str, Any] | None = None,
+    queue: str | None = None,
+    countdown: float | None = None,
+) -> None:
+    """Sends the task now (eagerly run in-process when Celery is eager)."""
+    options: dict[str, Any] = {}
+    if queue is not None:
+        options["queue"] = queue
+    if countdown is not None:
+        options["countdown"] = countdown
+    _task(name).apply_async(kwargs=kwargs or {}, **options)
+
+
+def task_enqueue_on_commit(
+    name: str,
+    /,
+    *,
+    kwargs: dict[str, Any] | None = None,
+    queue: str | None = None,
+    countdown: float | None = None,
+    using: str | None = None,
+) -> None:
+    """Sends the task once the current transaction commits (at once outside one), so a worker
+    never sees rows that are not there yet, and a rolled-back write sends nothing."""
+    transaction.on_commit(
+        lambda: task_enqueue(name, kwargs=kwargs, queue=queue, countdown=countdown),
+        using=using,
+    )

@@ -69,7 +69,7 @@ stop_server() {
 trap stop_server EXIT
 
 start_server() {  # $1: PAGE_CACHE value
-    PAGE_CACHE=$1 "$PYTHON" -m gunicorn storefront.wsgi:application \
+    PAGE_CACHE=$1 "$PYTHON" -m gunicorn storefront.config.wsgi:application \
         --bind "127.0.0.1:$PORT" --workers "$WORKERS" --threads "$THREADS" \
         --worker-class gthread --log-level warning &
     SERVER_PID=$!

@@ -30,7 +30,7 @@ BENCH_MERCHANT = "bench-feed"
 
 def django_setup() -> None:
     sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.settings.base")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.config.settings.base")
     # A benchmark never serves requests; a throwaway key keeps the settings' guard quiet.
     os.environ.setdefault("SECRET_KEY", "benchmark-only-not-a-secret")
     import django

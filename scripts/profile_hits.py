@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.settings.base")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.config.settings.base")
 
 import django
 

@@ -98,7 +98,7 @@ def broker_state(*, broker_url: str | None = None) -> BrokerState:
     has a short timeout and no retries; a broker that cannot answer is down, and that answer
     is remembered too rather than stalling every request.
     """
-    from storefront.celery import app
+    from storefront.config.celery import app
 
     if app.conf.task_always_eager:
         return BrokerState(up=True, gpu_backlog=0)

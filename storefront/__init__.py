@@ -1,3 +1,3 @@
-from storefront.celery import app as celery_app
+from storefront.config.celery import app as celery_app
 
 __all__ = ["celery_app"]

@@ -29,7 +29,7 @@ def server_env(*, database_url: str, **overrides: str) -> dict[str, str]:
     }
     env.update(
         {
-            "DJANGO_SETTINGS_MODULE": "storefront.settings.base",
+            "DJANGO_SETTINGS_MODULE": "storefront.config.settings.base",
             "SECRET_KEY": "live-test-secret-key-" + "x" * 40,
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "DATABASE_URL": database_url,
@@ -92,7 +92,7 @@ def gunicorn(port: int, *, workers: int = 2, threads: int = 1) -> list[str]:
         sys.executable,
         "-m",
         "gunicorn",
-        "storefront.wsgi:application",
+        "storefront.config.wsgi:application",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",

@@ -96,7 +96,7 @@ def private_redis(tmp_path):
 def broker_pools_drop() -> None:
     """Forgets this process's broker connections, so the next publish connects to the
     broker the configuration names now."""
-    from storefront.celery import app
+    from storefront.config.celery import app
 
     # Not app.close(): that also unregisters the app, and tasks imported later would then
     # never be added to it.
@@ -112,7 +112,7 @@ def redis_down(private_redis):
     """The deployment's settings (cache and broker on one Redis) pointed at a private Redis,
     which is then stopped."""
     from storefront.cache import cache_outage_forget
-    from storefront.celery import app
+    from storefront.config.celery import app
 
     caches = {
         "default": {

@@ -1,5 +1,5 @@
 """The price watch's REST API, mounted under ``/api/v1/`` in the ``api`` namespace by the
-root URLconf (``storefront.urls``, by dotted string): no ``app_name`` of its own."""
+root URLconf (``storefront.config.urls``, by dotted string): no ``app_name`` of its own."""
 
 from django.urls import path
 

@@ -1,4 +1,4 @@
-"""Improve cart's pages, mounted at the site root by ``storefront.urls`` (by dotted string)."""
+"""Improve cart's pages, mounted at the site root by ``storefront.config.urls`` (dotted string)."""
 
 from django.urls import path
 

@@ -1,6 +1,6 @@
 """The marketplace's REST API: catalog, cart, auth token, schema and docs.
 
-The root URLconf (``storefront.urls``) mounts these under ``/api/v1/`` in the ``api``
+The root URLconf (``storefront.config.urls``) mounts these under ``/api/v1/`` in the ``api``
 namespace, together with the other apps' API modules it lists, and puts ``fallback_urlpatterns``
 after all of them. So no ``app_name`` here: every module shares the one ``api`` namespace.
 """

@@ -1,4 +1,4 @@
-"""Error tracking, opt-in: ``SENTRY_DSN`` set turns it on (``storefront.settings.base``)."""
+"""Error tracking, opt-in: ``SENTRY_DSN`` set turns it on (``storefront.config.settings.base``)."""
 
 import os
 

@@ -26,7 +26,7 @@ from django.test import override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from storefront.celery import app
+from storefront.config.celery import app
 from tests.carts import cart_from_problem, cart_with_choices
 from tests.redis_server import broker_pools_drop
 

@@ -10,7 +10,7 @@ from django.test import override_settings
 from gpu_engine import CartProblem
 from smartcart import routing
 from smartcart.errors import ServiceUnavailable
-from storefront.celery import app
+from storefront.config.celery import app
 
 
 def problem(lines: int, offers: int = 3) -> CartProblem:

@@ -6,7 +6,7 @@ from smartcart import warmup
 @pytest.mark.parametrize(
     ("argv", "environ", "expected"),
     [
-        (["/venv/bin/gunicorn", "storefront.wsgi"], {}, True),
+        (["/venv/bin/gunicorn", "storefront.config.wsgi"], {}, True),
         (["manage.py", "runserver"], {"RUN_MAIN": "true"}, True),
         (["manage.py", "runserver"], {}, False),  # the autoreloader's watcher
         (["manage.py", "runserver", "--noreload"], {}, True),

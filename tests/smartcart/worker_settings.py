@@ -4,7 +4,7 @@ test's publishing side uses too, so concurrent test runs on one Redis never shar
 
 import os
 
-from storefront.settings.base import *  # noqa: F403
+from storefront.config.settings.base import *  # noqa: F403
 
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     **CELERY_BROKER_TRANSPORT_OPTIONS,  # noqa: F405

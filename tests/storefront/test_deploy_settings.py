@@ -13,7 +13,7 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     # A deployment's environment: no test-only switches inherited from this test process.
     test_only = {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}
     clean = {k: v for k, v in os.environ.items() if k not in test_only}
-    clean["DJANGO_SETTINGS_MODULE"] = "storefront.settings.base"
+    clean["DJANGO_SETTINGS_MODULE"] = "storefront.config.settings.base"
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,

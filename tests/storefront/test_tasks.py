@@ -10,7 +10,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from storefront import cheapest, services
-from storefront.celery import app
+from storefront.config.celery import app
 from storefront.errors import Conflict
 from storefront.imports import services as imports
 from storefront.models import CheapestOfferRefresh, ImportJob, ProductCheapest

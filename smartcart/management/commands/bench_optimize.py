@@ -17,7 +17,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from smartcart import benchmark
-from storefront.celery import app
+from storefront.config.celery import app
 
 REPORTED_OPTIONS = frozenset(
     {"runs", "warmup", "lines", "inline_lines", "seed", "poll_ms", "spawn_worker", "worker_pool"}

@@ -48,7 +48,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
-        from storefront.celery import app
+        from storefront.config.celery import app
 
         queued = not app.conf.task_always_eager
         if options["route"] != "auto":

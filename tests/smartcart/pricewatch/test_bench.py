@@ -28,7 +28,7 @@ def test_with_a_broker_the_bench_waits_for_the_job_on_the_routes_queue(monkeypat
     in-process when it is sent, as a worker would take it from the queue)."""
     from smartcart.pricewatch import services
     from smartcart.pricewatch.tasks import price_watch_run_task
-    from storefront.celery import app
+    from storefront.config.celery import app
 
     sent = []
 

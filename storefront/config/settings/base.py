@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent.parent
+BASE_DIR = Path(__file__).resolve().parents[3]
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -72,8 +72,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "storefront.urls"
-WSGI_APPLICATION = "storefront.wsgi.application"
+ROOT_URLCONF = "storefront.config.urls"
+WSGI_APPLICATION = "storefront.config.wsgi.application"
 
 TEMPLATES = [
     {

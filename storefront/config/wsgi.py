@@ -2,6 +2,6 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.settings.base")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.config.settings.base")
 
 application = get_wsgi_application()

@@ -10,7 +10,7 @@ import os
 from celery import Celery
 from kombu import Queue
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.settings.base")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "storefront.config.settings.base")
 
 app = Celery("smartcart")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -15,10 +15,10 @@ if os.environ.get("SMARTCART_REAL_GPU") != "1":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 os.environ.setdefault(
     "GPU_ENGINE_PROFILE",
-    str(Path(__file__).resolve().parents[2] / "gpu_engine" / "planning" / "default_profile.json"),
+    str(Path(__file__).resolve().parents[3] / "gpu_engine" / "planning" / "default_profile.json"),
 )
 
-from storefront.settings.base import *  # noqa: F403
+from storefront.config.settings.base import *  # noqa: F403
 
 ALLOWED_HOSTS = ["*"]
 SECURE_SSL_REDIRECT = False

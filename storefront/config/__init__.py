@@ -1,0 +1,1 @@
+"""The Django project: settings, root URLconf, WSGI and the Celery app."""

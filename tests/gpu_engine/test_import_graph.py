@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import ast
 import importlib
 import pkgutil
 from pathlib import Path
 
 import gpu_engine
+from tests.import_graph import find_cycle, module_imports
 
 ENTRY_POINTS = {"gpu_engine.__main__"}  # runs the CLI on import
 
@@ -22,45 +22,9 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
-    """gpu_engine modules that the file at ``path`` imports anywhere in its body; ``from pkg
-    import name`` counts as ``pkg.name`` when that is a module, else as ``pkg``."""
-    targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            targets.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                targets.add(sub if sub in modules else node.module)
-    return {t for t in targets if t in modules}
-
-
 def import_graph() -> dict[str, set[str]]:
     modules = _modules()
-    return {name: _imports(path, modules) - {name} for name, path in modules.items()}
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}  # 1 on the stack, 2 done
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt) :], nxt]
-            if nxt not in state and (cycle := visit(nxt)):
-                return cycle
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (cycle := visit(node)):
-            return cycle
-    return None
+    return {name: module_imports(path, modules, name) - {name} for name, path in modules.items()}
 
 
 def test_every_module_imports():

@@ -21,7 +21,7 @@ from django.db.models import Q, QuerySet
 from gpu_engine import ProblemError
 from gpu_engine.pricing import assignment_cost
 from smartcart.models import OptimizationRun, PriceWatchChange
-from smartcart.selectors import (
+from smartcart.selectors.problems import (
     _LINE_FIELDS,
     CartProblemBuild,
     OfferSnapshot,

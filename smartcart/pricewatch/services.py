@@ -49,8 +49,8 @@ from smartcart.pricewatch.selectors import (
     price_watch_notices_current,
 )
 from smartcart.routing import gpu_queue_enabled, rate_profile
-from smartcart.services import _run_write
-from storefront.cache import CacheUnavailable
+from smartcart.services.common import run_write
+from storefront.caching.cache import CacheUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -413,7 +413,7 @@ def _check_chunk(
         retired += [n.pk for n in notices]
         if fields is not None:
             created.append(_notice_run(run=run, cart_id=cart.cart_id, fields=fields, now=now))
-    with _run_write():
+    with run_write():
         if retired:
             OptimizationRun.objects.filter(pk__in=retired).update(superseded_at=now)
         _notices_insert(created, meter=meter)

@@ -76,7 +76,7 @@ class ImprovePanel:
     @property
     def deadline_ms(self) -> int:
         """Epoch ms after which the page stops polling and offers "Try again"."""
-        from smartcart.lease import optimization_run_deadline
+        from smartcart.services import optimization_run_deadline
 
         return int(optimization_run_deadline(run=self.run).timestamp() * 1000)
 

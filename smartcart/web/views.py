@@ -11,13 +11,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from smartcart.lease import optimization_run_lease_check
 from smartcart.models import OptimizationRun
 from smartcart.selectors import optimization_run_get
 from smartcart.services import (
     optimization_run_apply,
     optimization_run_create,
     optimization_run_dismiss,
+    optimization_run_lease_check,
 )
 from smartcart.web.improve import improve_panel
 from storefront.errors import Conflict, DomainError, NotFound

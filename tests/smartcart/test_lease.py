@@ -1,4 +1,4 @@
-"""Leases on running runs (``smartcart.lease``): renewal, recovery of a lapsed run (queued once
+"""Leases on running runs (``smartcart.services.lease``): renewal, recovery of a lapsed run (queued once
 more, then failed), and where a lapse is noticed (reaper, poll, click)."""
 
 from datetime import timedelta
@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from smartcart.lease import (
+from smartcart.services.lease import (
     lapsed_runs_recover,
     lease_renew,
     optimization_run_deadline,

@@ -129,7 +129,13 @@ def test_a_run_priced_before_a_price_change_builds_the_cart_once(cart, monkeypat
         builds.append(kwargs["cart"].pk)
         return real_build(**kwargs)
 
-    for module in (smartcart.selectors, services, smartcart.optimizer):
+    for module in (
+        smartcart.selectors.problems,
+        services.create,
+        services.execute,
+        services.apply,
+        smartcart.optimizer,
+    ):
         monkeypatch.setattr(module, "cart_problem_build", counted, raising=False)
     second = cart_cheaper_assignment(cart=cart, budget_ms=500)
     assert builds == [cart.pk]

@@ -84,7 +84,7 @@ def test_a_worse_solver_answer_never_reaches_the_shopper(cart, monkeypatch):
             problem, choice, total=total, optimal=False, algorithm="ga", device="cpu", elapsed_ms=1
         )
 
-    monkeypatch.setattr(services, "solve", out_of_time)
+    monkeypatch.setattr(services.common, "solve", out_of_time)
     run = services.optimization_run_create(cart=cart)
     assert run.suggested_total == run.current_total == 8199 and run.savings == 0
     assert run.suggestion["kept_current"] is True
@@ -190,7 +190,7 @@ def test_inline_solver_crash_gives_a_failed_run_not_a_500(cart, monkeypatch):
     def boom(problem, **kwargs):
         raise RuntimeError("kernel fault")
 
-    monkeypatch.setattr(services, "solve", boom)
+    monkeypatch.setattr(services.common, "solve", boom)
     run = services.optimization_run_create(cart=cart)
     assert run.status == Status.FAILED
     assert "RuntimeError" in run.error and "kernel fault" not in run.error

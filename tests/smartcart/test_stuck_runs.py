@@ -64,7 +64,9 @@ def test_the_losing_concurrent_click_gets_the_winners_run(
     winner = _queued_run(cart, django_capture_on_commit_callbacks)
     # The insert is refused by the constraint; the loser returns the winner's run and
     # reaps nothing (the winner is not stale).
-    monkeypatch.setattr(services, "_reap", lambda *a, **k: pytest.fail("reaped a live run"))
+    monkeypatch.setattr(
+        services.create, "stale_runs_fail", lambda *a, **k: pytest.fail("reaped a live run")
+    )
     with django_capture_on_commit_callbacks(execute=False) as enqueued:
         loser = services.optimization_run_create(cart=cart)
     assert loser.pk == winner.pk and enqueued == []
@@ -94,7 +96,7 @@ def test_a_database_error_while_executing_leaves_the_run_retriable(
     def database_gone(*, cart):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(services, "cart_problem_build", database_gone)
+    monkeypatch.setattr(services.execute, "cart_problem_build", database_gone)
     with pytest.raises(OperationalError):
         services.optimization_run_execute(run_id=run.pk)
     run.refresh_from_db()
@@ -112,7 +114,7 @@ def test_the_task_retries_database_errors(cart, django_capture_on_commit_callbac
     def database_gone(*, cart):
         raise OperationalError("the database is restarting")
 
-    monkeypatch.setattr(services, "cart_problem_build", database_gone)
+    monkeypatch.setattr(services.execute, "cart_problem_build", database_gone)
     with pytest.raises(Retry):
         tasks.optimization_run_execute_task.apply(args=[run.pk])
     run.refresh_from_db()

@@ -49,7 +49,7 @@ def test_soft_time_limit_fails_the_run(cart, django_capture_on_commit_callbacks,
     def too_slow(problem, **kwargs):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr(services, "solve", too_slow)
+    monkeypatch.setattr(services.common, "solve", too_slow)
     tasks.optimization_run_execute_task.delay(run.pk)
     run.refresh_from_db()
     assert run.status == Status.FAILED

@@ -1,7 +1,7 @@
 """Settings of a worker whose solver first sleeps ``ITEST_SOLVE_SLEEP_S`` seconds, so a test
 can kill it mid-run (``test_worker_killed``). The sleep releases the GIL like a real wait on
 a device would not; the lease covers kernels that hold it by never lapsing inside the run's
-budget (``smartcart.lease``)."""
+budget (``smartcart.services.lease``)."""
 
 import os
 import time
@@ -15,13 +15,13 @@ from tests.smartcart.worker_settings import *  # noqa: F403
 def _slow_solver(**kwargs) -> None:
     from smartcart import services
 
-    if getattr(services._solve, "slowed", False):
+    if getattr(services.execute.run_solve, "slowed", False):
         return
-    solve = services._solve
+    solve = services.execute.run_solve
 
     def slowed(**solve_kwargs):
         time.sleep(float(os.environ.get("ITEST_SOLVE_SLEEP_S", "0")))
         return solve(**solve_kwargs)
 
     slowed.slowed = True
-    services._solve = slowed
+    services.execute.run_solve = slowed

@@ -9,13 +9,13 @@ from smartcart.api.optimization_serializers import (
     OptimizationCreateSerializer,
     OptimizationRunSerializer,
 )
-from smartcart.lease import optimization_run_lease_check
 from smartcart.models import OptimizationRun
 from smartcart.selectors import cart_lines_find, optimization_run_get, optimization_run_list
 from smartcart.services import (
     optimization_run_apply,
     optimization_run_create,
     optimization_run_dismiss,
+    optimization_run_lease_check,
 )
 from storefront.api.cart_fields import cart_resource_serializer
 from storefront.api.errors import error_responses

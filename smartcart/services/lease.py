@@ -30,6 +30,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from smartcart.models import OptimizationRun
+from smartcart.services.common import optimization_run_enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +115,6 @@ def lapsed_runs_recover(*, runs: QuerySet[OptimizationRun], now: datetime | None
 
 
 def _recover(*, run: OptimizationRun, now: datetime) -> int:
-    from smartcart.services import optimization_run_enqueue
-
     lapsed = OptimizationRun.objects.filter(pk=run.pk).filter(lapsed_q(now=now))
     if run.attempts < LEASE_MAX_ATTEMPTS:
         with transaction.atomic():

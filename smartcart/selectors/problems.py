@@ -1,4 +1,4 @@
-"""Reads for improve-cart: the engine problem of a cart, its current total, and runs.
+"""The engine problem of a cart and its current total.
 
 ``cart_problem_build`` is the bridge between the database and ``gpu_engine``: two queries
 whatever the size of the cart, the cart with its lines and the candidate offers with their
@@ -6,12 +6,12 @@ merchants' terms and matching zones (one when the caller read the cart with its 
 API does; the tests pin the count). Both are compiled once per process
 (``smartcart.prepared``). Whether a run is already in flight for the cart's version is not
 read here: the database's unique constraint answers that when a queued run is inserted
-(``services._create_queued``), so the inline path never pays for it.
+(``smartcart.services.create``), so the inline path never pays for it.
 
 Shipping is resolved here from the zones read with the offers, not with the process's zone
 index (``storefront.selectors.shipping_rules_for_destinations``): for one cart's few dozen
-merchants the index's version-stamp read and batched match cost more than the join (0.4 ms
-against 1.3 ms, measured), and SQL never reads a stale rule. The index is for pricing many
+merchants the index's version-stamp read and batched match cost more than the join, and SQL
+never reads a stale rule. The index is for pricing many
 carts at once.
 """
 
@@ -19,16 +19,12 @@ import decimal
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import router
 from django.db.models import FilteredRelation, Q, QuerySet
-from django.utils import timezone
 
 from gpu_engine import CartProblem, ProblemError, price_assignment
 from gpu_engine.solution import MerchantCost
-from smartcart.models import OptimizationRun
 from smartcart.prepared import PreparedQuery
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, Offer
@@ -420,88 +416,3 @@ def cart_current_total(*, cart: Cart) -> int:
     """What the cart costs now with its current offers, shipping and discounts, in cents."""
     build = cart_problem_build(cart=cart)
     return sum(cost.cost for cost in cart_current_breakdown(build=build))
-
-
-def optimization_run_get(*, run_id: int, cart: Cart) -> OptimizationRun:
-    """One of ``cart``'s runs; another cart's run is ``NotFound`` (never revealed)."""
-    try:
-        return OptimizationRun.objects.select_related("cart").get(pk=run_id, cart_id=cart.pk)
-    except (OptimizationRun.DoesNotExist, ValueError, TypeError):
-        raise NotFound(
-            "No such optimization for your cart.", code="optimization_not_found", field="run_id"
-        ) from None
-
-
-def optimization_run_latest(
-    *, cart: Cart, include_dismissed: bool = False
-) -> OptimizationRun | None:
-    """The cart's most recent run (not dismissed unless asked; never a price-watch notice
-    a later check withdrew), or ``None``."""
-    runs = OptimizationRun.objects.select_related("cart").filter(
-        cart_id=cart.pk, superseded_at__isnull=True
-    )
-    if not include_dismissed:
-        runs = runs.filter(dismissed_at__isnull=True)
-    return runs.order_by("-created_at", "-id").first()
-
-
-def optimization_run_for_checkout(
-    *, cart: Cart, max_age_s: int, now: datetime | None = None
-) -> tuple[bool, OptimizationRun | None]:
-    """``(dismissed, run)`` for the cart's current version: whether the shopper dismissed a
-    suggestion for this version, and the newest done run of it (not applied, not dismissed)
-    finished within ``max_age_s``. The caller still checks that the run's current total is
-    what the cart costs now (prices and terms move without the cart's version)."""
-    runs = OptimizationRun.objects.select_related("cart").filter(
-        cart_id=cart.pk, cart_version=cart.version
-    )
-    if runs.filter(dismissed_at__isnull=False).exists():
-        return True, None
-    cutoff = (now or timezone.now()) - timedelta(seconds=max_age_s)
-    run = (
-        runs.filter(
-            status=OptimizationRun.Status.DONE,
-            applied_at__isnull=True,
-            finished_at__gte=cutoff,
-        )
-        .order_by("-finished_at", "-id")
-        .first()
-    )
-    return False, run
-
-
-def optimization_run_list(*, cart: Cart) -> QuerySet[OptimizationRun]:
-    """The cart's runs, newest first, each with ``cart`` set (``is_stale`` costs no query)."""
-    return OptimizationRun.objects.select_related("cart").filter(cart_id=cart.pk)
-
-
-def optimization_run_stale_q(*, now: datetime) -> Q:
-    """Runs a lost worker left behind: ``running`` past the task's hard time limit plus
-    ``SMARTCART_REAPER_GRACE_S`` (Celery killed it, or its worker died without redelivery),
-    or ``queued`` past ``SMARTCART_QUEUED_MAX_S`` (its message was lost)."""
-    running_s = settings.CELERY_TASK_TIME_LIMIT + settings.SMARTCART_REAPER_GRACE_S
-    return Q(
-        status=OptimizationRun.Status.RUNNING, started_at__lt=now - timedelta(seconds=running_s)
-    ) | Q(
-        status=OptimizationRun.Status.QUEUED,
-        created_at__lt=now - timedelta(seconds=settings.SMARTCART_QUEUED_MAX_S),
-    )
-
-
-def optimization_run_in_flight(
-    *, cart: Cart, cart_version: int, now: datetime | None = None
-) -> OptimizationRun | None:
-    """The run queued or running for this version of ``cart`` that can still finish (not
-    dismissed, not left behind by a lost worker), or ``None``."""
-    return (
-        OptimizationRun.objects.select_related("cart")
-        .filter(
-            cart_id=cart.pk,
-            cart_version=cart_version,
-            status__in=[OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING],
-            dismissed_at__isnull=True,
-        )
-        .exclude(optimization_run_stale_q(now=now or timezone.now()))
-        .order_by("-created_at", "-id")
-        .first()
-    )

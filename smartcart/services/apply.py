@@ -1,0 +1,117 @@
+"""Applying a run's suggestion to the cart (all or nothing, under locks) and dismissing it."""
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from smartcart.models import OptimizationRun
+from smartcart.selectors import cart_current_breakdown, cart_problem_build
+from smartcart.services.common import Status, User, signed_in
+from storefront.errors import Conflict, NotFound
+from storefront.models import Cart, CartLine, Offer
+
+
+def _check_appliable(*, run: OptimizationRun, cart: Cart) -> None:
+    if run.status != Status.DONE:
+        what = "failed" if run.status == Status.FAILED else "not finished yet"
+        raise Conflict(f"This optimization is {what}; there is nothing to apply.", code="not_done")
+    if run.applied_at is not None:
+        raise Conflict("This suggestion was applied already.", code="already_applied")
+    if run.dismissed_at is not None:
+        raise Conflict("This suggestion was dismissed.", code="dismissed")
+    if cart.version != run.cart_version:
+        raise Conflict(
+            "Your cart changed after this suggestion was computed. Improve it again.",
+            code="cart_changed",
+            field="cart",
+        )
+
+
+def _check_offers(*, lines: list[dict]) -> None:
+    """Every suggested offer must still sell at the suggested price with enough stock; the
+    rows are locked so nothing changes them before the cart is rewritten."""
+    offer_ids = [line["new_offer_id"] for line in lines]
+    offers = {
+        offer.pk: offer
+        for offer in Offer.objects.select_for_update(of=("self",))
+        .select_related("merchant")
+        .filter(pk__in=offer_ids)
+        .order_by("pk")  # the order checkout locks offers in: no deadlock between them
+    }
+    for line in lines:
+        offer = offers.get(line["new_offer_id"])
+        name = line["product_name"]
+        if offer is None or not offer.active or not offer.merchant.active:
+            raise Conflict(
+                f"{name} is no longer sold by {line['new_merchant_name']}. "
+                "Improve your cart again.",
+                code="offer_unavailable",
+                field="lines",
+            )
+        if offer.unit_price != line["new_unit_price"]:
+            raise Conflict(
+                f"The price of {name} at {line['new_merchant_name']} changed. "
+                "Improve your cart again.",
+                code="price_changed",
+                field="lines",
+            )
+        if not offer.can_supply(line["quantity"]):
+            raise Conflict(
+                f"{line['new_merchant_name']} no longer has {line['quantity']} of {name} in "
+                "stock. Improve your cart again.",
+                code="stock_changed",
+                field="lines",
+            )
+
+
+@transaction.atomic
+def optimization_run_apply(*, run: OptimizationRun, user: User | None = None) -> Cart:
+    """Rewrites the cart's lines to the suggested offers and bumps the cart version.
+
+    All or nothing, under locks on the cart, the run and the offers. Refused with a
+    ``Conflict`` when the run is not done (``not_done``), was applied or dismissed, the cart
+    changed since (``cart_changed``), a suggested offer's price or stock changed
+    (``price_changed``, ``stock_changed``, ``offer_unavailable``), or shipping terms changed so
+    the cart would not cost the suggested total (``terms_changed``).
+    """
+    try:
+        cart = Cart.objects.select_for_update().get(pk=run.cart_id)
+        run = OptimizationRun.objects.select_for_update().get(pk=run.pk)
+    except (Cart.DoesNotExist, OptimizationRun.DoesNotExist):
+        raise NotFound(
+            "No such optimization for your cart.", code="optimization_not_found", field="run_id"
+        ) from None
+    _check_appliable(run=run, cart=cart)
+    lines = run.suggestion.get("lines", [])
+    _check_offers(lines=lines)
+    now = timezone.now()
+    for line in lines:
+        if line["changed"]:
+            CartLine.objects.filter(pk=line["line_id"], cart_id=cart.pk).update(
+                offer_id=line["new_offer_id"],
+                unit_price_snapshot=line["new_unit_price"],
+                updated_at=now,
+            )
+    Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1, updated_at=now)
+    total = sum(cost.cost for cost in cart_current_breakdown(build=cart_problem_build(cart=cart)))
+    if total != run.suggested_total:
+        raise Conflict(
+            "Shipping or discounts changed since this suggestion was computed. "
+            "Improve your cart again.",
+            code="terms_changed",
+        )
+    OptimizationRun.objects.filter(pk=run.pk).update(applied_at=now, applied_by=signed_in(user))
+    cart.refresh_from_db()
+    return cart
+
+
+def optimization_run_dismiss(*, run: OptimizationRun) -> OptimizationRun:
+    """Hides the run's suggestion (the shopper said no). Idempotent; an applied run stays
+    applied."""
+    if run.dismissed_at is None and run.applied_at is None:
+        now = timezone.now()
+        OptimizationRun.objects.filter(pk=run.pk, dismissed_at__isnull=True).update(
+            dismissed_at=now
+        )
+        run.refresh_from_db()
+    return run

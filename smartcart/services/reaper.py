@@ -1,0 +1,54 @@
+"""The reaper: fails the runs a lost worker left behind (celery beat, and each Improve-cart
+click for its own cart)."""
+
+import logging
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Case, QuerySet, Value, When
+from django.utils import timezone
+
+from smartcart.models import OptimizationRun
+from smartcart.selectors import optimization_run_stale_q
+from smartcart.services.common import Status
+from smartcart.services.lease import lapsed_runs_recover
+
+logger = logging.getLogger(__name__)
+
+
+def stale_runs_fail(runs: QuerySet[OptimizationRun], *, now: datetime) -> int:
+    limit_s = settings.CELERY_TASK_TIME_LIMIT
+    queued_max_s = settings.SMARTCART_QUEUED_MAX_S
+    return runs.filter(optimization_run_stale_q(now=now)).update(
+        status=Status.FAILED,
+        finished_at=now,
+        error=Case(
+            When(
+                status=Status.RUNNING,
+                then=Value(
+                    f"Stopped: still running after the {limit_s} s time limit "
+                    "(the worker was lost or killed). Please try again."
+                ),
+            ),
+            default=Value(
+                f"Stopped: no worker picked this job up within {queued_max_s} s. Please try again."
+            ),
+        ),
+    )
+
+
+def optimization_runs_reap(*, now: datetime | None = None) -> int:
+    """Fails runs a lost worker left behind; returns how many.
+
+    A run ``running`` for longer than the task's hard time limit (plus
+    ``SMARTCART_REAPER_GRACE_S``) cannot still be alive: Celery killed it or its worker died
+    without redelivery. A run ``queued`` past ``SMARTCART_QUEUED_MAX_S`` lost its message.
+    Celery beat runs this every minute; ``optimization_run_create`` also reaps the cart it
+    is asked about, so Improve cart never depends on beat running.
+    """
+    now = now or timezone.now()
+    lapsed_runs_recover(runs=OptimizationRun.objects.all(), now=now)
+    reaped = stale_runs_fail(OptimizationRun.objects.all(), now=now)
+    if reaped:
+        logger.warning("Reaped %s stuck optimization runs", reaped)
+    return reaped

@@ -10,7 +10,7 @@
 # drives each path with wrk: CONNECTIONS connections, DURATION each, after a short warm-up.
 # "cached" serves with the shared page cache on (the default): wrk's requests carry no cookie or
 # token, so after the first request per URL and process they are answered by the page-cache
-# middleware (storefront/cache_middleware.py: one Redis MGET, no session/auth middleware, no
+# middleware (storefront/caching/middleware.py: one Redis MGET, no session/auth middleware, no
 # view), while the cart API's requests (a token) go through the whole stack. "uncached" starts
 # the server with PAGE_CACHE=0, which renders every fragment and API list on each request (the
 # same code path a cache miss takes; the shopper-independent cache is neither read nor written).

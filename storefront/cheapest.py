@@ -112,7 +112,7 @@ def _page_cache_bump(
     *, product_ids: list[int], merchant_ids: list[int], offers: QuerySet[Offer] | None
 ) -> None:
     """The same writes change cached pages: their versions go on commit."""
-    from storefront.cache_versions import cache_versions_bump_on_commit
+    from storefront.caching.versions import cache_versions_bump_on_commit
 
     if offers is not None:
         product_ids = [*product_ids, *offers.order_by().values_list("product_id", flat=True)]

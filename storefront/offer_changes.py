@@ -19,8 +19,8 @@ from contextlib import contextmanager
 
 from django.dispatch import Signal
 
-from storefront.cache_versions import cache_versions_bump_on_commit
-from storefront.commit_once import on_commit_once
+from storefront.caching.commit_once import on_commit_once
+from storefront.caching.versions import cache_versions_bump_on_commit
 
 offers_changed = Signal()
 
@@ -69,7 +69,7 @@ def offers_changed_notify(
     current transaction commits (right away outside one).
 
     The page cache's versions are recorded in the same transaction (one bump per transaction
-    with whatever else it changed, ``storefront.cache_versions``): what a cart could cost is
+    with whatever else it changed, ``storefront.caching.versions``): what a cart could cost is
     what the catalog and product pages show."""
     products, merchants = _ids(product_ids), _ids(merchant_ids)
     if not products and not merchants:

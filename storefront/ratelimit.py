@@ -6,8 +6,8 @@ the password-reset form (``storefront.web.views.accounts``).
 The counter of the current window is incremented atomically (``incr`` is atomic on Redis and
 in the local-memory cache), so concurrent requests never both slip in.
 
-When the shared cache is down (``storefront.cache.CacheUnavailable``) each limit fails in the
-direction its caller chose, ``on_outage``:
+When the shared cache is down (``storefront.caching.cache.CacheUnavailable``) each limit fails
+in the direction its caller chose, ``on_outage``:
 
 - ``"local"``: counted in this process's memory instead, so the limit holds per process (at
   most the limit times the number of web processes). Improve cart and the API token
@@ -28,7 +28,7 @@ from django.core.cache import cache
 from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
 
-from storefront.cache import CacheUnavailable
+from storefront.caching.cache import CacheUnavailable
 from storefront.errors import Throttled
 
 Outage = Literal["local", "closed", "open"]

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save, pre_delete, pre_save
 from django.dispatch import receiver
 
-from storefront.cache_versions import cache_versions_bump_on_commit
+from storefront.caching.versions import cache_versions_bump_on_commit
 from storefront.offer_changes import offers_changed_notify
 
 _OFFER = "storefront.Offer"
@@ -143,4 +143,5 @@ def shipping_zone_changed(sender, instance, **kwargs) -> None:
 
 
 # Connect the zone index's receivers and the page cache's versions.
-from storefront import cache_receivers, zone_index  # noqa: E402, F401
+from storefront import zone_index  # noqa: E402, F401
+from storefront.caching import receivers as cache_receivers  # noqa: E402, F401

@@ -227,7 +227,7 @@ def zone_index_invalidate() -> None:
     until the cache answers again (the selectors), and this process replaces the stamp on its
     first lookup after that, so no process keeps an index from before the write."""
     global _current, _stamp_pending
-    from storefront.cache import CacheUnavailable
+    from storefront.caching.cache import CacheUnavailable
 
     try:
         cache.set(VERSION_CACHE_KEY, uuid.uuid4().hex, timeout=None)

@@ -111,12 +111,12 @@ def broker_pools_drop() -> None:
 def redis_down(private_redis):
     """The deployment's settings (cache and broker on one Redis) pointed at a private Redis,
     which is then stopped."""
-    from storefront.cache import cache_outage_forget
+    from storefront.caching.cache import cache_outage_forget
     from storefront.config.celery import app
 
     caches = {
         "default": {
-            "BACKEND": "storefront.cache.ResilientRedisCache",
+            "BACKEND": "storefront.caching.cache.ResilientRedisCache",
             "LOCATION": private_redis.url(6),
             "KEY_PREFIX": "outage-test",
         }

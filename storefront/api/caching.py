@@ -1,8 +1,8 @@
 """Catalog API lists rendered once for everyone: the JSON body is kept in the shared cache
-under versioned keys (``storefront.cache_versions``) with its ETag and the time it was
+under versioned keys (``storefront.caching.versions``) with its ETag and the time it was
 rendered, and served as is; ``If-None-Match`` / ``If-Modified-Since`` answer 304. For a
 request with no token or session the whole response is also kept by the page-cache
-middleware (``storefront.cache_middleware``), which serves it before authentication runs.
+middleware (``storefront.caching.middleware``), which serves it before authentication runs.
 
 Only the JSON rendering is cached (the browsable API renders normally). Errors (a bad filter)
 raise before anything is stored. With the cache off or down the body is rendered per request,
@@ -18,9 +18,9 @@ from django.utils.http import http_date, quote_etag
 from rest_framework import generics
 from rest_framework.renderers import JSONRenderer
 
-from storefront.cache_middleware import not_modified, shared_response_offer
-from storefront.cache_versions import CATALOG
-from storefront.web.fragments import FragmentSpec, cached_value
+from storefront.caching.fragments import FragmentSpec, cached_value
+from storefront.caching.middleware import not_modified, shared_response_offer
+from storefront.caching.versions import CATALOG
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from storefront.cache_versions import cache_versions_bump_on_commit
+from storefront.caching.versions import cache_versions_bump_on_commit
 from storefront.cart_optimizer import CheaperAssignment, cart_cheaper_assignment_find
 from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
 from storefront.errors import Conflict, NotFound, ValidationFailed

@@ -82,7 +82,7 @@ def shipping_rules_for_destinations(
     One batched longest-prefix match over the per-process zone index
     (``storefront.zone_index``); no query while the index is fresh, two when it is rebuilt.
     """
-    from storefront.cache import CacheUnavailable
+    from storefront.caching.cache import CacheUnavailable
     from storefront.zone_index import zone_index_current
 
     try:

@@ -1,10 +1,10 @@
 """``{% load fragments %}``: ``{% shared_fragment spec %}...{% endshared_fragment %}`` and
-``{% shopper_slot "name" arg %}`` (see ``storefront.web.fragments``)."""
+``{% shopper_slot "name" arg %}`` (see ``storefront.caching.fragments``)."""
 
 from django import template
 from django.utils.safestring import mark_safe
 
-from storefront.web.fragments import CSRF_MARKER, fragment_render, slot_marker
+from storefront.caching.fragments import CSRF_MARKER, fragment_render, slot_marker
 
 register = template.Library()
 
@@ -35,5 +35,5 @@ def shared_fragment(parser, token) -> SharedFragmentNode:
 
 @register.simple_tag
 def shopper_slot(name: str, arg: object = "") -> str:
-    """A marker that ``storefront.web.fragments.SLOT_FILLERS[name]`` fills per request."""
+    """A marker that ``storefront.caching.fragments.SLOT_FILLERS[name]`` fills per request."""
     return mark_safe(slot_marker(name, arg))

@@ -19,7 +19,7 @@ from django.utils.functional import Promise
 from django.utils.safestring import mark_safe
 from jinja2 import Environment
 
-from storefront.web.fragments import slot_marker
+from storefront.caching.fragments import slot_marker
 
 
 def _shopper_slot(name: str, arg: object = "") -> str:

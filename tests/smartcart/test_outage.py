@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from smartcart.models import OptimizationRun
 from smartcart.routing import broker_state_forget
-from storefront.cache import cache_outage_forget
+from storefront.caching.cache import cache_outage_forget
 from storefront.models import CartLine
 from tests.carts import cart_with_choices
 from tests.factories import OfferFactory, ProductFactory, UserFactory
@@ -120,7 +120,7 @@ def test_a_zone_change_with_the_cache_down_is_seen_once_it_is_back(
 
     caches = {
         "default": {
-            "BACKEND": "storefront.cache.ResilientRedisCache",
+            "BACKEND": "storefront.caching.cache.ResilientRedisCache",
             "LOCATION": private_redis.url(6),
             "KEY_PREFIX": "zone-test",
         }

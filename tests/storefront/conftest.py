@@ -6,7 +6,7 @@ import pytest
 @pytest.fixture
 def bumps(monkeypatch) -> list[set[str]]:
     """The page-cache version names of each ``cache_versions_bump`` (which still runs)."""
-    import storefront.cache_versions as cache_versions
+    import storefront.caching.versions as cache_versions
 
     recorded: list[set[str]] = []
     real = cache_versions.cache_versions_bump

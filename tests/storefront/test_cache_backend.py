@@ -1,6 +1,6 @@
 """The Redis cache backend keeps one redis-py client per server instead of one per call."""
 
-from storefront.cache_backend import SharedClientRedisCache
+from storefront.caching.backend import SharedClientRedisCache
 
 
 def test_one_client_per_pool_reused():

@@ -10,7 +10,7 @@ from django.middleware.csrf import _unmask_cipher_token
 from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
-from storefront.cache_middleware import csrf_token_get, page_cache_memo_clear
+from storefront.caching.middleware import csrf_token_get, page_cache_memo_clear
 from storefront.models import Offer
 from tests.storefront.web.conftest import add_to_cart, market, shopper  # noqa: F401  (fixtures)
 
@@ -149,7 +149,7 @@ def test_a_copy_lives_no_longer_than_the_shared_entry(
     many_keys,
     monkeypatch,
 ):
-    import storefront.cache_middleware as middleware
+    import storefront.caching.middleware as middleware
 
     url = product_url(market)
     start = middleware._clock()
@@ -169,7 +169,7 @@ def test_a_copy_lives_no_longer_than_the_shared_entry(
 
 
 def test_large_pages_are_not_copied(market, many_keys, monkeypatch):  # noqa: F811
-    import storefront.cache_middleware as middleware
+    import storefront.caching.middleware as middleware
 
     monkeypatch.setattr(middleware, "_LOCAL_MAX_BYTES", 10)
     url = product_url(market)
@@ -181,7 +181,7 @@ def test_large_pages_are_not_copied(market, many_keys, monkeypatch):  # noqa: F8
 
 @override_settings(PAGE_CACHE_LOCAL_ENTRIES=1)
 def test_copies_are_bounded(market):  # noqa: F811
-    from storefront.cache_middleware import _local
+    from storefront.caching.middleware import _local
 
     for url in urls(market):
         get(Client(), url)

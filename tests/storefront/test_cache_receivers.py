@@ -5,7 +5,7 @@ import pytest
 from django.db import transaction
 
 import storefront.zone_index as zone_index
-from storefront.cache_versions import CATALOG, SHARED, product_version_name
+from storefront.caching.versions import CATALOG, SHARED, product_version_name
 from storefront.models import Offer
 from storefront.services import offer_update, offers_active_set
 from tests.factories import MerchantFactory, OfferFactory, ProductFactory, ShippingZoneFactory

@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from storefront.cache_versions import CATALOG, product_version_name
+from storefront.caching.versions import CATALOG, product_version_name
 from storefront.errors import Conflict, ValidationFailed
 from storefront.imports import batches, resolve, services, writers
 from storefront.imports.services import (

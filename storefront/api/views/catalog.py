@@ -19,7 +19,7 @@ from storefront.api.serializers import (
     ProductPageSerializer,
     ProductSerializer,
 )
-from storefront.cache_versions import CATALOG, SHARED
+from storefront.caching.versions import CATALOG, SHARED
 from storefront.errors import NotFound
 from storefront.models import Merchant
 from storefront.search import search_prepare

@@ -62,8 +62,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Whole cached pages and API lists for visitors with no session, cookie of their own or
     # token, in one Redis round trip, before the middlewares below run (nothing below may add
-    # a per-request header to such a response): storefront/cache_middleware.py.
-    "storefront.cache_middleware.PageCacheMiddleware",
+    # a per-request header to such a response): storefront/caching/middleware.py.
+    "storefront.caching.middleware.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -182,9 +182,10 @@ if REDIS_URL:
     CACHES = {
         "default": {
             # Short timeouts and a circuit breaker: an outage is CacheUnavailable, never a hang
-            # (storefront.cache); each rate limit picks its direction (storefront.ratelimit).
-            # One redis-py client per pool, not per operation (storefront.cache_backend).
-            "BACKEND": "storefront.cache.ResilientRedisCache",
+            # (storefront.caching.cache); each rate limit picks its direction
+            # (storefront.ratelimit).
+            # One redis-py client per pool, not per operation (storefront.caching.backend).
+            "BACKEND": "storefront.caching.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "smartcart",
         }
@@ -193,9 +194,9 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # What every shopper sees alike (catalog, search and product fragments, the catalog API's
-# lists) is rendered once into this cache under versioned keys (storefront/cache_versions.py);
+# lists) is rendered once into this cache under versioned keys (storefront/caching/versions.py);
 # whole pages and lists for visitors with nothing of their own are served from it by
-# storefront.cache_middleware.PageCacheMiddleware (one round trip per hit).
+# storefront.caching.middleware.PageCacheMiddleware (one round trip per hit).
 # PAGE_CACHE=0 renders everything per request (benchmarks: the uncached figures);
 # PAGE_CACHE_TTL bounds how long an entry lives (and what a cache that missed version bumps
 # while it was unreachable can still serve).
@@ -228,7 +229,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A message whose worker died hard is redelivered after this long. It must stay above the
 # longest task time limit (a feed import, OFFER_IMPORT_TIME_LIMIT_S), or Redis would hand a
 # running task to a second worker. A lost optimisation run does not wait for it: its lease
-# lapses within seconds (smartcart.lease; README, "Failures and retries").
+# lapses within seconds (smartcart.services.lease; README, "Failures and retries").
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3900")),
 }
@@ -284,7 +285,7 @@ SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
 # Retry-After (SMARTCART_OUTAGE_RETRY_S) before anything is written.
 SMARTCART_OUTAGE_INLINE_MAX_MS = float(os.environ.get("SMARTCART_OUTAGE_INLINE_MAX_MS", "200"))
 SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
-# A running run's lease (smartcart.lease): renewed every HEARTBEAT_S; lapsed LEASE_S after the
+# A running run's lease (smartcart.services.lease): renewed every HEARTBEAT_S; lapsed LEASE_S after the
 # last renewal (never before the run's budget is spent) -> queued once more, or failed.
 SMARTCART_LEASE_S = int(os.environ.get("SMARTCART_LEASE_S", "10"))
 SMARTCART_HEARTBEAT_S = float(os.environ.get("SMARTCART_HEARTBEAT_S", "2"))

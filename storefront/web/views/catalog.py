@@ -8,7 +8,13 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 
-from storefront.cache_versions import CATALOG, SHARED, product_version_name
+from storefront.caching.fragments import (
+    FragmentSpec,
+    cached_value,
+    product_cached_get,
+    render_shared_page,
+)
+from storefront.caching.versions import CATALOG, SHARED, product_version_name
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
 from storefront.money import format_money
@@ -30,12 +36,6 @@ from storefront.templatetags.web_tags import (
 )
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import AddToCartForm, CatalogFilterForm
-from storefront.web.fragments import (
-    FragmentSpec,
-    cached_value,
-    product_cached_get,
-    render_shared_page,
-)
 from storefront.web.pagination import CountedPaginator
 
 if TYPE_CHECKING:

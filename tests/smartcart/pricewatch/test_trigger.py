@@ -106,7 +106,7 @@ def test_changes_recorded_during_a_run_wait_for_the_next(monkeypatch):
 def test_a_cache_outage_still_schedules_the_run(
     broker, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from storefront.cache import CacheUnavailable
+    from storefront.caching.cache import CacheUnavailable
 
     def down(*args, **kwargs):
         raise CacheUnavailable("cache is down")

@@ -6,8 +6,8 @@ CSRF input and shopper-slot markers, every branch of the row."""
 import pytest
 from django.template import Context, Template
 
+from storefront.caching.fragments import CSRF_MARKER
 from storefront.templatetags.web_tags import jinja_include
-from storefront.web.fragments import CSRF_MARKER
 
 # The loop as it was in templates/web/product.html, kept as the reference.
 DJANGO_LOOP = """{% load fragments %}{% for row in offer_views %}

@@ -10,7 +10,7 @@ from django.db.models import F
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from storefront.cache import CacheUnavailable
+from storefront.caching.cache import CacheUnavailable
 from storefront.cheapest import catalog_cheapest_mark_stale
 from storefront.models import Offer
 from storefront.offer_changes import offers_changed_notify
@@ -253,7 +253,7 @@ def test_a_writer_that_only_notifies_offers_changed_shows_at_once(
 def test_a_deleted_merchant_with_zones_is_gone_at_once_after_one_bump(
     client, market, monkeypatch, django_capture_on_commit_callbacks
 ):
-    import storefront.cache_versions as cache_versions
+    import storefront.caching.versions as cache_versions
 
     bumps = []
     real = cache_versions.cache_versions_bump

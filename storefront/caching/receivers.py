@@ -1,4 +1,4 @@
-"""Replaces the page cache's versions (``storefront.cache_versions``) after ORM writes that
+"""Replaces the page cache's versions (``storefront.caching.versions``) after ORM writes that
 change what a cached page or API list shows and that ``offers_changed`` does not cover:
 products, categories, a merchant's name, new and deleted merchants.
 
@@ -16,7 +16,7 @@ are handled there, in one receiver (its terms, activity and the rest).
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from storefront.cache_versions import cache_versions_bump_on_commit
+from storefront.caching.versions import cache_versions_bump_on_commit
 
 
 @receiver(post_save, sender="storefront.Product", dispatch_uid="page_cache.product_saved")

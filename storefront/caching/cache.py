@@ -19,7 +19,7 @@ import time
 import redis
 from django.core.cache.backends.redis import RedisCache
 
-from storefront.cache_backend import SharedClientRedisCache
+from storefront.caching.backend import SharedClientRedisCache
 
 logger = logging.getLogger(__name__)
 

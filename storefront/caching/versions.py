@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.core.cache import cache
 
-from storefront.commit_once import on_commit_once
+from storefront.caching.commit_once import on_commit_once
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Writers record what they changed on a *pending* object; the first request in a transaction
 registers it with ``transaction.on_commit`` and later ones find it again, so the work (a
 version bump, a signal) runs once when the transaction commits and never for a rollback.
-Used by the page cache's versions (``storefront.cache_versions``) and ``offers_changed``
+Used by the page cache's versions (``storefront.caching.versions``) and ``offers_changed``
 (``storefront.offer_changes``).
 """
 

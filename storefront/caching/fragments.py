@@ -1,5 +1,5 @@
 """Shared fragments: the parts of a page that are the same for every shopper, rendered once
-and kept in the shared cache under versioned keys (``storefront.cache_versions``).
+and kept in the shared cache under versioned keys (``storefront.caching.versions``).
 
 A fragment is rendered with *markers* where a shopper's own bits go, and the markers are
 filled on every request, hit or miss alike (one code path):
@@ -16,7 +16,7 @@ makes it differ, e.g. the query string); templates wrap the shared markup in
 off (``PAGE_CACHE=0``) or down: every failure falls back to rendering.
 
 A visitor with nothing of their own (no session, no token) gets the whole page instead:
-``render_shared_page`` hands it to ``storefront.cache_middleware``, which serves it to the
+``render_shared_page`` hands it to ``storefront.caching.middleware``, which serves it to the
 next such visitor in one cache round trip, before the session and auth middlewares run.
 """
 
@@ -36,8 +36,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from storefront.cache_middleware import CSRF_MARKER, shared_lookup, shared_response_offer
-from storefront.cache_versions import (
+from storefront.caching.middleware import CSRF_MARKER, shared_lookup, shared_response_offer
+from storefront.caching.versions import (
     SHARED,
     cache_versions_get,
     page_cache_enabled,
@@ -210,7 +210,7 @@ def render_shared_page(
     context: dict | Callable[[], dict],
     spec: FragmentSpec | None,
 ) -> HttpResponse:
-    """``render(...)``, but for a shared request (``storefront.cache_middleware``: a visitor
+    """``render(...)``, but for a shared request (``storefront.caching.middleware``: a visitor
     with nothing of their own, e.g. a first visit, a crawler, a load test) the whole page is
     the shared one: rendered with the CSRF marker and empty shopper slots, and handed to the
     page-cache middleware, which stores it under the page's URL and ``spec``'s versions and

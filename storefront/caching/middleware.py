@@ -4,11 +4,11 @@ CSRF, auth, messages and axes middlewares run: one Redis round trip per hit.
 A request is *shared* when it is a GET or HEAD with no session cookie, no messages cookie and
 no ``Authorization`` header (a first visit, a crawler, a load test, an API client without a
 token): what it is shown depends only on its URL. The pages and API lists that every shopper
-sees alike (``render_shared_page`` in ``storefront.web.fragments``, ``CachedListMixin`` in
+sees alike (``render_shared_page`` in ``storefront.caching.fragments``, ``CachedListMixin`` in
 ``storefront.api.caching``) hand their response to this middleware on a miss
 (``shared_response_offer``); it stores it as a ``PageEntry`` under a key made of the URL only
 (scheme, host, path, query string; the ``Accept`` header under ``/api/``, where DRF
-negotiates the format) together with the version tokens (``storefront.cache_versions``) the
+negotiates the format) together with the version tokens (``storefront.caching.versions``) the
 view read *before* it read the database.
 
 A later shared request for the URL reads, in one ``MGET``, the entry and the current tokens
@@ -47,7 +47,7 @@ from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH, CsrfV
 from django.utils.http import parse_etags, parse_http_date_safe
 from prometheus_client import Counter
 
-from storefront.cache_versions import VERSION_KEY_PREFIX, page_cache_enabled, page_cache_ttl
+from storefront.caching.versions import VERSION_KEY_PREFIX, page_cache_enabled, page_cache_ttl
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ def shared_response_offer(
 ) -> bool:
     """Asks the middleware to store this request's response (if it ends 200, with no cookie
     but the CSRF one) under ``names``, whose tokens the view read through
-    ``storefront.web.fragments`` before reading the database. ``body``: what to store
+    ``storefront.caching.fragments`` before reading the database. ``body``: what to store
     instead of the response's own (a page's markup with the CSRF marker). False when the
     request is not shared (the view renders for this visitor alone)."""
     lookup = shared_lookup(request)

@@ -19,7 +19,8 @@ from gpu_engine import CartProblem
 from gpu_engine.bench.family_carts import FAMILIES
 from gpu_engine.solvers.ga import cuda as ga_cuda
 from gpu_engine.solvers.ga.core import ga_arrays
-from gpu_engine.solvers.ga.solve import GPU_CONFIG, evolve
+from gpu_engine.solvers.ga.loop import evolve
+from gpu_engine.solvers.ga.solve import GPU_CONFIG
 
 GENERATIONS = 40
 

@@ -51,10 +51,8 @@ from gpu_engine.solvers.ga.core import (
     N_MUTATIONS,
     NO_CANDIDATE,
     NO_MOVE,
-    rand_below,
-    rand_chance,
-    rng_next,
 )
+from gpu_engine.solvers.ga.rng import rand_below, rand_chance, rng_next
 
 merchant_costs = numba.njit(cache=True)(ga_ops.merchant_costs)
 removals = numba.njit(cache=True)(ga_ops.removals)
@@ -115,7 +113,7 @@ def grow_merchant(m, child, qty, price, params, sub, units, mcost, removal, keys
     count = grow_keys(0, 1, m, child, removal, qty, price, keys)
     if count > 0:
         # A stable sort gives the (key, line) order the kernels' rank count does (O(n log n)
-        # here against their O(n^2) over a block's threads: seconds on a 10,000-line cart).
+        # here against their O(n^2) over a block's threads, too slow on one core).
         order[:count] = np.argsort(keys, kind="mergesort")[:count]
         _, length = grow_scan(m, count, order, child, qty, price, params, sub, units, mcost)
         grow_apply(0, 1, m, length, order, child)
@@ -185,7 +183,7 @@ def make_child(
     draws,
 ):
     """Build the child of ``slot`` into ``child``; returns its total. ``knobs``: tournament
-    size, crossover and mutation probabilities (out of ga_core.PROB_ONE), descent steps."""
+    size, crossover and mutation probabilities (out of rng.PROB_ONE), descent steps."""
     tour, p_cross, p_mut, ls_steps = knobs
     for k in range(N_DRAWS):
         draws[k] = rng_next(states, slot)

@@ -11,7 +11,8 @@ best moves and totals are block reductions in shared memory (a tree, which the s
 Thread 0 draws the child's random numbers (its slot's xoroshiro128+ state from
 ``numba.cuda.random``) and makes the few sequential steps (tournaments, single-line moves).
 ``_argmin_kernel`` and ``_pick_kernel`` are one block: thread ``t`` scans slots (or elite moves)
-``t, t + T, ...``, then a tree reduction keeps the lowest (value, index).
+``t, t + T, ...``, then a tree reduction keeps the lowest (value, index). The block-level steps
+the kernels share (descent, mutations, aggregation) are in :mod:`gpu_engine.solvers.ga.cuda_blocks`.
 
 Capacity: carts up to ``MAX_LINES`` lines and ``MAX_MERCHANTS`` merchants able to serve a line
 (shared-memory arrays have compile-time sizes); larger carts are refused with a CapacityError
@@ -26,35 +27,31 @@ import numpy as np
 from numba import cuda, int32, int64, uint64
 from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_next
 
-from gpu_engine.cuda_ops.reduce import group_min_in
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.problem import CapacityError
 from gpu_engine.solvers.ga import ops as ga_ops
 from gpu_engine.solvers.ga.core import (
     D_CROSS,
-    D_KIND,
-    D_LINE,
     D_MASK,
     D_MUT,
-    D_PICK,
     D_TOUR_A,
     D_TOUR_B,
-    MUT_ELITE_GROUP,
-    MUT_EMPTY_MERCHANT,
-    MUT_GROW_MERCHANT,
-    MUT_MOVE_TO_USED,
-    MUT_RANDOM_LINE,
     N_DRAWS,
-    N_MUTATIONS,
     NO_CANDIDATE,
-    NO_MOVE,
     GaArrays,
     GaConfig,
-    rand_below,
-    rand_chance,
-    rng_states,
     seeded_individuals,
 )
+from gpu_engine.solvers.ga.cuda_blocks import (
+    aggregate,
+    block_best,
+    close,
+    copy_row,
+    descend,
+    grow,
+    mutate,
+)
+from gpu_engine.solvers.ga.rng import rand_below, rand_chance, rng_states
 
 MAX_LINES = 256
 MAX_MERCHANTS = 512
@@ -62,202 +59,9 @@ MAX_THREADS = 128
 # The simulator runs one Python thread per CUDA thread: keep its blocks small.
 SIM_THREADS = 32
 
-_merchant_costs = cuda.jit(device=True)(ga_ops.merchant_costs)
-_removals = cuda.jit(device=True)(ga_ops.removals)
-_scan_pairs = cuda.jit(device=True)(ga_ops.scan_pairs)
-_close_lines = cuda.jit(device=True)(ga_ops.close_lines)
-_grow_keys = cuda.jit(device=True)(ga_ops.grow_keys)
-_grow_order = cuda.jit(device=True)(ga_ops.grow_order)
-_grow_scan = cuda.jit(device=True)(ga_ops.grow_scan)
-_grow_apply = cuda.jit(device=True)(ga_ops.grow_apply)
 _crossover_lines = cuda.jit(device=True)(ga_ops.crossover_lines)
-_copy_group = cuda.jit(device=True)(ga_ops.copy_group)
 _argmin_range = cuda.jit(device=True)(ga_ops.argmin_range)
-_move_line = cuda.jit(device=True)(ga_ops.move_line)
-_used_target = cuda.jit(device=True)(ga_ops.used_target)
 _tournament = cuda.jit(device=True)(ga_ops.tournament)
-
-
-# --- block-level building blocks (every thread of the block calls them) -----------------------
-
-
-@cuda.jit(device=True)
-def _block_sum(value, red_v):
-    """Sum of every thread's ``value``, returned to all threads."""
-    tid = cuda.threadIdx.x
-    red_v[tid] = value
-    cuda.syncthreads()
-    half = cuda.blockDim.x // 2
-    while half > 0:
-        if tid < half:
-            red_v[tid] += red_v[tid + half]
-        cuda.syncthreads()
-        half //= 2
-    total = red_v[0]
-    cuda.syncthreads()
-    return total
-
-
-@cuda.jit(device=True)
-def _block_best(value, index, red_v, red_i):
-    """Lowest (value, index) over the threads, returned to all; an index < 0 is no entry."""
-    return group_min_in(value, index, cuda.blockDim.x, red_v, red_i)
-
-
-@cuda.jit(device=True)
-def _copy_row(src, dst):
-    tid = cuda.threadIdx.x
-    for i in range(tid, dst.size, cuda.blockDim.x):
-        dst[i] = src[i]
-
-
-@cuda.jit(device=True)
-def _aggregate(child, qty, price, params, sub, units, mcost, red_v):
-    """Per-merchant state of ``child`` from scratch; returns the total to every thread."""
-    tid = cuda.threadIdx.x
-    step = cuda.blockDim.x
-    for m in range(tid, sub.size, step):
-        sub[m] = 0
-        units[m] = 0
-    cuda.syncthreads()
-    for i in range(tid, child.size, step):
-        m = child[i]
-        cuda.atomic.add(sub, m, qty[i] * price[i, m])
-        cuda.atomic.add(units, m, qty[i])
-    cuda.syncthreads()
-    part = _merchant_costs(tid, step, sub, units, params, mcost)
-    return _block_sum(part, red_v)
-
-
-@cuda.jit(device=True)
-def _descend(
-    steps, total, child, qty, price, cand, cnt, params, sub, units, mcost, removal, red_v, red_i
-):
-    """Up to ``steps`` best single-line moves (ga_cpu.descend); returns the total."""
-    tid = cuda.threadIdx.x
-    step = cuda.blockDim.x
-    width = cand.shape[1]
-    for _ in range(steps):
-        _removals(tid, step, child, qty, price, params, sub, units, mcost, removal)
-        cuda.syncthreads()
-        delta, pair = _scan_pairs(
-            tid, step, child, removal, qty, price, cand, cnt, params, sub, units, mcost
-        )
-        delta, pair = _block_best(delta, pair, red_v, red_i)
-        if pair == NO_MOVE:
-            break
-        if tid == 0:
-            i = pair // width
-            _move_line(i, cand[i, pair - i * width], child, qty, price, params, sub, units, mcost)
-        total += delta
-        cuda.syncthreads()
-    return total
-
-
-@cuda.jit(device=True)
-def _close(u, child, qty, price, cand, cnt, params, sub, units, mcost, red_v):
-    """Empty merchant ``u`` (ga_cpu.close_merchant); returns the new total."""
-    _close_lines(
-        cuda.threadIdx.x,
-        cuda.blockDim.x,
-        u,
-        child,
-        qty,
-        price,
-        cand,
-        cnt,
-        params,
-        sub,
-        units,
-        mcost,
-    )
-    cuda.syncthreads()
-    return _aggregate(child, qty, price, params, sub, units, mcost, red_v)
-
-
-@cuda.jit(device=True)
-def _grow(m, child, qty, price, params, sub, units, mcost, removal, keys, order, red_v, red_i):
-    """Grow merchant ``m`` (ga_cpu.grow_merchant); returns the new total."""
-    tid = cuda.threadIdx.x
-    step = cuda.blockDim.x
-    _removals(tid, step, child, qty, price, params, sub, units, mcost, removal)
-    cuda.syncthreads()
-    count = _block_sum(_grow_keys(tid, step, m, child, removal, qty, price, keys), red_v)
-    if count > 0:
-        _grow_order(tid, step, keys, order)
-        cuda.syncthreads()
-        # One thread scans the prefixes in order (ga_ops.grow_scan), moving the lines
-        # virtually through the shared per-merchant state; the others wait.
-        if tid == 0:
-            _, length = _grow_scan(m, count, order, child, qty, price, params, sub, units, mcost)
-            red_i[0] = length
-        cuda.syncthreads()
-        length = red_i[0]
-        cuda.syncthreads()
-        _grow_apply(tid, step, m, length, order, child)
-        cuda.syncthreads()
-    return _aggregate(child, qty, price, params, sub, units, mcost, red_v)
-
-
-@cuda.jit(device=True)
-def _single_move(b, i, child, qty, price, params, sub, units, mcost, shared_total):
-    """Thread 0 moves line ``i`` to ``b`` (if b >= 0); the change reaches every thread."""
-    if cuda.threadIdx.x == 0:
-        shared_total[0] = 0
-        if b >= 0 and b != child[i]:
-            shared_total[0] = _move_line(i, b, child, qty, price, params, sub, units, mcost)
-    cuda.syncthreads()
-    delta = shared_total[0]
-    cuda.syncthreads()
-    return delta
-
-
-@cuda.jit(device=True)
-def _mutate(
-    draws,
-    total,
-    child,
-    elite,
-    qty,
-    price,
-    cand,
-    cnt,
-    params,
-    sub,
-    units,
-    mcost,
-    removal,
-    keys,
-    order,
-    red_v,
-    red_i,
-    shared_total,
-):
-    """The mutation the draws select (ga_cpu.mutate); returns the new total."""
-    kind = rand_below(draws[D_KIND], N_MUTATIONS)
-    i = rand_below(draws[D_LINE], child.size)
-    if kind == MUT_MOVE_TO_USED:
-        b = -1
-        if cuda.threadIdx.x == 0:
-            b = _used_target(i, draws[D_PICK], child, cand, cnt, units)
-        total += _single_move(b, i, child, qty, price, params, sub, units, mcost, shared_total)
-    elif kind == MUT_EMPTY_MERCHANT:
-        u = child[i]
-        cuda.syncthreads()
-        total = _close(u, child, qty, price, cand, cnt, params, sub, units, mcost, red_v)
-    elif kind == MUT_ELITE_GROUP:
-        _copy_group(cuda.threadIdx.x, cuda.blockDim.x, elite, elite[i], child)
-        cuda.syncthreads()
-        total = _aggregate(child, qty, price, params, sub, units, mcost, red_v)
-    elif kind == MUT_GROW_MERCHANT:
-        m = cand[i, rand_below(draws[D_PICK], cnt[i])]
-        total = _grow(
-            m, child, qty, price, params, sub, units, mcost, removal, keys, order, red_v, red_i
-        )
-    elif kind == MUT_RANDOM_LINE:
-        b = cand[i, rand_below(draws[D_PICK], cnt[i])]
-        total += _single_move(b, i, child, qty, price, params, sub, units, mcost, shared_total)
-    return total
 
 
 # --- kernels -----------------------------------------------------------------------------------
@@ -279,13 +83,13 @@ def _init_kernel(genes, fit, seeded, n_seeded, states, ls_steps, qty, price, can
     red_v = cuda.shared.array(MAX_THREADS, int64)
     red_i = cuda.shared.array(MAX_THREADS, int64)
     if slot < n_seeded:
-        _copy_row(seeded[slot], child)
+        copy_row(seeded[slot], child)
     elif tid == 0:
         for i in range(n):
             child[i] = cand[i, rand_below(xoroshiro128p_next(states, slot), cnt[i])]
     cuda.syncthreads()
-    total = _aggregate(child, qty, price, params, sub, units, mcost, red_v)
-    total = _descend(
+    total = aggregate(child, qty, price, params, sub, units, mcost, red_v)
+    total = descend(
         ls_steps,
         total,
         child,
@@ -301,7 +105,7 @@ def _init_kernel(genes, fit, seeded, n_seeded, states, ls_steps, qty, price, can
         red_v,
         red_i,
     )
-    _copy_row(child, genes[slot])
+    copy_row(child, genes[slot])
     if tid == 0:
         fit[slot] = total
 
@@ -353,9 +157,9 @@ def _evolve_kernel(
         tid, cuda.blockDim.x, genes_in, parents[0], parents[1], cross, draws[D_MASK], child
     )
     cuda.syncthreads()
-    total = _aggregate(child, qty, price, params, sub, units, mcost, red_v)
+    total = aggregate(child, qty, price, params, sub, units, mcost, red_v)
     if rand_chance(draws[D_MUT], p_mut):
-        total = _mutate(
+        total = mutate(
             draws,
             total,
             child,
@@ -375,7 +179,7 @@ def _evolve_kernel(
             red_i,
             shared_total,
         )
-    total = _descend(
+    total = descend(
         ls_steps,
         total,
         child,
@@ -392,11 +196,11 @@ def _evolve_kernel(
         red_i,
     )
     if total <= fit_in[slot]:
-        _copy_row(child, genes_out[slot])
+        copy_row(child, genes_out[slot])
         if tid == 0:
             fit_out[slot] = total
     else:
-        _copy_row(genes_in[slot], genes_out[slot])
+        copy_row(genes_in[slot], genes_out[slot])
         if tid == 0:
             fit_out[slot] = fit_in[slot]
 
@@ -407,7 +211,7 @@ def _argmin_kernel(fit, status):
     value, slot = _argmin_range(cuda.threadIdx.x, cuda.blockDim.x, fit)
     red_v = cuda.shared.array(MAX_THREADS, int64)
     red_i = cuda.shared.array(MAX_THREADS, int64)
-    value, slot = _block_best(value, slot, red_v, red_i)
+    value, slot = block_best(value, slot, red_v, red_i)
     if cuda.threadIdx.x == 0:
         status[0] = slot
         status[1] = value
@@ -430,11 +234,11 @@ def _elite_kernel(genes, status, steps, cand_genes, cand_fit, qty, price, cand, 
     order = cuda.shared.array(MAX_LINES, int64)[:n]
     red_v = cuda.shared.array(MAX_THREADS, int64)
     red_i = cuda.shared.array(MAX_THREADS, int64)
-    _copy_row(genes[status[0]], child)
+    copy_row(genes[status[0]], child)
     cuda.syncthreads()
-    total = _aggregate(child, qty, price, params, sub, units, mcost, red_v)
+    total = aggregate(child, qty, price, params, sub, units, mcost, red_v)
     if 1 <= j <= n_merchants:
-        total = _grow(
+        total = grow(
             j - 1, child, qty, price, params, sub, units, mcost, removal, keys, order, red_v, red_i
         )
     elif j > n_merchants:
@@ -443,11 +247,11 @@ def _elite_kernel(genes, status, steps, cand_genes, cand_fit, qty, price, cand, 
             if tid == 0:
                 cand_fit[j] = NO_CANDIDATE
             return
-        total = _close(u, child, qty, price, cand, cnt, params, sub, units, mcost, red_v)
-    total = _descend(
+        total = close(u, child, qty, price, cand, cnt, params, sub, units, mcost, red_v)
+    total = descend(
         steps, total, child, qty, price, cand, cnt, params, sub, units, mcost, removal, red_v, red_i
     )
-    _copy_row(child, cand_genes[j])
+    copy_row(child, cand_genes[j])
     if tid == 0:
         cand_fit[j] = total
 
@@ -459,12 +263,12 @@ def _pick_kernel(genes, fit, status, cand_genes, cand_fit):
     red_v = cuda.shared.array(MAX_THREADS, int64)
     red_i = cuda.shared.array(MAX_THREADS, int64)
     value, j = _argmin_range(cuda.threadIdx.x, cuda.blockDim.x, cand_fit)
-    value, j = _block_best(value, j, red_v, red_i)
+    value, j = block_best(value, j, red_v, red_i)
     slot = status[0]
     improved = j >= 0 and value < fit[slot]
     cuda.syncthreads()
     if improved:
-        _copy_row(cand_genes[j], genes[slot])
+        copy_row(cand_genes[j], genes[slot])
     if cuda.threadIdx.x == 0:
         if improved:
             fit[slot] = value

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from gpu_engine.cuda_ops.order import lower_first as better
 from gpu_engine.pricing import merchant_cost
-from gpu_engine.solvers.ga.core import NO_CANDIDATE, NO_MOVE, group_bit, rand_below
+from gpu_engine.solvers.ga.core import NO_CANDIDATE, NO_MOVE, group_bit
+from gpu_engine.solvers.ga.rng import rand_below
 
 # --- strided ranges -------------------------------------------------------------------------
 

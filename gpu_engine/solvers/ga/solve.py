@@ -24,11 +24,11 @@ population starts from the next seed (:func:`restart_seed`), the same on both de
 best of the runs is the answer (the planner's anytime routes use it to spend what their other
 phases leave).
 
-On the CPU the steps run on every core the process may use (:mod:`.workers`), and the
-population follows the cart and the cores (:func:`cpu_config`): as many children as a
-generation of about 0.75 ms a thread allows, 32 to 256 (the GPU's 16384 would leave a CPU a
-handful of generations), doubled when the run stalls, up to four times that and 256
-(``GaConfig.grow_to``).
+The driver loop is :func:`gpu_engine.solvers.ga.loop.evolve`. On the CPU the steps run on every
+core the process may use (:mod:`.workers`), and the population follows the cart and the cores
+(:func:`cpu_config`): as many children as a generation of about 0.75 ms a thread allows, 32 to
+256 (the GPU's 16384 would leave a CPU a handful of generations), doubled when the run stalls,
+up to four times that and 256 (``GaConfig.grow_to``).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -50,41 +50,36 @@ from gpu_engine.solvers.ga.core import (
     GaArrays,
     GaConfig,
     ga_arrays,
-    rng_states,
     seeded_individuals,
 )
+from gpu_engine.solvers.ga.loop import GaRun, Population, evolve
+from gpu_engine.solvers.ga.rng import rng_states
 from gpu_engine.solvers.ga.workers import cpu_threads, run_chunks
 
 # The CPU's knobs; its population is chosen per cart by :func:`cpu_config`.
 CPU_CONFIG = GaConfig(population=128, stall_generations=200)
-# On the lent H200 a generation of 16384 children (100 lines) takes about 2 ms: some 50
-# generations in a 100 ms budget, the best of the population sizes measured (BENCHMARKS.md).
+# Large enough to keep a GPU busy, small enough for some 50 generations in a 100 ms budget
+# (a generation of 100 lines takes about 2 ms).
 GPU_CONFIG = GaConfig(population=16384, child_ls_steps=8, stall_generations=100)
 # A CPU child costs about this many ns per (line, candidate) pair and descent step (crossover,
-# mutation and each step scan the pairs), measured on this project's 2-core VM and the H100
-# host's cores (5-11 ns; the larger, so that loaded machines still get their generations).
+# mutation and each step scan the pairs); the high end of what was seen, so that loaded
+# machines still get their generations.
 CPU_CHILD_NS = 10.0
-# A generation's target time on each thread. On the families of issue 13 (50-200 lines, GA
-# phases of 100 and 500 ms, a 2-core VM at load 7-11) the populations whose generations took
-# about 1 ms of a core (32-64 children at 50 lines, 32 at 200) came closest to the optimum at
-# 100 ms: more generations, and with them more elite passes, beat more children per generation
-# at these budgets; 128 children at 50 lines got 1-5 generations in 100 ms under that load and
-# ended up to 3% above the optimum (BENCHMARKS.md).
+# A generation's target time on each thread: in short budgets more generations, and with them
+# more elite passes, beat more children per generation.
 CPU_GENERATION_US = 750.0
 CPU_POPULATION_MIN = 32
 CPU_POPULATION_MAX = 256
 # A stalled CPU run doubles its population up to this many times its first size (at most
-# ``CPU_POPULATION_MAX``) before a stall stops it (GaConfig.grow_to): the 64 children that serve
-# a 50-line cart best in 100 ms stalled 1% above the optimum in 500 ms on threshold_deep carts
-# that 128 or more reached. Small carts start at the maximum and stall early as before, which
-# leaves the planner's proof (HiGHS) the rest of the budget.
+# ``CPU_POPULATION_MAX``) before a stall stops it (GaConfig.grow_to): the small populations
+# that serve short budgets best stall above the optimum in long ones that larger ones reach.
+# Small carts start at the maximum and stall early, which leaves the planner's proof (HiGHS)
+# the rest of the budget.
 CPU_GROWTH = 4
 CPU_GROW_AFTER = 40
 # What building the Solution costs per line after the search (see ``solve_ga``).
 FINISH_US_PER_LINE = 10.0
 BP_SCALE = 10_000
-# Generations whose durations predict the next one (the longest of them is assumed).
-_TIMING_WINDOW = 4
 # A stalled run restarts only while at least this much of its budget is left (ms).
 RESTART_MIN_MS = 10.0
 _SEEDS = 2**63
@@ -112,8 +107,8 @@ def lower_bound(problem: CartProblem) -> int:
 
 
 def arrays_lower_bound(arrays: GaArrays) -> int:
-    """:func:`lower_bound` of a cart already compacted (over each line's candidates only: a
-    10,000-line cart's full price matrix took tens of ms)."""
+    """:func:`lower_bound` of a cart already compacted (over each line's candidates only: the
+    full price matrix of a large cart is slow to scan)."""
     reachable = arrays.params[3] > 0
     units_max = np.zeros(arrays.n_merchants, dtype=np.int64)
     valid = arrays.cand >= 0
@@ -127,22 +122,6 @@ def arrays_lower_bound(arrays: GaArrays) -> int:
     per_line = np.where(valid, scaled, np.iinfo(np.int64).max).min(axis=1)
     total = sum(int(v) for v in per_line)
     return -(-total // BP_SCALE)
-
-
-class Population(Protocol):
-    """One device's population: the steps the driver loop calls. A step given a ``deadline``
-    (a ``time.perf_counter()`` value) may stop at it with part of its work done, keeping what it
-    found, and then sets ``cut`` to the step's name; the driver then stops."""
-
-    device: str
-    cut: str | None
-    config: GaConfig
-
-    def initialise(self, *, deadline: float | None = None) -> None: ...
-    def best(self) -> tuple[int, int]: ...
-    def elite(self, slot: int, *, deadline: float | None = None) -> bool: ...
-    def generation(self, elite_slot: int, *, deadline: float | None = None) -> None: ...
-    def genes(self, slot: int) -> np.ndarray: ...
 
 
 class CpuPopulation:
@@ -282,84 +261,6 @@ class CpuPopulation:
         return self.genes_in[slot].copy()
 
 
-@dataclass
-class GaRun:
-    """What a GA run found and how it went."""
-
-    genes: np.ndarray  # compact merchant per line
-    total: int
-    generations: int
-    stop: str  # "budget", "stall", "max_generations" or "bound"
-    init_ms: float
-    elapsed_ms: float
-    history: list[tuple[int, int]] = field(default_factory=list)  # (generation, best total)
-    # The step the deadline stopped part-way ("initialise", "elite", "generation", "grow").
-    cut: str | None = None
-
-
-def evolve(
-    population: Population,
-    *,
-    config: GaConfig,
-    budget_ms: float | None,
-    started: float,
-    bound: int | None = None,
-) -> GaRun:
-    """The driver loop, the same for both devices (see the module docstring for the order).
-    ``started`` is the ``time.perf_counter()`` the budget counts from."""
-    deadline = None if budget_ms is None else started + budget_ms / 1e3
-    population.initialise(deadline=deadline)
-    dirty = False
-    if not population.cut:
-        slot, _ = population.best()
-        dirty = population.elite(slot, deadline=deadline)
-    slot, best = population.best()
-    init_ms = (time.perf_counter() - started) * 1e3
-    history = [(0, best)]
-    generation = stalled_from = 0
-    durations: list[float] = []
-    grow = getattr(population, "grow", None)
-    while True:
-        size = population.config.population
-        grown = _grown_size(config, size, generation - stalled_from) if grow else size
-        if grow and grown > size and not population.cut:
-            grow(grown, deadline=deadline)
-            stalled_from = generation
-            durations.clear()  # a larger population's generations take longer
-            slot, fit = population.best()
-            if fit < best:
-                best = fit
-                history.append((generation, best))
-        stop = "budget" if population.cut else None
-        stop = stop or _stop_reason(config, generation, stalled_from, best, bound)
-        expected = _next_generation_s(durations)
-        if stop is None and deadline is not None and time.perf_counter() + expected > deadline:
-            stop = "budget"
-        if stop is not None:
-            break
-        t0 = time.perf_counter()
-        population.generation(slot, deadline=deadline)
-        generation += 1
-        slot, fit = population.best()
-        if not population.cut and (dirty or fit < best):
-            dirty = population.elite(slot, deadline=deadline)
-            slot, fit = population.best()
-        if fit < best:
-            best, stalled_from = fit, generation
-            history.append((generation, best))
-        durations.append(time.perf_counter() - t0)
-    return GaRun(
-        genes=population.genes(slot),
-        total=best,
-        generations=generation,
-        stop=stop,
-        init_ms=init_ms,
-        elapsed_ms=(time.perf_counter() - started) * 1e3,
-        history=history,
-        cut=population.cut,
-    )
-
-
 def restart_seed(seed: int, k: int) -> int:
     """The seed of a run's ``k``-th restart (0: the run itself): fixed by the first seed, so a
     run with restarts is still a pure function of its seed and its steps."""
@@ -384,7 +285,14 @@ def _restarts(
     while run.stop == "stall" and _left_ms(started, budget_ms) >= RESTART_MIN_MS:
         k = len(records) + 1
         population = start(restart_seed(seed, k))
-        run = evolve(population, config=config, budget_ms=budget_ms, started=started, bound=bound)
+        run = evolve(
+            population,
+            config=config,
+            budget_ms=budget_ms,
+            started=started,
+            bound=bound,
+            clock=time.perf_counter,
+        )
         records.append(
             {
                 "seed": restart_seed(seed, k),
@@ -402,33 +310,6 @@ def _restarts(
 
 def _left_ms(started: float, budget_ms: float) -> float:
     return budget_ms - (time.perf_counter() - started) * 1e3
-
-
-def _grown_size(config: GaConfig, size: int, stalled: int) -> int:
-    """The population's next size: doubled after ``grow_after`` stalled generations, up to
-    ``grow_to`` (see :class:`GaConfig`)."""
-    if config.grow_to is None or size >= config.grow_to or stalled < config.grow_after:
-        return size
-    return min(config.grow_to, 2 * size)
-
-
-def _next_generation_s(durations: list[float]) -> float:
-    """The next generation's predicted time: the longest of the last few. A generation
-    predicted to end past the deadline is not started (on the CPU, one that runs long anyway
-    is cut at the deadline)."""
-    return max(durations[-_TIMING_WINDOW:], default=0.0)
-
-
-def _stop_reason(
-    config: GaConfig, generation: int, stalled_from: int, best: int, bound: int | None
-) -> str | None:
-    if bound is not None and best <= bound:
-        return "bound"
-    if config.max_generations is not None and generation >= config.max_generations:
-        return "max_generations"
-    if generation - stalled_from >= config.stall_generations:
-        return "stall"
-    return None
 
 
 def solve_ga(
@@ -470,9 +351,16 @@ def solve_ga(
 
     population = start(seed)
     # The answer is re-priced and turned into a Solution after the search (in Python, about
-    # 10 us a line: 0.1 s on a 10,000-line cart): the search stops that much before the budget.
+    # 10 us a line): the search stops that much before the budget.
     search_ms = None if budget_ms is None else budget_ms - FINISH_US_PER_LINE * arrays.n_lines / 1e3
-    run = evolve(population, config=config, budget_ms=search_ms, started=started, bound=proven)
+    run = evolve(
+        population,
+        config=config,
+        budget_ms=search_ms,
+        started=started,
+        bound=proven,
+        clock=time.perf_counter,
+    )
     restarted: list[dict[str, Any]] = []
     if restarts and search_ms is not None:
         run, restarted = _restarts(

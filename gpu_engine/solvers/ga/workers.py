@@ -135,8 +135,8 @@ def _work_loop(
 ) -> None:
     """Claim and compute chunks until the range is done or the deadline comes. Near the
     deadline a chunk shrinks to the items predicted (from this thread's last chunk) to end
-    before it, and none is started that could not: on a 10,000-line cart one item takes 15-60
-    ms, which a late start would add to the wall time."""
+    before it, and none is started that could not: on a large cart one item takes tens of ms,
+    which a late start would add to the wall time."""
     while not cursor.stopped:
         t0 = clock()
         if deadline is not None:

@@ -9,8 +9,9 @@ from gpu_engine import CartProblem, solve
 from gpu_engine.planning.carts import random_cart
 from gpu_engine.pricing import assignment_cost
 from gpu_engine.reference import reference_brute_force, reference_cost
-from gpu_engine.solvers.ga.core import ga_arrays, init_states, rng_next, seeded_individuals
-from gpu_engine.solvers.ga.solve import GaConfig, lower_bound, rng_states, solve_ga
+from gpu_engine.solvers.ga.core import ga_arrays, seeded_individuals
+from gpu_engine.solvers.ga.rng import init_states, rng_next, rng_states
+from gpu_engine.solvers.ga.solve import GaConfig, lower_bound, solve_ga
 from tests.gpu_engine.strategies import carts
 
 SMALL = GaConfig(population=16, stall_generations=15)

@@ -1,4 +1,4 @@
-"""GA restarts (issue 25): with ``restarts`` a run that stalls starts again from the next seed
+"""GA restarts: with ``restarts`` a run that stalls starts again from the next seed
 until its budget ends, keeps the best run, and does the same on both devices."""
 
 import pytest

@@ -12,7 +12,8 @@ import numpy as np
 
 from gpu_engine.problem import CartProblem
 
-_TINY = {
+# The tiny cart every warm-up solves (public: the apps' workers warm their own paths on it).
+WARMUP_CART = {
     "items": [{"id": "a", "quantity": 2}, {"id": "b", "quantity": 1}, {"id": "c", "quantity": 3}],
     "merchants": [
         {
@@ -48,7 +49,7 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
     from gpu_engine.device import gpu_available
     from gpu_engine.solvers.registry import SOLVERS
 
-    problem = CartProblem.from_dict(_TINY)
+    problem = CartProblem.from_dict(WARMUP_CART)
     gpu = include_gpu and gpu_available()
     timings: dict[str, float] = {}
     for name, solver in SOLVERS.items():
@@ -157,7 +158,7 @@ def _ready_planner(algorithm: str) -> float:
 
 # What the planner imports on first use (its routes, bounds and proof checks).
 _PLANNER_MODULES = (
-    "gpu_engine.planning.planner",
+    "gpu_engine.planning.executor",
     "gpu_engine.planning.anytime",
     "gpu_engine.bounds.lp",
     "gpu_engine.solvers.milp.neighbourhood",
@@ -167,18 +168,18 @@ _PLANNER_MODULES = (
 
 
 def _warm_flat() -> None:
-    """The flat-cart solver on :data:`_TINY` without its thresholds and discount: the root, the
-    warm start's local search, and branch and bound below the root (asked to beat a total no
-    answer reaches, so that it bounds nodes even where the root proves the cart)."""
+    """The flat-cart solver on :data:`WARMUP_CART` without its thresholds and discount: the
+    root, the warm start's local search, and branch and bound below the root (asked to beat a
+    total no answer reaches, so that it bounds nodes even where the root proves the cart)."""
     from gpu_engine.solvers.flat.branch import Search, branch_and_bound, evaluate
     from gpu_engine.solvers.flat.data import flat_data
     from gpu_engine.solvers.flat.solve import solve_flat
 
-    tiny_merchants = cast(list[dict[str, Any]], _TINY["merchants"])
+    tiny_merchants = cast(list[dict[str, Any]], WARMUP_CART["merchants"])
     merchants = [
         {"id": m["id"], "shipping": {**m["shipping"], "free_over": None}} for m in tiny_merchants
     ]
-    problem = CartProblem.from_dict({**_TINY, "merchants": merchants})
+    problem = CartProblem.from_dict({**WARMUP_CART, "merchants": merchants})
     solved = solve_flat(problem, warm_start=problem.cand_merchant[:, 0].astype(np.int64))
     data = flat_data(problem)
     order = np.argsort(data.cand_count, kind="stable").astype(np.int64)

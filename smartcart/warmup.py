@@ -49,14 +49,13 @@ def warmup_enabled() -> bool:
 def cpu_warmup() -> dict[str, float]:
     """Runs every CPU solver (``gpu_engine.warmup(include_gpu=False)``, which never touches
     CUDA) and then the planner once on the same tiny cart. Returns seconds per solver."""
-    from gpu_engine import CartProblem, solve, warmup
+    from gpu_engine import WARMUP_CART, CartProblem, solve, warmup
     from gpu_engine.catalog.cheapest_offer.select import cheapest_offers_warmup
     from gpu_engine.catalog.radix.tree import radix_tree_warmup
-    from gpu_engine.warmup import _TINY
 
     timings = warmup(include_gpu=False)
     start = time.perf_counter()
-    solve(CartProblem.from_dict(_TINY), allow_gpu=False)
+    solve(CartProblem.from_dict(WARMUP_CART), allow_gpu=False)
     timings["planner"] = time.perf_counter() - start
     # The catalog jobs (feed import, stored cheapest offers) run on the cpu queue too.
     for name, kernel_warmup in (("cheapest", cheapest_offers_warmup), ("radix", radix_tree_warmup)):
@@ -64,7 +63,7 @@ def cpu_warmup() -> dict[str, float]:
         kernel_warmup(device="cpu")
         timings[name] = time.perf_counter() - start
     # Pricing carts and product pages match destinations in the zone index.
-    from storefront.zone_index import zone_index_warmup
+    from storefront.catalog.zone_index import zone_index_warmup
 
     start = time.perf_counter()
     zone_index_warmup(device="cpu")

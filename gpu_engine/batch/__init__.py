@@ -1,24 +1,42 @@
-"""Many carts solved exactly in one batch (issue 14's price watch).
+"""Many carts solved exactly in one batch (the price watch).
 
-``solve_batch(problems, device="auto")`` packs the carts into CSR arrays
-(:mod:`gpu_engine.batch.pack`), chooses per cart the cheaper exact method (full search or the
-merchant subset DP; carts too large for both come back as None) and runs them all at once: one
-block per cart on the GPU (:mod:`gpu_engine.batch.cuda`), one ``prange`` iteration per cart on
-the CPU twin (:mod:`gpu_engine.batch.cpu`). ``device="auto"`` uses the GPU only when
-``cuda.is_available()`` at run time; nothing here touches CUDA at import time.
+``solve_batch(problems, device="auto")`` packs the carts into CSR arrays (:func:`pack_carts`,
+the one builder of the format: :mod:`gpu_engine.batch.pack`), chooses per cart the cheaper exact
+method (full search or the merchant subset DP; carts too large for both come back as None) and
+runs them all at once: one block per cart on the GPU (:mod:`gpu_engine.batch.cuda`), one
+``prange`` iteration per cart on the CPU twin (:mod:`gpu_engine.batch.cpu`). ``device="auto"``
+uses the GPU only when ``cuda.is_available()`` at run time; nothing here touches CUDA at import
+time. The names below are the apps' way in.
 """
 
 from gpu_engine.batch.answers import price_choice
 from gpu_engine.batch.engine import BatchResult, RawAnswers, solve_batch, solve_packed
-from gpu_engine.batch.pack import PackedBatch, pack_problems, plan_batch
+from gpu_engine.batch.multi import slice_batch, solve_batch_multi
+from gpu_engine.batch.pack import (
+    METHOD_NAMES,
+    TOO_LARGE,
+    PackedBatch,
+    pack_carts,
+    pack_problems,
+    plan_batch,
+)
+from gpu_engine.batch.synthetic import synthetic_batch
+from gpu_engine.batch.threads import host_threads_apply
 
 __all__ = [
+    "METHOD_NAMES",
+    "TOO_LARGE",
     "BatchResult",
     "PackedBatch",
     "RawAnswers",
+    "host_threads_apply",
+    "pack_carts",
     "pack_problems",
     "plan_batch",
     "price_choice",
+    "slice_batch",
     "solve_batch",
+    "solve_batch_multi",
     "solve_packed",
+    "synthetic_batch",
 ]

@@ -38,6 +38,7 @@ __all__ = [
     "TOO_LARGE",
     "BatchPlan",
     "PackedBatch",
+    "pack_carts",
     "pack_problems",
     "plan_batch",
 ]
@@ -114,9 +115,48 @@ class BatchPlan:
         return out
 
 
+def pack_carts(
+    *,
+    line_counts: np.ndarray,
+    line_qty: np.ndarray,
+    offer_counts: np.ndarray,
+    offer_merchant: np.ndarray,
+    offer_price: np.ndarray,
+    merchant_counts: np.ndarray,
+    merchant_row: np.ndarray,
+    merchant_index: np.ndarray,
+    params: Sequence[np.ndarray],
+) -> PackedBatch:
+    """The CSR batch (see the module docstring) from plain columns, carts in order:
+    ``line_counts[c]`` lines and ``merchant_counts[c]`` packed merchants per cart;
+    ``line_qty`` and ``offer_counts`` (eligible offers) per line; per offer, grouped by line in
+    candidate order, its cart-local merchant and unit price; per packed merchant its pricing
+    row (into ``params``: base, extra, free_over, dmin, dbp) and its index in its problem.
+    Every builder of a batch goes through here, so the format is written once."""
+    line_qty = np.ascontiguousarray(line_qty, dtype=np.int64)
+    offer_ptr = csr_offsets(offer_counts)
+    offer_line = np.repeat(np.arange(line_qty.size), offer_counts)
+    base, extra, free_over, dmin, dbp = (np.ascontiguousarray(p, dtype=np.int64) for p in params)
+    return PackedBatch(
+        line_ptr=csr_offsets(line_counts),
+        line_qty=line_qty,
+        offer_ptr=offer_ptr,
+        offer_merchant=np.asarray(offer_merchant).astype(np.int32),
+        offer_amount=line_qty[offer_line] * np.asarray(offer_price, dtype=np.int64),
+        merch_ptr=csr_offsets(merchant_counts),
+        merch_row=np.asarray(merchant_row).astype(np.int32),
+        base=base,
+        extra=extra,
+        free_over=free_over,
+        dmin=dmin,
+        dbp=dbp,
+        merchant_index=np.asarray(merchant_index).astype(np.int64),
+    )
+
+
 def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
     """CSR arrays of ``problems`` (in order). The Python loop only gathers each problem's
-    arrays; compaction and amounts are one njit pass over their concatenation."""
+    arrays; compaction is one njit pass over their concatenation."""
     n = len(problems)
     shapes = np.zeros((n, 3), dtype=np.int64)  # lines, candidate width, merchants
     qty, counts, cand, price = [], [], [], []
@@ -132,10 +172,9 @@ def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
     line_counts = _cat(counts, np.int64)
     offer_ptr = csr_offsets(line_counts)
     grids = np.column_stack([shapes[:, 0] * shapes[:, 1], shapes[:, 0] * shapes[:, 2]])
-    merch, amount, merch_ptr, index = _compact(
+    merch, unit, merch_ptr, index = _compact(
         line_ptr,
         offer_ptr,
-        _cat(qty, np.int64),
         shapes,
         csr_offsets(grids[:, 0]),
         _cat(cand, np.int32),
@@ -144,34 +183,31 @@ def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
     )
     # Each problem's five parameter arrays, merchant by merchant, then the used ones.
     all_params = _cat(params, np.int64)
-    first = np.repeat(csr_offsets(5 * shapes[:, 2])[:-1], merch_ptr[1:] - merch_ptr[:-1])
-    stride = np.repeat(shapes[:, 2], merch_ptr[1:] - merch_ptr[:-1])
-    columns = {
-        name: np.ascontiguousarray(all_params[first + k * stride + index])
-        for k, name in enumerate(("base", "extra", "free_over", "dmin", "dbp"))
-    }
-    return PackedBatch(
-        line_ptr=line_ptr,
+    merchant_counts = merch_ptr[1:] - merch_ptr[:-1]
+    first = np.repeat(csr_offsets(5 * shapes[:, 2])[:-1], merchant_counts)
+    stride = np.repeat(shapes[:, 2], merchant_counts)
+    return pack_carts(
+        line_counts=shapes[:, 0],
         line_qty=_cat(qty, np.int64),
-        offer_ptr=offer_ptr,
+        offer_counts=line_counts,
         offer_merchant=merch,
-        offer_amount=amount,
-        merch_ptr=merch_ptr,
-        merch_row=np.arange(index.size, dtype=np.int32),
+        offer_price=unit,
+        merchant_counts=merchant_counts,
+        merchant_row=np.arange(index.size, dtype=np.int32),
         merchant_index=index,
-        **columns,
+        params=[all_params[first + k * stride + index] for k in range(5)],
     )
 
 
 @numba.njit(cache=True)
-def _compact(line_ptr, offer_ptr, qty, shapes, cand_ptr, cand, price_ptr, price):
+def _compact(line_ptr, offer_ptr, shapes, cand_ptr, cand, price_ptr, price):
     """Offers in each line's candidate order with cart-local merchants (used merchants only,
-    numbered in the problem's merchant order) and amounts; returns (merchant, amount,
+    numbered in the problem's merchant order) and unit prices; returns (merchant, unit price,
     merch_ptr, problem index of each local merchant)."""
     n_carts = line_ptr.size - 1
     n_offers = offer_ptr[-1]
     merch = np.empty(n_offers, dtype=np.int32)
-    amount = np.empty(n_offers, dtype=np.int64)
+    unit = np.empty(n_offers, dtype=np.int64)
     merch_ptr = np.zeros(n_carts + 1, dtype=np.int64)
     index = np.empty(n_offers, dtype=np.int64)
     n_index = 0
@@ -195,8 +231,8 @@ def _compact(line_ptr, offer_ptr, qty, shapes, cand_ptr, cand, price_ptr, price)
                 m = cand[cand_ptr[c] + i * width + k]
                 o = offer_ptr[line] + k
                 merch[o] = local[m]
-                amount[o] = qty[line] * price[price_ptr[c] + i * n_merch + m]
-    return merch, amount, merch_ptr, index[:n_index].copy()
+                unit[o] = price[price_ptr[c] + i * n_merch + m]
+    return merch, unit, merch_ptr, index[:n_index].copy()
 
 
 def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:

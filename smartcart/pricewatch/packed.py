@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpu_engine.batch import PackedBatch, price_choice
+from gpu_engine.batch import PackedBatch, pack_carts, price_choice
 from gpu_engine.problem import MONEY_LIMIT
 from smartcart.answers import LineOffer, answer_fields, suggestion_line_row, suggestion_merchant_row
 from smartcart.pricewatch.selectors import (
@@ -33,7 +33,7 @@ from smartcart.pricewatch.selectors import (
     shipping_rules_known,
 )
 from smartcart.selectors import problem_size
-from storefront.selectors import line_unavailable_reason
+from storefront.carts.pricing_summary import line_unavailable_reason
 
 # Carts whose float bound comes near the engine's money limit get its exact (Python int)
 # check on the CartProblem path.
@@ -324,73 +324,84 @@ def _bound_suspect(n_carts, l_cpos, l_qty, p_line, p_cart, p_price, eligible, ke
     return goods + lines * base + extra * units + units >= _BOUND_CHECK
 
 
-def _pack(**a) -> PackedChunk:
-    good, l_cpos = a["good"], a["l_cpos"]
-    carts = a["carts"][good]
+def _pack(
+    *,
+    good: np.ndarray,
+    carts: np.ndarray,
+    line_rows: list[tuple],
+    l_cpos: np.ndarray,
+    l_qty: np.ndarray,
+    l_merchant: np.ndarray,
+    p_line: np.ndarray,
+    p_cart: np.ndarray,
+    p_offer: np.ndarray,
+    p_merchant: np.ndarray,
+    p_rule: np.ndarray,
+    kept: np.ndarray,
+    eligible: np.ndarray,
+    offer_rows: list[tuple],
+    o_price: np.ndarray,
+    params: np.ndarray,
+    rules: list,
+) -> PackedChunk:
+    """The chunk's ``good`` carts packed by ``gpu_engine.batch.pack_carts`` from the columns
+    read: per line (``l_*``), per (line, offer of its product) pair (``p_*``), per offer row
+    (``o_*``) and per pricing row (``params``, ``rules``)."""
+    carts = carts[good]
     cart_new = np.cumsum(good) - 1  # old cart position -> packed position
     line_keep = good[l_cpos]
-    line_new = np.cumsum(line_keep) - 1
     lines = np.flatnonzero(line_keep)
-    p_keep = a["eligible"] & good[a["p_cart"]]
+    line_new = np.cumsum(line_keep) - 1
+    p_keep = eligible & good[p_cart]
     # Offers by packed line, unit price, merchant id (the problem's candidate order).
     sel = np.flatnonzero(p_keep)
-    price = a["o_price"][a["p_offer"][sel]]
-    merchant = a["p_merchant"][sel]
-    sel = sel[np.lexsort((merchant, price, a["p_line"][sel]))]
-    s_line = line_new[a["p_line"][sel]]
-    s_cart = cart_new[a["p_cart"][sel]]
-    s_merchant = a["p_merchant"][sel]
-    span = int(a["p_merchant"].max(initial=0)) + 1
+    price = o_price[p_offer[sel]]
+    merchant = p_merchant[sel]
+    sel = sel[np.lexsort((merchant, price, p_line[sel]))]
+    s_line = line_new[p_line[sel]]
+    s_cart = cart_new[p_cart[sel]]
+    s_merchant = p_merchant[sel]
+    span = int(p_merchant.max(initial=0)) + 1
     cm, s_cm = np.unique(s_cart * span + s_merchant, return_inverse=True)
     cm_cart = cm // span
     n = carts.size
+    merchant_counts = np.bincount(cm_cart, minlength=n)
     merch_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(cm_cart, minlength=n), out=merch_ptr[1:])
+    np.cumsum(merchant_counts, out=merch_ptr[1:])
     s_local = s_cm - merch_ptr[s_cart]
     merch_row = np.zeros(cm.size, np.int32)
-    merch_row[s_cm] = a["p_rule"][sel]
+    merch_row[s_cm] = p_rule[sel]
     # The problem's merchants: every merchant with a rule, eligible for a line or not.
-    k_sel = np.flatnonzero(a["kept"] & good[a["p_cart"]])
-    problem_cm = np.unique(cart_new[a["p_cart"][k_sel]] * span + a["p_merchant"][k_sel])
+    k_sel = np.flatnonzero(kept & good[p_cart])
+    problem_cm = np.unique(cart_new[p_cart[k_sel]] * span + p_merchant[k_sel])
     problem_ptr = np.searchsorted(problem_cm, np.arange(n + 1) * span)
-    merchant_index = np.searchsorted(problem_cm, cm) - problem_ptr[cm_cart]
-    offers_per_cart = np.bincount(cart_new[a["p_cart"][k_sel]], minlength=n)
+    offers_per_cart = np.bincount(cart_new[p_cart[k_sel]], minlength=n)
 
-    l_qty = np.ascontiguousarray(a["l_qty"][lines])
-    line_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(cart_new[l_cpos[lines]], minlength=n), out=line_ptr[1:])
-    offer_ptr = np.zeros(lines.size + 1, np.int64)
-    np.cumsum(np.bincount(s_line, minlength=lines.size), out=offer_ptr[1:])
-    s_price = a["o_price"][a["p_offer"][sel]]
-    params = a["params"]
-    batch = PackedBatch(
-        line_ptr=line_ptr,
-        line_qty=l_qty,
-        offer_ptr=offer_ptr,
-        offer_merchant=s_local.astype(np.int32),
-        offer_amount=l_qty[s_line] * s_price,
-        merch_ptr=merch_ptr,
-        merch_row=merch_row,
-        base=np.ascontiguousarray(params[0]),
-        extra=np.ascontiguousarray(params[1]),
-        free_over=np.ascontiguousarray(params[2]),
-        dmin=np.ascontiguousarray(params[3]),
-        dbp=np.ascontiguousarray(params[4]),
-        merchant_index=merchant_index.astype(np.int64),
+    s_price = o_price[p_offer[sel]]
+    batch = pack_carts(
+        line_counts=np.bincount(cart_new[l_cpos[lines]], minlength=n),
+        line_qty=l_qty[lines],
+        offer_counts=np.bincount(s_line, minlength=lines.size),
+        offer_merchant=s_local,
+        offer_price=s_price,
+        merchant_counts=merchant_counts,
+        merchant_row=merch_row,
+        merchant_index=np.searchsorted(problem_cm, cm) - problem_ptr[cm_cart],
+        params=params,
     )
+    l_qty = batch.line_qty
+    line_ptr = batch.line_ptr
     # Each packed line's own offer and merchant.
-    own_mask = s_merchant == a["l_merchant"][lines][s_line]
+    own_mask = s_merchant == l_merchant[lines][s_line]
     own = np.zeros(lines.size, np.int64)
     own[s_line[own_mask]] = np.flatnonzero(own_mask)
     current_choice = s_local[own].astype(np.int64)
-    line_rows, offer_rows = a["line_rows"], a["offer_rows"]
     snapshot = np.fromiter((line_rows[int(i)][_L_SNAPSHOT] for i in lines), np.int64, lines.size)
     added_amount = batch.offer_amount.copy()
     added_amount[own] = l_qty * snapshot
     current_parts, current = price_choice(batch, current_choice)
     _, added = price_choice(batch, current_choice, added_amount)
-    rules = a["rules"]
-    s_offer = a["p_offer"][sel]
+    s_offer = p_offer[sel]
     return PackedChunk(
         batch=batch,
         cart_ids=[int(c) for c in carts],

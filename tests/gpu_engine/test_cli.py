@@ -2,9 +2,9 @@ import json
 import subprocess
 import sys
 
+from gpu_engine import WARMUP_CART as _TINY
 from gpu_engine.bench import discover_suites
 from gpu_engine.cli import format_table
-from gpu_engine.warmup import _TINY
 
 
 def _run(*args, stdin=None):

@@ -8,8 +8,7 @@ import gpu_engine
 def test_gpu_engine_never_imports_django_or_touches_cuda():
     code = (
         "import sys, json, gpu_engine\n"
-        "from gpu_engine.warmup import _TINY\n"
-        "gpu_engine.solve(gpu_engine.CartProblem.from_dict(_TINY))\n"
+        "gpu_engine.solve(gpu_engine.CartProblem.from_dict(gpu_engine.WARMUP_CART))\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'django')))\n"
     )
     out = subprocess.run(
@@ -45,9 +44,7 @@ def test_solution_to_dict_is_json_safe():
 
 
 def _tiny():
-    from gpu_engine.warmup import _TINY
-
-    return _TINY
+    return gpu_engine.WARMUP_CART
 
 
 def test_json_safe_gives_strict_json():

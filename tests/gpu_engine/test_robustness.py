@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import gpu_engine.device
+from gpu_engine import WARMUP_CART as _TINY
 from gpu_engine import CartProblem, ProblemError, solve
 from gpu_engine.budget import MAX_BUDGET_MS
 from gpu_engine.cli import main
@@ -23,7 +24,7 @@ from gpu_engine.problem import BudgetError, CapacityError, DeviceUnavailable
 from gpu_engine.solvers.dp.inputs import merchant_dp_inputs
 from gpu_engine.solvers.dp.solve import predicted_ms, solve_dp
 from gpu_engine.solvers.full.cpu import solve_cpu_full
-from gpu_engine.warmup import _TINY, ensure_cpu_warm
+from gpu_engine.warmup import ensure_cpu_warm
 
 NESTED = "[" * 100_000 + "]" * 100_000
 BAD_UTF8 = b'{"items": "\xff\xfe"}'

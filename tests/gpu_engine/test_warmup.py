@@ -38,11 +38,11 @@ def test_the_warmup_cart_makes_the_ga_run_generations():
     """A GA that proves its seed optimal at once never launches its generation kernels, and the
     first shopper's GA would pay their compilation (seconds on the H200): the warm-up cart must
     keep the GA evolving."""
+    from gpu_engine import WARMUP_CART
     from gpu_engine.problem import CartProblem
     from gpu_engine.solvers.ga.solve import solve_ga
-    from gpu_engine.warmup import _TINY
 
-    solution = solve_ga(CartProblem.from_dict(_TINY), device="cpu", seed=0)
+    solution = solve_ga(CartProblem.from_dict(WARMUP_CART), device="cpu", seed=0)
     assert solution.stats["generations"] >= 1 and solution.stats["stop"] != "bound"
 
 
@@ -153,14 +153,13 @@ def test_cli_library_and_planner_warm_auto_alike_on_a_gpu(warm_calls, monkeypatc
     """The CLI and ``gpu_engine.solve`` (the planner) warmed "auto" differently on a GPU: one
     function now decides for both, and the planner's ``allow_gpu=False`` never touches CUDA."""
     import gpu_engine.planning.planner
-    from gpu_engine import CartProblem, solve
+    from gpu_engine import WARMUP_CART, CartProblem, solve
     from gpu_engine.cli import _warm_for
-    from gpu_engine.warmup import _TINY
 
     _warm_for("auto", 100.0)
     monkeypatch.setattr(gpu_engine.planning.planner, "_run", _no_solver)
     with contextlib.suppress(_Stop):
-        solve(CartProblem.from_dict(_TINY), budget_ms=100.0)
+        solve(CartProblem.from_dict(WARMUP_CART), budget_ms=100.0)
     assert warm_calls == ["gpu", "highs", "gpu", "highs"]
 
     def no_cuda():
@@ -168,7 +167,7 @@ def test_cli_library_and_planner_warm_auto_alike_on_a_gpu(warm_calls, monkeypatc
 
     monkeypatch.setattr(gpu_engine.device, "gpu_available", no_cuda)
     with contextlib.suppress(_Stop):
-        solve(CartProblem.from_dict(_TINY), budget_ms=100.0, allow_gpu=False)
+        solve(CartProblem.from_dict(WARMUP_CART), budget_ms=100.0, allow_gpu=False)
     assert warm_calls == ["gpu", "highs", "gpu", "highs", "cpu", "highs"]
 
 

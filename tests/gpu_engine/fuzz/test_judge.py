@@ -3,11 +3,11 @@
 import itertools
 import json
 
+from gpu_engine import WARMUP_CART as _TINY
 from gpu_engine.fuzz.carts import FuzzCart
 from gpu_engine.fuzz.judge import judge_cart
 from gpu_engine.fuzz.reference import brute_force, cart_total
 from gpu_engine.fuzz.supervisor import Outcome, Task
-from gpu_engine.warmup import _TINY
 
 CART = FuzzCart(key="0:0", shape="test", text=json.dumps(_TINY), cart=_TINY)
 OPTIMUM, BEST = brute_force(_TINY)

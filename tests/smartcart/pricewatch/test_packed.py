@@ -4,9 +4,12 @@ zero prices, unbuyable lines, prices that moved since the lines were added)."""
 
 import random
 
+import numpy as np
 import pytest
 
+from gpu_engine.batch import pack_problems
 from smartcart.pricewatch.packed import carts_packed_read
+from smartcart.pricewatch.selectors import carts_problems_build
 from smartcart.pricewatch.services import _checked_packed, _checked_problems, _Counts
 from storefront.models import Cart, Offer
 from tests.factories import (
@@ -95,3 +98,23 @@ def test_the_packed_path_checks_carts_as_the_problem_path_does(seed):
     # Every buyable cart went through the packed batch, none back to the problem path.
     chunk = carts_packed_read(cart_ids=cart_ids)
     assert chunk.n_carts == len(by_packed) and not chunk.fallback
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_packed_chunk_has_the_bytes_pack_problems_gives_its_problems(seed):
+    """Both builders go through ``pack_carts``: the chunk's batch equals, array by array and
+    type by type, the batch of the same carts' problems, but for the pricing rows, which the
+    chunk shares between carts (so the rows are compared as each merchant sees them)."""
+    cart_ids = _random_market(random.Random(seed), 30)
+    chunk = carts_packed_read(cart_ids=cart_ids)
+    builds = {c.build.cart_id: c.build for c in carts_problems_build(cart_ids=cart_ids).carts}
+    want = pack_problems([builds[cart_id].problem for cart_id in chunk.cart_ids])
+    got = chunk.batch
+    assert chunk.n_carts > 0
+    for name in got.__dataclass_fields__:
+        a, b = getattr(got, name), getattr(want, name)
+        if name in ("base", "extra", "free_over", "dmin", "dbp"):
+            a, b = a[got.merch_row], b[want.merch_row]
+        if name != "merch_row":
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+    assert got.merch_row.dtype == want.merch_row.dtype == np.int32

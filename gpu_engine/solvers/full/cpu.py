@@ -76,8 +76,8 @@ def search_range(start, stop, radix, off, cand, amount, qty, params, sub0, units
             break
         j_lo = 0
         # ops.next_row's odometer, written out here: compiled by njit as a called function
-        # (even inline="always") it cost ~200-400 ns a row against ~10 ns written in the loop
-        # (numba 0.6x on this VM), 4-5x the whole search on short rows.
+        # (even inline="always") it costs tens of times more a row than written in the loop,
+        # several times the whole search on short rows.
         k = lb - 1
         while k >= 0:
             old = digits[k]

@@ -23,7 +23,6 @@ The state is int32 when the host proves every subtotal, unit count and cost of t
 
 from __future__ import annotations
 
-import itertools
 import math
 import threading
 import time
@@ -45,6 +44,7 @@ from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.full import ops as full_ops
+from gpu_engine.solvers.full.transfer import DeviceProblem, device_problem
 
 MAX_LINES = 64
 MAX_FLAT = 1024
@@ -266,20 +266,6 @@ def _first(value):
     return value
 
 
-@dataclass(frozen=True, eq=False)
-class _DeviceProblem:
-    """The layout flattened for the kernel and copied to the current device."""
-
-    n_lines: int
-    n_merchants: int
-    max_m: int
-    use_int32: bool
-    pair: bool
-    r_in: int
-    n_rows: int
-    arrays: tuple
-
-
 def use_pair(layout: FullSearchLayout, requested: bool | None) -> bool:
     possible = layout.n_free >= 2 and int(layout.radix[-1]) <= PAIR_MAX_B
     if requested and not possible:
@@ -293,7 +279,7 @@ def row_size(layout: FullSearchLayout, config: LaunchConfig | None = None) -> in
     return int(layout.radix[-1]) * (int(layout.radix[-2]) if pair else 1)
 
 
-def _prepare(layout: FullSearchLayout, config: LaunchConfig) -> _DeviceProblem:
+def _prepare(layout: FullSearchLayout, config: LaunchConfig) -> DeviceProblem:
     use_int32 = config.int32
     if layout.n_free > MAX_LINES:
         raise CapacityError("items", layout.n_free, f"GPU full search takes <= {MAX_LINES} lines")
@@ -310,37 +296,16 @@ def _prepare(layout: FullSearchLayout, config: LaunchConfig) -> _DeviceProblem:
     use_int32 = fits32 if use_int32 is None else use_int32
     if use_int32 and not fits32:
         raise CapacityError("items", layout.max_money(), "cart totals do not fit int32")
-    dtype = np.int32 if use_int32 else np.int64
-    offsets, cand, amount = layout.flat()
-    # Three transfers instead of twelve: each allocation and copy costs tens of microseconds,
-    # a visible share of a 5 ms search. The kernel gets views into the packed buffers.
-    ints = (offsets, cand.astype(np.int32))
-    money = (amount, layout.qty, *layout.params, layout.sub0, layout.units0)
-    d_radix = cuda.to_device(layout.radix.astype(np.int64))
-    d_ints = _views(cuda.to_device(np.concatenate(ints)), [a.size for a in ints])
-    d_money = _views(
-        cuda.to_device(np.concatenate([a.astype(dtype) for a in money])),
-        [a.size for a in money],
-    )
-    r_in = row_size(layout, config)
-    return _DeviceProblem(
-        n_lines=layout.n_free,
-        n_merchants=n_merchants,
+    return device_problem(
+        layout,
         max_m=max_m,
         use_int32=use_int32,
         pair=use_pair(layout, config.pair),
-        r_in=r_in,
-        n_rows=layout.complexity // r_in,
-        arrays=(d_radix, *d_ints, *d_money),
+        r_in=row_size(layout, config),
     )
 
 
-def _views(buffer, sizes: list[int]) -> list:
-    cuts = [0, *(int(c) for c in np.cumsum(sizes))]
-    return [buffer[a:b] for a, b in itertools.pairwise(cuts)]
-
-
-def _grid(dev: _DeviceProblem, n_rows: int, config: LaunchConfig) -> tuple[int, int, int]:
+def _grid(dev: DeviceProblem, n_rows: int, config: LaunchConfig) -> tuple[int, int, int]:
     sim = simulator_enabled()
     threads = config.threads or (32 if sim else 256)
     if config.blocks is not None:

@@ -1,4 +1,4 @@
-"""Full search split over several GPUs (issue 17): the threads share nothing on a device (each
+"""Full search split over several GPUs: the threads share nothing on a device (each
 copies the problem and allocates its outputs on its own), a thread whose launch was refused
 after another GPU's thread switched the pricing form retries instead of failing, and on two
 real GPUs the split answers as one GPU does (gpu-marked, skipped with fewer)."""

@@ -1,8 +1,9 @@
 """The cart problem of ``shared/spec/cart-pricing.md``: validation and dense compilation.
 
 A :class:`CartProblem` is built once (from the spec's JSON, or from arrays the storefront
-already holds) and compiled into dense int64 NumPy arrays that every solver reuses, CPU or GPU.
-Validation refuses bad input with a :class:`ProblemError` naming the field and the value.
+already holds) and compiled into dense int64 NumPy arrays that every solver reuses, CPU or GPU
+(:mod:`gpu_engine.dense`). Validation refuses bad input with a :class:`ProblemError` naming the
+field and the value.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from gpu_engine.dense import NO_OFFER, UNLIMITED_STOCK, candidate_order, eligibility, readonly
+
 # Totals must fit int64 with headroom: solvers add a few partial totals before comparing, and the
 # DP solvers use 2**62 as "infeasible".
 MONEY_LIMIT = 2**62
 INT64_MAX = 2**63 - 1
-NO_OFFER = -1
-UNLIMITED_STOCK = -1
 
 _ITEM_KEYS = frozenset({"id", "quantity"})
 _MERCHANT_KEYS = frozenset({"id", "shipping", "discount"})
@@ -235,12 +236,6 @@ def _check_ids(name: str, ids: Sequence[Any]) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array = np.ascontiguousarray(array)
-    array.setflags(write=False)
-    return array
-
-
 @dataclass(frozen=True, eq=False)
 class CartProblem:
     """An immutable, validated cart problem compiled to dense arrays.
@@ -406,31 +401,24 @@ class CartProblem:
         grid_price: np.ndarray,
         grid_stock: np.ndarray,
     ) -> CartProblem:
-        has_offer = grid_price != NO_OFFER
-        eligible = has_offer & ((grid_stock == UNLIMITED_STOCK) | (grid_stock >= qty[:, None]))
+        eligible, price = eligibility(grid_price, grid_stock, qty)
         counts = eligible.sum(axis=1)
         missing = [items[i] for i in np.flatnonzero(counts == 0)]
         if missing:
             raise ProblemError("items", missing, "no eligible offer (price and stock) for lines")
-        price = np.where(eligible, grid_price, NO_OFFER)
         _check_money_bounds(qty, price, mcols)
-        width = int(counts.max())
-        cand = np.full((len(items), width), -1, dtype=np.int32)
-        for i in range(len(items)):
-            idx = np.flatnonzero(eligible[i])
-            order = np.argsort(price[i, idx], kind="stable")
-            cand[i, : idx.size] = idx[order]
+        cand = candidate_order(eligible, price, int(counts.max()))
         return cls(
             item_ids=items,
             merchant_ids=merchants,
-            quantity=_readonly(qty),
-            price=_readonly(price),
-            cand_merchant=_readonly(cand),
-            cand_count=_readonly(counts.astype(np.int32)),
-            offer_price=_readonly(grid_price),
-            offer_stock=_readonly(grid_stock),
+            quantity=readonly(qty),
+            price=readonly(price),
+            cand_merchant=readonly(cand),
+            cand_count=readonly(counts.astype(np.int32)),
+            offer_price=readonly(grid_price),
+            offer_stock=readonly(grid_stock),
             complexity=math.prod(int(c) for c in counts),
-            **{name: _readonly(arr) for name, arr in mcols.items()},
+            **{name: readonly(arr) for name, arr in mcols.items()},
         )
 
     # --- serialisation ---

@@ -8,7 +8,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -175,38 +174,67 @@ def test_api_refuses_every_gpu_algorithm_alike_without_a_gpu(no_cuda, algorithm)
 # --- budgets honoured --------------------------------------------------------------------------
 
 
-def test_dp_refuses_up_front_when_far_over_its_budget():
+class _StepClock:
+    """``time`` for a solver module: every reading moves the clock ``step`` seconds, so where a
+    run stops is a function of its deadline checks, not of the machine's load."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 1000.0
+        self.step = step
+
+    def perf_counter(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_dp_refuses_up_front_when_far_over_its_budget(monkeypatch):
+    import gpu_engine.solvers.dp.solve as dp_module
+
+    def never(*args, **kwargs):
+        raise AssertionError("a DP ran before the refusal")
+
     problem = CartProblem.from_dict(_cart(21, 8, 8))
     ensure_cpu_warm()
-    started = time.perf_counter()
+    monkeypatch.setattr(dp_module, "run_relaxed", never)
+    monkeypatch.setattr(dp_module, "run_merchant_cpu", never)
     with pytest.raises(BudgetError) as refused:
         solve(problem, algorithm="dp", budget_ms=300)
-    assert (time.perf_counter() - started) < 1.0
     assert refused.value.field == "budget_ms" and "far over the budget" in str(refused.value)
 
 
-def test_dp_stops_at_its_budget_with_its_best_not_optimal():
+def test_dp_stops_at_its_budget_with_its_best_not_optimal(monkeypatch):
+    """The DP reads its clock between slices: on a clock that moves a tenth of the budget at
+    each reading it stops at its first check past the deadline, as its elapsed time records."""
+    import gpu_engine.budget
+    import gpu_engine.solvers.dp.solve as dp_module
+
     problem = CartProblem.from_dict(_cart(21, 8, 8))
     # A third of the profile's prediction (the profile is the fastest host's): accepted, cut.
     budget_ms = predicted_ms(problem, merchant_dp_inputs(problem), use_gpu=False) / 3
-    started = time.perf_counter()
+    step_ms = budget_ms / 10
+    clock = _StepClock(step_ms / 1e3)
+    monkeypatch.setattr(gpu_engine.budget, "time", clock)
+    monkeypatch.setattr(dp_module, "time", clock)
     solution = solve(problem, algorithm="dp", budget_ms=budget_ms)
-    wall_ms = (time.perf_counter() - started) * 1e3
     assert not solution.optimal and solution.stats["cut"]
-    assert wall_ms <= 1.2 * budget_ms + 150
+    assert solution.elapsed_ms <= budget_ms + 3 * step_ms
 
 
-def test_cpu_full_stops_at_its_budget_or_refuses():
+def test_cpu_full_stops_at_its_budget_or_refuses(monkeypatch):
     problem = CartProblem.from_dict(_cart(8, 12, 12))
     predicted = problem.complexity / rates.cpu_full_rate() * 1e3
     with pytest.raises(BudgetError):
         solve(problem, algorithm="cpu-full", budget_ms=predicted / 10)
+    # The search reads its clock between slices (about 60 of them here): on a clock that moves a
+    # tenth of the budget at each reading it stops at its first check past the deadline.
+    import gpu_engine.solvers.full.cpu as full_cpu
+
     budget_ms = predicted / 3
-    started = time.perf_counter()
+    step_ms = budget_ms / 10
+    monkeypatch.setattr(full_cpu, "time", _StepClock(step_ms / 1e3))
     solution = solve(problem, algorithm="cpu-full", budget_ms=budget_ms)
-    wall_ms = (time.perf_counter() - started) * 1e3
-    assert not solution.optimal
-    assert wall_ms <= 1.2 * budget_ms + 150
+    assert not solution.optimal and solution.stats["searched"] < problem.complexity
+    assert solution.elapsed_ms <= budget_ms + 3 * step_ms
 
 
 # --- huge valid carts ----------------------------------------------------------------------------

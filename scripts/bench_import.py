@@ -106,7 +106,7 @@ def _run(path: Path, merchant, fmt: str, batch_size: int | None) -> dict:
 
 
 def _refresh() -> dict:
-    from storefront.cheapest import catalog_cheapest_recompute
+    from storefront.catalog.cheapest import catalog_cheapest_recompute
 
     start = time.perf_counter()
     result = catalog_cheapest_recompute()

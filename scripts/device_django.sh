@@ -81,7 +81,7 @@ for _ in $(seq 60); do
     grep -q "catalog_cheapest_recompute.*succeeded" "$OUT/worker_gpu.log" && break
     sleep 0.5
 done
-grep -h "catalog_cheapest_recompute\|storefront.cheapest" "$OUT/worker_gpu.log" | tee -a "$LOG"
+grep -h "catalog_cheapest_recompute\|storefront.catalog.cheapest" "$OUT/worker_gpu.log" | tee -a "$LOG"
 stored
 for device in $DEVICE cpu $DEVICE cpu; do
     phase "cheapest_command_$device" 60 env STOREFRONT_CHEAPEST_DEVICE=$device \

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from gpu_engine import Solution
 from gpu_engine.solution import MerchantCost, json_safe
 from smartcart.selectors import CartProblemBuild, OfferSnapshot, cart_current_breakdown
-from storefront.pricing import missing_for_free_shipping
+from storefront.carts.pricing import missing_for_free_shipping
 
 
 def answer_keeps_current(*, suggested_total: int, current_total: int, keep: bool = False) -> bool:

@@ -1,5 +1,5 @@
 """smartcart's answer to storefront's cart optimizer hook
-(``settings.STOREFRONT_CART_OPTIMIZER``, see ``storefront.cart_optimizer``)."""
+(``settings.STOREFRONT_CART_OPTIMIZER``, see ``storefront.carts.optimizer``)."""
 
 import time
 
@@ -11,7 +11,7 @@ from smartcart.selectors import (
     optimization_run_for_checkout,
 )
 from smartcart.services import optimization_run_solve_now
-from storefront.cart_optimizer import CartOptimizer, CheaperAssignment
+from storefront.carts.optimizer import CartOptimizer, CheaperAssignment
 from storefront.errors import DomainError
 from storefront.models import Cart
 

@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
+from storefront.catalog.zone_index import zone_index_invalidate
 from storefront.demo_images import product_svg
 from storefront.models import (
     Cart,
@@ -27,7 +28,6 @@ from storefront.models import (
     ShippingZone,
 )
 from storefront.validators import gtin_check_digit
-from storefront.zone_index import zone_index_invalidate
 
 DEMO_SHOPPER = ("demo", "demo-shopper-pass")
 DEMO_ADMIN = ("admin", "demo-admin-pass")

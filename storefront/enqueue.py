@@ -7,13 +7,14 @@ default and the tests) exactly as ``.delay()`` does. This module is the seam tha
 transactional outbox replaces later: callers keep calling the same two functions.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from celery import current_app
 from celery.app.task import Task
 from django.db import transaction
 
-__all__ = ["task_enqueue", "task_enqueue_on_commit"]
+__all__ = ["task_enqueue", "task_enqueue_on_commit", "tasks_run_in_process"]
 
 
 def _task(name: str) -> Task:
@@ -25,27 +26,32 @@ def _task(name: str) -> Task:
     return tasks[name]
 
 
+def tasks_run_in_process() -> bool:
+    """Whether a sent task runs right here (eager: no broker, and the tests)."""
+    return bool(current_app.conf.task_always_eager)
+
+
 def task_enqueue(
     name: str,
     /,
     *,
+    args: Sequence[Any] | None = None,
     kwargs: dict[str, Any] | None = None,
     queue: str | None = None,
     countdown: float | None = None,
 ) -> None:
-    """Sends the task now (eagerly run in-process when Celery is eager)."""
-    options: dict[str, Any] = {}
-    if queue is not None:
-        options["queue"] = queue
-    if countdown is not None:
-        options["countdown"] = countdown
-    _task(name).apply_async(kwargs=kwargs or {}, **options)
+    """Sends the task now (eagerly run in-process when Celery is eager). Only the options
+    given are passed on, so the task's own defaults (its queue, no countdown) apply."""
+    given: dict[str, Any] = {"args": args, "kwargs": kwargs, "queue": queue, "countdown": countdown}
+    options = {key: value for key, value in given.items() if value is not None}
+    _task(name).apply_async(**options)
 
 
 def task_enqueue_on_commit(
     name: str,
     /,
     *,
+    args: Sequence[Any] | None = None,
     kwargs: dict[str, Any] | None = None,
     queue: str | None = None,
     countdown: float | None = None,
@@ -54,6 +60,6 @@ def task_enqueue_on_commit(
     """Sends the task once the current transaction commits (at once outside one), so a worker
     never sees rows that are not there yet, and a rolled-back write sends nothing."""
     transaction.on_commit(
-        lambda: task_enqueue(name, kwargs=kwargs, queue=queue, countdown=countdown),
+        lambda: task_enqueue(name, args=args, kwargs=kwargs, queue=queue, countdown=countdown),
         using=using,
     )

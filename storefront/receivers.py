@@ -1,12 +1,12 @@
 """Keeps the stored cheapest offers honest whatever writes the offers: services, the admin's
 forms, a shell, a factory. Every ORM ``save()``/``delete()`` of an offer, and every change of a
 merchant's ``active`` flag, marks the affected products stale in the same transaction and asks
-for a recompute once it commits (see ``storefront.cheapest``).
+for a recompute once it commits (see ``storefront.catalog.cheapest``).
 
 ``QuerySet.update()`` and raw SQL send no signals: code that writes offers that way calls
 ``catalog_cheapest_mark_stale`` itself (the admin's bulk actions and the feed import do).
 
-The same receivers tell ``storefront.offer_changes`` which products and merchants changed
+The same receivers tell ``storefront.catalog.offer_changes`` which products and merchants changed
 (offers, a merchant's terms, its shipping zones), for ``offers_changed`` after the commit.
 
 Imported by ``storefront.models`` so that the receivers are connected whenever the models are.
@@ -20,7 +20,7 @@ from django.db.models.signals import post_delete, post_save, pre_delete, pre_sav
 from django.dispatch import receiver
 
 from storefront.caching.versions import cache_versions_bump_on_commit
-from storefront.offer_changes import offers_changed_notify
+from storefront.catalog.offer_changes import offers_changed_notify
 
 _OFFER = "storefront.Offer"
 _MERCHANT = "storefront.Merchant"
@@ -28,7 +28,10 @@ _seen = threading.local()
 
 
 def _mark(**targets) -> None:
-    from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
+    from storefront.catalog.cheapest import (
+        catalog_cheapest_mark_stale,
+        catalog_cheapest_recompute_request,
+    )
 
     if catalog_cheapest_mark_stale(**targets):
         catalog_cheapest_recompute_request()
@@ -38,7 +41,7 @@ def _fields_touched(update_fields, *names: str) -> bool:
     return update_fields is None or any(name in update_fields for name in names)
 
 
-@receiver(pre_save, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_pre_save")
+@receiver(pre_save, sender=_OFFER, dispatch_uid="storefront.catalog.cheapest.offer_pre_save")
 def offer_remember_product(sender, instance, update_fields=None, **kwargs) -> None:
     # An admin may move an offer to another product: both products need a refresh.
     instance._cheapest_previous_product_id = None
@@ -49,7 +52,7 @@ def offer_remember_product(sender, instance, update_fields=None, **kwargs) -> No
     )
 
 
-@receiver(post_save, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_post_save")
+@receiver(post_save, sender=_OFFER, dispatch_uid="storefront.catalog.cheapest.offer_post_save")
 def offer_saved(sender, instance, **kwargs) -> None:
     previous = getattr(instance, "_cheapest_previous_product_id", None)
     # One transaction even for a save in autocommit: the stale mark and the notice record the
@@ -60,7 +63,7 @@ def offer_saved(sender, instance, **kwargs) -> None:
         offers_changed_notify(product_ids=[instance.product_id, previous], using=using)
 
 
-@receiver(pre_delete, sender=_OFFER, dispatch_uid="storefront.cheapest.offer_pre_delete")
+@receiver(pre_delete, sender=_OFFER, dispatch_uid="storefront.catalog.cheapest.offer_pre_delete")
 def offer_deleting(sender, instance, origin=None, **kwargs) -> None:
     """Django sends this once per offer before deleting any; the products are marked in one
     statement per deletion (its ``origin``), not one per offer."""
@@ -85,7 +88,7 @@ def offer_deleting(sender, instance, origin=None, **kwargs) -> None:
         _seen.origin = lambda: None
 
 
-@receiver(pre_save, sender=_MERCHANT, dispatch_uid="storefront.cheapest.merchant_pre_save")
+@receiver(pre_save, sender=_MERCHANT, dispatch_uid="storefront.catalog.cheapest.merchant_pre_save")
 def merchant_remember_active(sender, instance, update_fields=None, **kwargs) -> None:
     instance._cheapest_was_active = None
     if instance._state.adding or not _fields_touched(update_fields, "active"):
@@ -106,7 +109,9 @@ _MERCHANT_TERMS = (
 )
 
 
-@receiver(pre_save, sender=_MERCHANT, dispatch_uid="storefront.offer_changes.merchant_pre_save")
+@receiver(
+    pre_save, sender=_MERCHANT, dispatch_uid="storefront.catalog.offer_changes.merchant_pre_save"
+)
 def merchant_remember_terms(sender, instance, update_fields=None, **kwargs) -> None:
     instance._offer_changes_terms = None
     if instance._state.adding or not _fields_touched(update_fields, *_MERCHANT_TERMS):
@@ -143,5 +148,5 @@ def shipping_zone_changed(sender, instance, **kwargs) -> None:
 
 
 # Connect the zone index's receivers and the page cache's versions.
-from storefront import zone_index  # noqa: E402, F401
 from storefront.caching import receivers as cache_receivers  # noqa: E402, F401
+from storefront.catalog import zone_index  # noqa: E402, F401

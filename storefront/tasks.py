@@ -16,7 +16,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from storefront import cheapest, services
+from storefront.accounts import services as accounts
+from storefront.catalog import cheapest
 from storefront.errors import Conflict
 from storefront.imports import services as imports
 
@@ -86,7 +87,7 @@ def password_reset_mail_send_task(
 ) -> None:
     """Mails the reset link (``password_reset_mail_send``). Takes the address, not a token:
     the worker makes the token, so no secret sits in the broker."""
-    services.password_reset_mail_send(
+    accounts.password_reset_mail_send(
         email=email,
         domain=domain,
         use_https=use_https,

@@ -24,8 +24,8 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchRun
+from storefront.catalog.offer_changes import offers_changed_notify
 from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
-from storefront.offer_changes import offers_changed_notify
 from storefront.validators import gtin_check_digit
 
 PREFIX = "bench-pw-"

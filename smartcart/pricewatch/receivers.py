@@ -1,9 +1,9 @@
-"""Connects the price watch to ``storefront.offer_changes.offers_changed`` (sent after the
+"""Connects the price watch to ``storefront.catalog.offer_changes.offers_changed`` (sent after the
 commit of every transaction that changed offers, terms or zones)."""
 
 from django.dispatch import receiver
 
-from storefront.offer_changes import offers_changed
+from storefront.catalog.offer_changes import offers_changed
 
 
 @receiver(offers_changed, dispatch_uid="smartcart.price_watch.offers_changed")

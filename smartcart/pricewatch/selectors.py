@@ -5,7 +5,7 @@ engine problems at once.
 in two queries whatever their number: every line of the chunk (with its cart's version and
 destination, read in the same statement) and every buyable offer of the chunk's products
 with its merchant's name and discount. Shipping comes from the per-process zone index
-(``storefront.selectors.shipping_rules_for_destinations``: one batched longest-prefix match,
+(``storefront.catalog.shipping_selectors.shipping_rules_for_destinations``: one batched longest-prefix match,
 no query while it is fresh), which is what it is for: pricing many carts at once. The
 problems are built by the same helpers as the single-cart path, so both read a cart alike.
 """
@@ -29,10 +29,10 @@ from smartcart.selectors.problems import (
     _LineRow,
     _problem,
 )
+from storefront.catalog.shipping import Discount, ShippingRule
+from storefront.catalog.shipping_selectors import MerchantTerms, shipping_rules_for_destinations
+from storefront.catalog.zone_index import zone_index_invalidate
 from storefront.models import CartLine, Offer
-from storefront.selectors import MerchantTerms, shipping_rules_for_destinations
-from storefront.shipping import Discount, ShippingRule
-from storefront.zone_index import zone_index_invalidate
 
 Source = OptimizationRun.Source
 

@@ -17,8 +17,8 @@ from smartcart.pricewatch.notify import (
     price_watch_unsubscribe,
 )
 from smartcart.pricewatch.selectors import PriceWatchNotice, price_watch_notice_for_cart
+from storefront.carts.pricing_summary import CartPricingSummary
 from storefront.models import Cart
-from storefront.selectors import CartPricingSummary
 from storefront.web.cart_panels import CartPanel
 from storefront.web.carts import request_cart_find
 

@@ -9,7 +9,7 @@ read here: the database's unique constraint answers that when a queued run is in
 (``smartcart.services.create``), so the inline path never pays for it.
 
 Shipping is resolved here from the zones read with the offers, not with the process's zone
-index (``storefront.selectors.shipping_rules_for_destinations``): for one cart's few dozen
+index (``storefront.catalog.shipping_selectors.shipping_rules_for_destinations``): for one cart's few dozen
 merchants the index's version-stamp read and batched match cost more than the join, and SQL
 never reads a stale rule. The index is for pricing many
 carts at once.
@@ -26,15 +26,16 @@ from django.db.models import FilteredRelation, Q, QuerySet
 from gpu_engine import CartProblem, ProblemError, price_assignment
 from gpu_engine.solution import MerchantCost
 from smartcart.prepared import PreparedQuery
-from storefront.errors import Conflict, NotFound, ValidationFailed
-from storefront.models import Cart, Offer
-from storefront.selectors import MerchantTerms, line_unavailable_reason
-from storefront.shipping import (
+from storefront.carts.pricing_summary import line_unavailable_reason
+from storefront.catalog.shipping import (
     Discount,
     ShippingRule,
     postal_prefix_candidates,
     shipping_rule_resolve,
 )
+from storefront.catalog.shipping_selectors import MerchantTerms
+from storefront.errors import Conflict, NotFound, ValidationFailed
+from storefront.models import Cart, Offer
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +324,7 @@ def _merchant_terms(
 ) -> dict[int, MerchantTerms]:
     """Each merchant's terms for the destination, resolved as ``storefront.selectors.
     merchant_terms_for_destination`` does (longest matching zone prefix, else the defaults,
-    through ``storefront.shipping.shipping_rule_resolve``; the tests hold the two together),
+    through ``storefront.catalog.shipping.shipping_rule_resolve``; the tests hold the two together),
     over the rows read with the offers."""
     return {
         merchant_id: MerchantTerms(

@@ -7,8 +7,8 @@ from typing import Any
 from django.http import HttpRequest
 
 from smartcart.web.improve import improve_panel_for_cart
+from storefront.carts.pricing_summary import CartPricingSummary
 from storefront.models import Cart
-from storefront.selectors import CartPricingSummary
 from storefront.web.cart_panels import CartPanel
 
 

@@ -8,9 +8,9 @@ from django.db.models import Count
 from django.utils.html import format_html
 
 from storefront.admin.common import money_column
+from storefront.carts.pricing_summary import CartPricingSummary, cart_pricing_summaries
 from storefront.models import Cart, CartLine
 from storefront.money import format_money
-from storefront.selectors import CartPricingSummary, cart_pricing_summaries
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations

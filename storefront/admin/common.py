@@ -4,9 +4,9 @@
 from django.contrib import admin
 from django.db.models import QuerySet
 
+from storefront.catalog.services import merchants_active_set, offers_active_set
 from storefront.models import Merchant, Offer
 from storefront.money import format_money
-from storefront.services import merchants_active_set, offers_active_set
 
 
 def money_column(field: str, label: str):

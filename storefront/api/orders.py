@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from storefront.api.errors import error_responses
 from storefront.api.serializers import CartSerializer
 from storefront.api.views.carts import own_cart, validated
+from storefront.carts.services import cart_destination_set
 from storefront.errors import ValidationFailed
 from storefront.models import Order
 from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
@@ -23,7 +24,6 @@ from storefront.orders.services import (
     order_place,
     shipping_address_validate,
 )
-from storefront.services import cart_destination_set
 
 SIGNED_IN_ONLY = (
     "Signed-in callers only (`Authorization: Token ...` or the site's session), like the cart "

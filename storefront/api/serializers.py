@@ -6,9 +6,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from storefront.carts.pricing_summary import CartPricingSummary, LinePricing
+from storefront.catalog.selectors import PRODUCT_ORDERINGS
 from storefront.models import MAX_LINE_QUANTITY
 from storefront.search.prices import PRICE_RANGE_KEYS
-from storefront.selectors import PRODUCT_ORDERINGS, CartPricingSummary, LinePricing
 
 # --- catalog ------------------------------------------------------------------------------
 

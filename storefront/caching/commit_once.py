@@ -4,7 +4,7 @@ Writers record what they changed on a *pending* object; the first request in a t
 registers it with ``transaction.on_commit`` and later ones find it again, so the work (a
 version bump, a signal) runs once when the transaction commits and never for a rollback.
 Used by the page cache's versions (``storefront.caching.versions``) and ``offers_changed``
-(``storefront.offer_changes``).
+(``storefront.catalog.offer_changes``).
 """
 
 from collections.abc import Callable

@@ -44,9 +44,9 @@ from storefront.caching.versions import (
     page_cache_ttl,
     product_version_name,
 )
+from storefront.catalog.selectors import product_get
 from storefront.errors import NotFound
 from storefront.models import Product
-from storefront.selectors import product_get
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ change what a cached page or API list shows and that ``offers_changed`` does not
 products, categories, a merchant's name, new and deleted merchants.
 
 Offers, a merchant's terms and shipping zones are recorded by ``offers_changed_notify``
-(``storefront.offer_changes``), which every writer of them calls (the model receivers in
+(``storefront.catalog.offer_changes``), which every writer of them calls (the model receivers in
 ``storefront.receivers``, the admin's bulk actions, the feed import); writes that bypass
 ``save()`` also go through ``catalog_cheapest_mark_stale``, which records the same versions.
 Every one of them records into the transaction's one pending bump, so a transaction replaces

@@ -12,7 +12,7 @@ from storefront.observability import views as observability
 # them has an app_name; the JSON 404 for any other /api/v1/ path comes after all of them.
 API_URLCONFS = (
     "storefront.api.urls",
-    "smartcart.api.optimization_urls",
+    "smartcart.api_urls",
     "smartcart.pricewatch.api_urls",
 )
 WEB_URLCONFS = ("smartcart.web.urls", "smartcart.pricewatch.urls", "storefront.web.urls")

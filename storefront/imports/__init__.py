@@ -57,5 +57,5 @@ What an import does
   one transaction with the job's progress, so a crash leaves whole batches and a resume
   continues after the last committed one.
 - Products whose offers changed get their stored cheapest offer recomputed afterwards, once
-  per import (``storefront.cheapest``).
+  per import (``storefront.catalog.cheapest``).
 """

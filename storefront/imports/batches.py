@@ -15,8 +15,8 @@ from django.db import connection, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from storefront.catalog.offer_changes import DeferredChanges, offers_changed_deferred
 from storefront.models import ImportJob, ImportJobBatch
-from storefront.offer_changes import DeferredChanges, offers_changed_deferred
 
 Progress = Callable[[ImportJob], None]
 

@@ -29,7 +29,8 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from storefront.cheapest import catalog_cheapest_recompute_request
+from storefront.catalog.cheapest import catalog_cheapest_recompute_request
+from storefront.enqueue import task_enqueue
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.imports.batches import Progress, batches_write
 from storefront.imports.feed import FeedFormatError, feed_read
@@ -113,11 +114,8 @@ def import_job_create(
 
 
 def import_job_enqueue(*, job_id: int) -> None:
-    from storefront.tasks import import_job_run_task
-
     try:
-        # Celery takes any sequence of args (its stubs say tuple); a list is what the tests pin.
-        import_job_run_task.apply_async(args=[job_id], queue=settings.OFFER_IMPORT_QUEUE)  # type: ignore[arg-type]
+        task_enqueue("storefront.import_job_run", args=[job_id], queue=settings.OFFER_IMPORT_QUEUE)
     except Exception:
         # Runs on commit: a broker outage must not turn the saved upload into a 500 that the
         # admin retries (a second job). The job fails with the reason and can be resumed.

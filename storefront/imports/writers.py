@@ -23,7 +23,7 @@ import numpy as np
 from django.db import connection
 from django.utils import timezone
 
-from storefront.cheapest import catalog_cheapest_mark_stale
+from storefront.catalog.cheapest import catalog_cheapest_mark_stale
 from storefront.imports.plan import WritePlan
 from storefront.imports.validate import UNLIMITED, ValidatedFeed
 from storefront.models import CheapestOfferRefresh, Offer, Product

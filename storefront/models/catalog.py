@@ -129,7 +129,7 @@ class Offer(models.Model):
 
 class ProductCheapest(models.Model):
     """A product's cheapest buyable offer as last computed by ``catalog_cheapest_recompute``
-    (see storefront.cheapest): the cheapest active, in-stock offer of an active merchant,
+    (see storefront.catalog.cheapest): the cheapest active, in-stock offer of an active merchant,
     ties to the lowest merchant id, and how many such offers there are.
 
     Its own narrow table rather than columns on Product: a refresh rewrites it for up to the

@@ -3,8 +3,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.models.fields import MoneyField
-from storefront.shipping import Discount, ShippingRule
 from storefront.validators import postal_prefix_normalize, validate_postal_prefix
 
 MAX_BASIS_POINTS = 10_000

@@ -4,6 +4,9 @@ shopper, placed and paid through the real services (so they add up like any orde
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.carts.services import cart_get_or_create, cart_line_add
+from storefront.catalog.selectors import offer_buyable_q
 from storefront.demo_catalog import DEMO_DESTINATION, DEMO_SHOPPER
 from storefront.models import Merchant, MerchantStaff, Offer, Order
 from storefront.orders.review import review_token_make
@@ -13,8 +16,6 @@ from storefront.orders.services import (
     order_payment_for,
     order_place,
 )
-from storefront.selectors import cart_pricing_summary, offer_buyable_q
-from storefront.services import cart_get_or_create, cart_line_add
 
 DEMO_MERCHANT_STAFF = ("merchant", "demo-merchant-pass")
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from django.core import signing
 
+from storefront.carts.pricing_summary import CartPricingSummary
 from storefront.errors import Conflict, ValidationFailed
 from storefront.models import Cart
 from storefront.money import format_money
-from storefront.selectors import CartPricingSummary
 
 _SALT = "storefront.checkout.review"
 REVIEW_MAX_AGE_S = 3600

@@ -20,8 +20,17 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from storefront.caching.versions import cache_versions_bump_on_commit
-from storefront.cart_optimizer import CheaperAssignment, cart_cheaper_assignment_find
-from storefront.cheapest import catalog_cheapest_mark_stale, catalog_cheapest_recompute_request
+from storefront.carts.optimizer import CheaperAssignment, cart_cheaper_assignment_find
+from storefront.carts.pricing_summary import (
+    CartPricingSummary,
+    cart_pricing_summary,
+    cart_pricing_summary_via_sql,
+)
+from storefront.carts.services import cart_lock_for_update, cart_version_bump
+from storefront.catalog.cheapest import (
+    catalog_cheapest_mark_stale,
+    catalog_cheapest_recompute_request,
+)
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import (
     Cart,
@@ -39,12 +48,6 @@ from storefront.orders.review import (
     review_token_make,
     review_token_read,
 )
-from storefront.selectors import (
-    CartPricingSummary,
-    cart_pricing_summary,
-    cart_pricing_summary_via_sql,
-)
-from storefront.services import cart_lock_for_update, cart_version_bump
 from storefront.validators import postal_code_normalize, validate_postal_code
 
 IDEMPOTENCY_KEY_RE = re.compile(r"^[A-Za-z0-9_.:-]{8,100}$")

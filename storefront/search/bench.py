@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from storefront.cheapest import catalog_cheapest_recompute
+from storefront.catalog.cheapest import catalog_cheapest_recompute
+from storefront.catalog.selectors import product_list
 from storefront.demo_catalog import CATALOG, DEMO_DESTINATION, catalog_seed
 from storefront.models import Category, Merchant, Offer, Product
 from storefront.search.facets import CatalogFilters, product_facets
-from storefront.selectors import product_list
 from storefront.validators import gtin_check_digit
 
 PAGE = 24

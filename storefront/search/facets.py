@@ -7,12 +7,12 @@ from dataclasses import dataclass, field, replace
 
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
-from storefront import selectors
+from storefront.catalog import selectors
+from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.models import Merchant, Offer
 from storefront.search.filters import CatalogFilters, filtered_rows
 from storefront.search.prices import PRICE_RANGES, PriceRangeIndex
 from storefront.search.query import search_prepare
-from storefront.sql_shapes import Slots, shaped_list
 
 __all__ = ["CatalogFilters", "FacetValue", "Facets", "product_facets"]
 

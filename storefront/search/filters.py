@@ -1,5 +1,6 @@
 """What narrows the catalog's list (``CatalogFilters``), and its query shape: the filters with
-sentinels in place of their values, for SQL compiled once per shape (``storefront.sql_shapes``).
+sentinels in place of their values, for SQL compiled once per shape
+(``storefront.catalog.sql_shapes``).
 """
 
 from collections.abc import Callable, Hashable
@@ -7,8 +8,8 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.search.query import PreparedSearch, search_shape
-from storefront.sql_shapes import Slots, shaped_list
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from operator import or_
 
 from django.db.models import Q
 
+from storefront.carts.pricing import PricedLine, Shipment, shipments_price
+from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.models.fields import MAX_MONEY_CENTS
-from storefront.pricing import PricedLine, Shipment, shipments_price
-from storefront.shipping import Discount, ShippingRule
 
 
 def _ships_free(price: int, merchant_id: int, rule: ShippingRule, discount) -> bool:

@@ -1,14 +1,15 @@
 """The catalog's product list as the paginator reads it: one page at a time, each page one
-query from SQL compiled once per shape of the filters and order (``storefront.sql_shapes``)."""
+query from SQL compiled once per shape of the filters and order
+(``storefront.catalog.sql_shapes``)."""
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-from storefront import selectors
+from storefront.catalog import selectors
 from storefront.search.filters import CatalogFilters, filtered_rows
 
 if TYPE_CHECKING:
-    from storefront.selectors.catalog import ProductWithBestOffer
+    from storefront.catalog.selectors import ProductWithBestOffer
 
 
 def product_list_window(

@@ -16,9 +16,9 @@ from django.contrib.postgres.search import (
 )
 from django.db.models import Case, CharField, F, FloatField, Q, QuerySet, Value, When
 
+from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.models import Category, Offer, Product
 from storefront.search.terms import SearchTerms
-from storefront.sql_shapes import Slots, shaped_list
 
 FULL_TEXT_INDEX = "product_search_document_idx"
 TRIGRAM_INDEX = "product_name_trgm_idx"
@@ -97,7 +97,7 @@ def _lookups_query(text: str, gtin: str | None, codes: tuple[str, ...], using: s
 
 def lookups(terms: SearchTerms, *, using: str) -> tuple[list[int], list[int]]:
     """Products whose GTIN or a merchant SKU is the query, and categories whose name matches,
-    in one small query up front (compiled once per shape, ``storefront.sql_shapes``): as
+    in one small query up front (compiled once per shape, ``storefront.catalog.sql_shapes``): as
     literal ids they join the full-text condition in one bitmap OR of indexes, where
     subqueries would force a scan of every product."""
     codes = tuple(dict.fromkeys([terms.code, terms.code.upper()])) if terms.code else ()

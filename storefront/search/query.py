@@ -13,10 +13,10 @@ from django.conf import settings
 from django.db import connections
 from django.db.models import FloatField, QuerySet, Value
 
+from storefront.catalog.sql_shapes import Slots, shaped_count
 from storefront.models import Product
 from storefront.search import fallback, postgres
 from storefront.search.terms import SearchTerms, search_terms
-from storefront.sql_shapes import Slots, shaped_count
 
 # Relevance order: exact codes, then the engine's rank, then by name for stable pages.
 SEARCH_ORDERING = ("-search_rank", "name", "id")
@@ -76,8 +76,8 @@ def _unique(ids: tuple[int, ...]) -> tuple[int, ...]:
 
 def search_shape(prepared: PreparedSearch, slots: Slots) -> tuple[Hashable, PreparedSearch]:
     """The prepared search's shape (what decides the SQL's text), and the search with
-    sentinels from ``slots`` for its values (see ``storefront.sql_shapes``). Every value a search
-    engine may put into SQL gets a slot: the text, each word (a similar-words search takes
+    sentinels from ``slots`` for its values (see ``storefront.catalog.sql_shapes``). Every value a
+    search engine may put into SQL gets a slot: the text, each word (a similar-words search takes
     them joined, as one value), the exact hits and the matching categories."""
     words: tuple[str, ...]
     if prepared.mode == "similar":

@@ -10,8 +10,8 @@ from django.template import engines
 from django.template.defaulttags import CsrfTokenNode
 from django.utils.safestring import mark_safe
 
+from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.money import format_basis_points, format_money
-from storefront.shipping import Discount, ShippingRule
 from storefront.web.carts import request_cart_find
 
 register = template.Library()

@@ -34,8 +34,8 @@ from django.utils.html import conditional_escape
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString
 
+from storefront.carts.pricing_summary import CartPricingSummary
 from storefront.models import Cart
-from storefront.selectors import CartPricingSummary
 
 Slot = Literal["head", "main", "side"]
 SLOTS: tuple[Slot, ...] = ("head", "main", "side")

@@ -9,9 +9,9 @@ from weakref import WeakKeyDictionary
 
 from django.http import HttpRequest
 
+from storefront.carts.selectors import cart_find
+from storefront.carts.services import cart_get_or_create
 from storefront.models import Cart
-from storefront.selectors import cart_find
-from storefront.services import cart_get_or_create
 
 ANONYMOUS_CART_SESSION_KEY = "web_anonymous_cart_id"
 # The request's cart once looked up (None: it has none), for the rest of the request.

@@ -6,10 +6,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 from django.forms.renderers import Jinja2
 
+from storefront.catalog.selectors import PRODUCT_ORDERINGS
 from storefront.errors import DomainError
 from storefront.models import MAX_LINE_QUANTITY
 from storefront.search.prices import PRICE_RANGES
-from storefront.selectors import PRODUCT_ORDERINGS
 
 SORT_LABELS = {
     "relevance": "Best match",

@@ -7,7 +7,7 @@ goes through the site's URLs (our login and sign-up pages, the admin) is covered
 from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 
-from storefront.services import cart_get_or_create, cart_merge
+from storefront.carts.services import cart_get_or_create, cart_merge
 from storefront.web.carts import anonymous_cart_pop, request_cart_forget
 
 

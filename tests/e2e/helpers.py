@@ -6,10 +6,10 @@ from itertools import combinations
 
 from django.urls import reverse
 
+from storefront.carts.pricing import PricedLine, Shipment, shipments_price
+from storefront.catalog.shipping_selectors import merchant_terms_for_destination
 from storefront.models import Offer, Product
 from storefront.money import format_money
-from storefront.pricing import PricedLine, Shipment, shipments_price
-from storefront.selectors import merchant_terms_for_destination
 
 
 def assignment_total(offers: list[Offer]) -> int:

@@ -8,9 +8,9 @@ from django.urls import reverse
 
 from smartcart.models import OptimizationRun
 from smartcart.services import optimization_run_execute
+from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.models import Cart
 from storefront.money import format_money
-from storefront.selectors import cart_pricing_summary
 from tests.e2e.helpers import (
     add_offer_through_search,
     assignment_total,

@@ -7,14 +7,14 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
+from smartcart.models import OptimizationRun
+from smartcart.services import optimization_run_create, optimization_runs_reap
 from smartcart.services.lease import (
     lapsed_runs_recover,
     lease_renew,
     optimization_run_deadline,
     optimization_run_lease_check,
 )
-from smartcart.models import OptimizationRun
-from smartcart.services import optimization_run_create, optimization_runs_reap
 
 pytestmark = pytest.mark.django_db
 

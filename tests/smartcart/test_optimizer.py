@@ -10,7 +10,7 @@ from django.utils import timezone
 from smartcart import services
 from smartcart.models import OptimizationRun
 from smartcart.optimizer import cart_cheaper_assignment
-from storefront.cart_optimizer import cart_cheaper_assignment_find
+from storefront.carts.optimizer import cart_cheaper_assignment_find
 from storefront.errors import ValidationFailed
 from storefront.models import Cart, Offer
 from tests.factories import CartFactory

@@ -114,8 +114,8 @@ def test_a_zone_change_with_the_cache_down_is_seen_once_it_is_back(
     private_redis,  # noqa: F811
     django_capture_on_commit_callbacks,
 ):
-    from storefront import zone_index
-    from storefront.selectors import shipping_rules_for_destinations
+    from storefront.catalog import zone_index
+    from storefront.catalog.shipping_selectors import shipping_rules_for_destinations
     from tests.factories import MerchantFactory, ShippingZoneFactory
 
     caches = {

@@ -13,9 +13,10 @@ from smartcart.selectors import (
     optimization_run_latest,
 )
 from smartcart.services import optimization_run_create, optimization_run_dismiss
+from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.catalog.shipping_selectors import merchant_terms_for_destination
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import Cart, CartLine, Merchant, Offer, ShippingZone
-from storefront.selectors import cart_pricing_summary, merchant_terms_for_destination
 from tests.carts import cart_with_choices
 from tests.factories import (
     CartFactory,

@@ -12,10 +12,10 @@ from gpu_engine import price_assignment
 from gpu_engine.results import make_solution
 from smartcart import selectors, services
 from smartcart.models import OptimizationRun
+from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.carts.services import cart_line_set_quantity
 from storefront.errors import Conflict, ValidationFailed
 from storefront.models import CartLine, Merchant, Offer
-from storefront.selectors import cart_pricing_summary
-from storefront.services import cart_line_set_quantity
 
 pytestmark = pytest.mark.django_db
 

@@ -39,7 +39,7 @@ def test_after_warmup_a_product_page_compiles_nothing(client, compilations, caps
         merchant = MerchantFactory()
         ShippingZoneFactory(merchant=merchant, postal_prefix=prefix)
         OfferFactory(product=product, merchant=merchant)
-    from storefront.zone_index import zone_index_invalidate
+    from storefront.catalog.zone_index import zone_index_invalidate
 
     zone_index_invalidate()
     session = client.session

@@ -3,9 +3,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.models import Cart, CartLine, Category, Merchant, Offer, Product, ShippingZone
 from storefront.money import format_money
-from storefront.selectors import cart_pricing_summary
 from tests.factories import (
     CartLineFactory,
     MerchantFactory,

@@ -4,10 +4,10 @@ many of the writer paths (model receivers, stale marks, ``offers_changed``) it t
 import pytest
 from django.db import transaction
 
-import storefront.zone_index as zone_index
+import storefront.catalog.zone_index as zone_index
 from storefront.caching.versions import CATALOG, SHARED, product_version_name
+from storefront.catalog.services import offer_update, offers_active_set
 from storefront.models import Offer
-from storefront.services import offer_update, offers_active_set
 from tests.factories import MerchantFactory, OfferFactory, ProductFactory, ShippingZoneFactory
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@
 import pytest
 from django.test import override_settings
 
-from storefront.cart_optimizer import CheaperAssignment, cart_cheaper_assignment_find
+from storefront.carts.optimizer import CheaperAssignment, cart_cheaper_assignment_find
 from tests.factories import CartFactory
 
 pytestmark = pytest.mark.django_db

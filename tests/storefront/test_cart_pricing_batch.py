@@ -9,16 +9,18 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storefront.models import Merchant, ShippingZone
-from storefront.selectors import (
+from storefront.carts.pricing_summary import (
     cart_pricing_summaries,
     cart_pricing_summary,
     cart_pricing_summary_via_sql,
+)
+from storefront.catalog.selectors import product_cheapest_offer
+from storefront.catalog.shipping_selectors import (
     merchant_terms_for_destination,
     merchant_terms_for_merchants,
-    product_cheapest_offer,
 )
-from storefront.zone_index import zone_index_current, zone_index_invalidate
+from storefront.catalog.zone_index import zone_index_current, zone_index_invalidate
+from storefront.models import Merchant, ShippingZone
 from tests.factories import (
     CartFactory,
     CartLineFactory,
@@ -259,7 +261,7 @@ def test_batch_queries_do_not_grow_with_carts(n_carts, django_assert_num_queries
 
 
 def test_every_destination_is_resolved_in_one_batched_index_call(monkeypatch):
-    from storefront.selectors import shipping
+    from storefront.catalog import shipping_selectors as shipping
 
     carts = _carts_over_merchants(9)
     calls = []

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from storefront import cheapest, selectors, services
-from storefront.cheapest import catalog_cheapest_recompute
+from storefront.catalog import cheapest, selectors, services
+from storefront.catalog.cheapest import catalog_cheapest_recompute
 from storefront.models import CheapestOfferRefresh, Merchant, Offer, Product, ProductCheapest
 from tests.factories import MerchantFactory, OfferFactory, ProductFactory, UserFactory
 

@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from storefront.caching.versions import CATALOG, product_version_name
+from storefront.catalog.offer_changes import DeferredChanges
 from storefront.errors import Conflict, ValidationFailed
 from storefront.imports import batches, resolve, services, writers
 from storefront.imports.services import (
@@ -24,7 +25,6 @@ from storefront.imports.services import (
     import_job_run,
 )
 from storefront.models import CheapestOfferRefresh, ImportJob, Offer
-from storefront.offer_changes import DeferredChanges
 from storefront.validators import gtin_check_digit
 from tests.factories import MerchantFactory, OfferFactory, ProductFactory
 
@@ -701,7 +701,7 @@ def test_two_connections_write_batches_on_postgresql(settings, tmp_path):
 def test_an_import_tells_offers_changed_once_which_products_its_batches_changed(
     merchant, products, django_capture_on_commit_callbacks
 ):
-    from storefront.offer_changes import offers_changed
+    from storefront.catalog.offer_changes import offers_changed
 
     rows = [f"{p.gtin},S{i},1.00,,true" for i, p in enumerate(products[:4])]
     run(csv_feed(*rows), merchant=merchant)

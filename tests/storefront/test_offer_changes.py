@@ -3,9 +3,9 @@
 import pytest
 from django.db import transaction
 
+from storefront.catalog.offer_changes import offers_changed
+from storefront.catalog.services import merchants_active_set, offer_update, offers_active_set
 from storefront.models import Merchant, Offer
-from storefront.offer_changes import offers_changed
-from storefront.services import merchants_active_set, offer_update, offers_active_set
 from tests.factories import MerchantFactory, OfferFactory, ShippingZoneFactory
 
 pytestmark = pytest.mark.django_db
@@ -107,7 +107,7 @@ def test_a_feed_import_sends_once_for_all_its_batches(
 def test_a_deferred_block_sends_what_committed_even_when_it_fails(
     sent, django_capture_on_commit_callbacks
 ):
-    from storefront.offer_changes import offers_changed_deferred
+    from storefront.catalog.offer_changes import offers_changed_deferred
 
     first, second = OfferFactory(), OfferFactory()
     sent.clear()

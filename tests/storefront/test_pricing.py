@@ -4,14 +4,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_engine.reference import reference_cost
-from storefront.pricing import (
+from storefront.carts.pricing import (
     PricedLine,
     Shipment,
     missing_for_free_shipping,
     shipments_price,
     shipments_problem,
 )
-from storefront.shipping import Discount, ShippingRule
+from storefront.catalog.shipping import Discount, ShippingRule
 
 
 def shipment(merchant_id, lines, *, base=499, extra=100, free_over=None, discount=None):

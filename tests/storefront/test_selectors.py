@@ -1,12 +1,14 @@
 import pytest
 
 from gpu_engine.reference import reference_cost
-from storefront import selectors, services
+from storefront.carts import pricing_summary, services
+from storefront.carts import selectors as cart_selectors
+from storefront.carts.pricing import PricedLine, Shipment, shipments_problem
+from storefront.catalog import selectors
+from storefront.catalog.zone_index import zone_index_invalidate
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Offer
-from storefront.pricing import PricedLine, Shipment, shipments_problem
 from storefront.search import search_prepare
-from storefront.zone_index import zone_index_invalidate
 from tests.factories import (
     CartFactory,
     CartLineFactory,
@@ -139,21 +141,21 @@ class TestCarts:
         line = CartLineFactory()
         cart = line.cart
         with django_assert_num_queries(2):
-            found = selectors.cart_get(cart_id=cart.pk, owner=cart.owner)
+            found = cart_selectors.cart_get(cart_id=cart.pk, owner=cart.owner)
             assert [line.offer.merchant.name for line in found.lines.all()]
         with pytest.raises(NotFound):
-            selectors.cart_get(cart_id=cart.pk, owner=UserFactory())
+            cart_selectors.cart_get(cart_id=cart.pk, owner=UserFactory())
         with pytest.raises(NotFound):
-            selectors.cart_get(cart_id=cart.pk, session_key="guess")
+            cart_selectors.cart_get(cart_id=cart.pk, session_key="guess")
         anonymous = CartFactory(owner=None, session_key="s")
-        assert selectors.cart_get(cart_id=anonymous.pk, session_key="s") == anonymous
+        assert cart_selectors.cart_get(cart_id=anonymous.pk, session_key="s") == anonymous
 
     def test_cart_find_never_creates(self):
         user = UserFactory()
-        assert selectors.cart_find(user=user) is None
+        assert cart_selectors.cart_find(user=user) is None
         cart = CartFactory(owner=user)
-        assert selectors.cart_find(user=user) == cart
-        assert selectors.cart_find(session_key="") is None
+        assert cart_selectors.cart_find(user=user) == cart
+        assert cart_selectors.cart_find(session_key="") is None
 
 
 class TestCartPricingSummary:
@@ -177,9 +179,9 @@ class TestCartPricingSummary:
         zone_index_invalidate()
         # The lines (with offers and merchants); merchants and zones to rebuild the zone index.
         with django_assert_num_queries(3):
-            selectors.cart_pricing_summary(cart=cart)
+            pricing_summary.cart_pricing_summary(cart=cart)
         with django_assert_num_queries(1):
-            summary = selectors.cart_pricing_summary(cart=cart)
+            summary = pricing_summary.cart_pricing_summary(cart=cart)
 
         first, second = summary.groups
         assert first.merchant_id == zoned.pk
@@ -219,7 +221,7 @@ class TestCartPricingSummary:
         for index, quantity in enumerate([1, 2, 3, 1, 4]):
             offer = OfferFactory(merchant=merchants[index % 3], unit_price=799 + 313 * index)
             services.cart_line_add(cart=cart, offer=offer, quantity=quantity)
-        summary = selectors.cart_pricing_summary(cart=cart)
+        summary = pricing_summary.cart_pricing_summary(cart=cart)
         shipments = [
             Shipment(
                 merchant_id=group.merchant_id,
@@ -248,7 +250,7 @@ class TestCartPricingSummary:
         Offer.objects.filter(pk=gone.offer_id).update(active=False)
         Offer.objects.filter(pk=short.offer_id).update(stock=2)
 
-        summary = selectors.cart_pricing_summary(cart=cart)
+        summary = pricing_summary.cart_pricing_summary(cart=cart)
 
         (group,) = summary.groups
         (line,) = group.lines
@@ -264,6 +266,6 @@ class TestCartPricingSummary:
         assert [line.line_id for line in summary.price_changes] == [kept.pk]
 
     def test_empty_cart(self):
-        summary = selectors.cart_pricing_summary(cart=CartFactory())
+        summary = pricing_summary.cart_pricing_summary(cart=CartFactory())
         assert summary.is_empty
         assert (summary.total, summary.groups, summary.unavailable) == (0, (), ())

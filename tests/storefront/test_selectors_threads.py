@@ -4,7 +4,7 @@ and drop its merchant join ("missing FROM-clause entry for table u1", a 500 on t
 
 import threading
 
-from storefront import selectors
+from storefront.catalog import selectors
 
 
 def _sql() -> tuple[str, ...]:

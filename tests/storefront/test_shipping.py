@@ -2,12 +2,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from storefront.selectors import (
+from storefront.catalog.shipping import (
+    ShippingRule,
+    postal_prefix_candidates,
+    shipping_rule_resolve,
+)
+from storefront.catalog.shipping_selectors import (
     merchant_terms_for_destination,
     shipping_rule_for_destination,
     shipping_rules_for_destination,
 )
-from storefront.shipping import ShippingRule, postal_prefix_candidates, shipping_rule_resolve
 from tests.factories import MerchantFactory, ShippingZoneFactory
 
 DEFAULT = ShippingRule(base_fee=499, per_extra_unit=100, free_over=5000)

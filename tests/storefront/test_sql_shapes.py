@@ -6,8 +6,14 @@ import threading
 import pytest
 from django.db.models import Q, QuerySet
 
+from storefront.catalog.sql_shapes import (
+    Slots,
+    shaped_count,
+    shaped_list,
+    shaped_sql,
+    shapes_clear,
+)
 from storefront.models import Product
-from storefront.sql_shapes import Slots, shaped_count, shaped_list, shaped_sql, shapes_clear
 from tests.factories import CategoryFactory, ProductFactory
 
 pytestmark = pytest.mark.django_db
@@ -194,8 +200,8 @@ def test_a_condition_on_a_narrow_column_keeps_the_request_value(products):
 
 
 def test_a_number_no_column_holds_runs_plainly(products):
+    from storefront.catalog.selectors import product_get
     from storefront.errors import NotFound
-    from storefront.selectors import product_get
 
     product = products["all"][0]
     assert product_get(product_id=product.pk).pk == product.pk  # keeps the shape

@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.db import transaction
 
-from storefront import cheapest, services
+from storefront.catalog import cheapest, services
 from storefront.config.celery import app
 from storefront.errors import Conflict
 from storefront.imports import services as imports

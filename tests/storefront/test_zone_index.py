@@ -5,15 +5,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpu_engine.catalog.radix.tree import radix_tree_build
-from storefront.models import Merchant, ShippingZone
-from storefront.selectors import shipping_rules_for_destination, shipping_rules_for_destinations
-from storefront.shipping import ShippingRule, shipping_rule_resolve
-from storefront.zone_index import (
+from storefront.catalog.shipping import ShippingRule, shipping_rule_resolve
+from storefront.catalog.shipping_selectors import (
+    shipping_rules_for_destination,
+    shipping_rules_for_destinations,
+)
+from storefront.catalog.zone_index import (
     zone_index_build,
     zone_index_current,
     zone_index_invalidate,
     zone_index_version,
 )
+from storefront.models import Merchant, ShippingZone
 from tests.factories import MerchantFactory, ShippingZoneFactory
 
 pytestmark = pytest.mark.django_db
@@ -160,7 +163,7 @@ def test_query_counts(django_assert_num_queries):
 def test_the_index_builds_on_the_configured_device(monkeypatch):
     """Web processes and cpu workers must hold no CUDA context: the index builds where
     STOREFRONT_ZONE_INDEX_DEVICE says ("cpu" by default), not wherever a GPU happens to be."""
-    import storefront.zone_index as zone_index
+    import storefront.catalog.zone_index as zone_index
 
     devices = []
 

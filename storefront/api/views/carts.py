@@ -16,18 +16,20 @@ from storefront.api.serializers import (
     CartLineQuantitySerializer,
     CartSerializer,
 )
-from storefront.cart_etag import cart_preconditions
-from storefront.errors import NotFound, ValidationFailed
-from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
-from storefront.models import Cart
-from storefront.selectors import cart_find, cart_pricing_summary, offer_get
-from storefront.services import (
+from storefront.carts.etag import cart_preconditions
+from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.carts.selectors import cart_find
+from storefront.carts.services import (
     cart_destination_set,
     cart_get_or_create,
     cart_line_add,
     cart_line_remove,
     cart_line_set_quantity,
 )
+from storefront.catalog.selectors import offer_get
+from storefront.errors import NotFound, ValidationFailed
+from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
+from storefront.models import Cart
 
 
 def no_cart() -> NotFound:

@@ -20,17 +20,17 @@ from storefront.api.serializers import (
     ProductSerializer,
 )
 from storefront.caching.versions import CATALOG, SHARED
-from storefront.errors import NotFound
-from storefront.models import Merchant
-from storefront.search import search_prepare
-from storefront.search.facets import CatalogFilters, product_facets
-from storefront.search.listing import ProductListPages
-from storefront.selectors import (
+from storefront.catalog.selectors import (
     category_list,
     merchant_list,
     product_get,
     product_offer_list,
 )
+from storefront.errors import NotFound
+from storefront.models import Merchant
+from storefront.search import search_prepare
+from storefront.search.facets import CatalogFilters, product_facets
+from storefront.search.listing import ProductListPages
 from storefront.web.pagination import counted_paginator_class
 
 

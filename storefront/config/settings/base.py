@@ -205,8 +205,9 @@ PAGE_CACHE_TTL = int(os.environ.get("PAGE_CACHE_TTL", "600"))
 # Whole pages each process keeps a copy of (checked against the shared tokens on every hit,
 # like the shared entry); 0 reads every hit's page from Redis.
 PAGE_CACHE_LOCAL_ENTRIES = int(os.environ.get("PAGE_CACHE_LOCAL_ENTRIES", "256"))
-# The catalog's queries are compiled to SQL once per shape and process (storefront/sql_shapes.py),
-# not per request; SQL_SHAPES=0 compiles every query afresh (a switch for a suspected bug).
+# The catalog's queries are compiled to SQL once per shape and process
+# (storefront/catalog/sql_shapes.py), not per request; SQL_SHAPES=0 compiles every query
+# afresh (a switch for a suspected bug).
 SQL_SHAPES = env_bool("SQL_SHAPES", True)
 
 # --- Celery -------------------------------------------------------------------------------
@@ -260,8 +261,8 @@ STOREFRONT_CART_PANELS = [
     "smartcart.web.panels.improve_cart_panels",
 ]
 # Fields other apps add to the API's cart resource (storefront.api.cart_fields), in order.
-STOREFRONT_CART_API_FIELDS = ["smartcart.pricewatch.api.price_watch_cart_fields"]
-# "Find a cheaper assignment for this cart" (storefront.cart_optimizer); empty: none.
+STOREFRONT_CART_API_FIELDS = ["smartcart.pricewatch.apis.price_watch_cart_fields"]
+# "Find a cheaper assignment for this cart" (storefront.carts.optimizer); empty: none.
 STOREFRONT_CART_OPTIMIZER = "smartcart.optimizer.cart_cheaper_assignment"
 
 # --- Smart cart ---------------------------------------------------------------------------
@@ -285,8 +286,8 @@ SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
 # Retry-After (SMARTCART_OUTAGE_RETRY_S) before anything is written.
 SMARTCART_OUTAGE_INLINE_MAX_MS = float(os.environ.get("SMARTCART_OUTAGE_INLINE_MAX_MS", "200"))
 SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
-# A running run's lease (smartcart.services.lease): renewed every HEARTBEAT_S; lapsed LEASE_S after the
-# last renewal (never before the run's budget is spent) -> queued once more, or failed.
+# A running run's lease (smartcart.services.lease): renewed every HEARTBEAT_S; lapsed LEASE_S
+# after the last renewal (never before the run's budget is spent) -> queued once more, or failed.
 SMARTCART_LEASE_S = int(os.environ.get("SMARTCART_LEASE_S", "10"))
 SMARTCART_HEARTBEAT_S = float(os.environ.get("SMARTCART_HEARTBEAT_S", "2"))
 # The cart page stops polling a queued run this long after its budget and offers "Try again".

@@ -14,15 +14,15 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
-from storefront.models import Cart, CartLine, Offer, ShippingZone
-from storefront.selectors import (
+from storefront.carts.pricing_summary import (
     CartPricingSummary,
     cart_pricing_summaries,
     cart_pricing_summary,
     cart_pricing_summary_via_sql,
-    offer_buyable_q,
 )
-from storefront.zone_index import zone_index_current, zone_index_invalidate
+from storefront.catalog.selectors import offer_buyable_q
+from storefront.catalog.zone_index import zone_index_current, zone_index_invalidate
+from storefront.models import Cart, CartLine, Offer, ShippingZone
 
 BENCH_SESSION_PREFIX = "bench-cart-pricing-"
 

@@ -16,11 +16,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, connections
 
+from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.carts.services import cart_get_or_create, cart_line_add
 from storefront.models import Cart, Category, Merchant, Offer, Order, Product
 from storefront.orders.review import review_token_make
 from storefront.orders.services import ShippingAddress, order_place
-from storefront.selectors import cart_pricing_summary
-from storefront.services import cart_get_or_create, cart_line_add
 from storefront.validators import gtin_check_digit
 
 PREFIX = "bench-checkout"

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandParser
 
-from storefront.cheapest import catalog_cheapest_recompute
+from storefront.catalog.cheapest import catalog_cheapest_recompute
 
 
 class Command(BaseCommand):

@@ -23,9 +23,9 @@ from django.utils import timezone
 from django.utils.timesince import timeuntil
 from django.views.generic.base import ContextMixin
 
+from storefront.accounts.services import user_api_tokens_revoke
 from storefront.ratelimit import window_retry_after
 from storefront.security.client_ip import client_ip
-from storefront.services import user_api_tokens_revoke
 from storefront.tasks import password_reset_mail_send_task
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import SignUpForm

@@ -14,20 +14,16 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from storefront.errors import DomainError, NotFound
-from storefront.models import Offer
-from storefront.selectors import (
-    cart_pricing_summary,
-    offer_get,
-    product_cheapest_offer,
-    product_get,
-)
-from storefront.services import (
+from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.carts.services import (
     cart_destination_set,
     cart_line_add,
     cart_line_remove,
     cart_line_set_quantity,
 )
+from storefront.catalog.selectors import offer_get, product_cheapest_offer, product_get
+from storefront.errors import DomainError, NotFound
+from storefront.models import Offer
 from storefront.web.cart_panels import cart_panels_render
 from storefront.web.carts import request_cart_find, request_cart_get_or_create
 from storefront.web.forms import AddToCartForm, DestinationForm, LineQuantityForm
@@ -35,7 +31,7 @@ from storefront.web.views.catalog import render_product
 from storefront.web.views.common import cart_url, render_problem, safe_next
 
 if TYPE_CHECKING:
-    from storefront.selectors.catalog import ProductWithBestOffer
+    from storefront.catalog.selectors import ProductWithBestOffer
 
 
 def cart_detail(request: HttpRequest) -> HttpResponse:

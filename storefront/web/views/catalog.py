@@ -15,18 +15,14 @@ from storefront.caching.fragments import (
     render_shared_page,
 )
 from storefront.caching.versions import CATALOG, SHARED, product_version_name
+from storefront.catalog.selectors import category_list_read, product_offers_read
+from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
 from storefront.money import format_money
 from storefront.search import search_prepare
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.search.listing import ProductListPages
-from storefront.selectors import (
-    MerchantTerms,
-    category_list_read,
-    merchant_terms_for_merchants,
-    product_offers_read,
-)
 from storefront.templatetags.web_tags import (
     discount_terms,
     initials,
@@ -39,7 +35,7 @@ from storefront.web.forms import AddToCartForm, CatalogFilterForm
 from storefront.web.pagination import CountedPaginator
 
 if TYPE_CHECKING:
-    from storefront.selectors.catalog import ProductWithBestOffer
+    from storefront.catalog.selectors import ProductWithBestOffer
 
 PRODUCTS_PER_PAGE = 24
 

@@ -17,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from storefront.carts.services import cart_destination_set
 from storefront.errors import DomainError, Throttled, ValidationFailed
 from storefront.models import Order
 from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
@@ -26,7 +27,6 @@ from storefront.orders.services import (
     order_place,
     shipping_address_validate,
 )
-from storefront.services import cart_destination_set
 from storefront.web.carts import request_cart_find
 from storefront.web.checkout_forms import CheckoutAddressForm, PlaceOrderForm
 from storefront.web.views.common import cart_url

@@ -14,7 +14,7 @@ def test_a_cart_with_a_price_watch_notice_matches_the_schema(client_for, shopper
     import jsonschema
 
     from smartcart.models import OptimizationRun
-    from storefront.services import cart_get_or_create
+    from storefront.carts.services import cart_get_or_create
     from tests.factories import CartLineFactory
 
     api = client_for(shopper)

@@ -3,8 +3,8 @@ from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
+from storefront.carts.services import cart_line_set_quantity
 from storefront.models import CartLine, Offer
-from storefront.services import cart_line_set_quantity
 from tests.carts import cart_with_choices
 from tests.factories import UserFactory
 

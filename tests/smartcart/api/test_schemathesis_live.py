@@ -16,7 +16,7 @@ SHOPPER_TOKEN = """
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from storefront.models import Offer
-from storefront.services import cart_line_add, cart_get_or_create
+from storefront.carts.services import cart_line_add, cart_get_or_create
 user = get_user_model().objects.create_user("fuzz", password="fuzz-pass-123")
 cart = cart_get_or_create(user=user)
 for offer in Offer.objects.order_by("id")[:3]:

@@ -1,7 +1,7 @@
 import pytest
 from django.db import transaction
 
-from storefront.services import offer_update
+from storefront.catalog.services import offer_update
 
 
 @pytest.fixture(autouse=True)

@@ -12,9 +12,9 @@ from smartcart.pricewatch.services import (
     price_watch_run,
 )
 from smartcart.services import optimization_run_apply, optimization_run_dismiss
+from storefront.carts.services import cart_line_set_quantity
 from storefront.errors import Conflict
 from storefront.models import Cart, Offer
-from storefront.services import cart_line_set_quantity
 from tests.factories import (
     CartFactory,
     CartLineFactory,

@@ -7,7 +7,7 @@ from django.db import transaction
 from smartcart.models import PriceWatchChange, PriceWatchRun
 from smartcart.pricewatch import services, tasks
 from smartcart.pricewatch.services import PriceWatchBusy, price_watch_run
-from storefront.services import offer_update
+from storefront.catalog.services import offer_update
 from tests.factories import OfferFactory
 
 pytestmark = pytest.mark.django_db

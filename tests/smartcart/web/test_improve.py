@@ -2,9 +2,9 @@ import pytest
 from django.urls import reverse
 
 from smartcart.models import OptimizationRun
+from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.carts.services import cart_get_or_create, cart_line_add
 from storefront.models import Cart, CartLine
-from storefront.selectors import cart_pricing_summary
-from storefront.services import cart_get_or_create, cart_line_add
 from tests.storefront.web.conftest import add_to_cart
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""ETag / If-Match / If-None-Match on the cart API (``storefront.cart_etag``): two devices
+"""ETag / If-Match / If-None-Match on the cart API (``storefront.carts.etag``): two devices
 editing one cart cannot overwrite each other's edits silently."""
 
 import pytest

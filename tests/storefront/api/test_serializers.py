@@ -2,7 +2,7 @@ import pytest
 from rest_framework import serializers
 
 from storefront.api.serializers import ProductSerializer
-from storefront.selectors import product_list
+from storefront.catalog.selectors import product_list
 from tests.factories import OfferFactory, ProductFactory
 
 pytestmark = pytest.mark.django_db

@@ -2,9 +2,9 @@ import itertools
 
 import pytest
 
+from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.orders.review import review_token_make
 from storefront.orders.services import ShippingAddress, order_place
-from storefront.selectors import cart_pricing_summary
 from tests.factories import CartFactory, CartLineFactory, MerchantFactory, OfferFactory
 
 POSTAL_CODE = "10115"

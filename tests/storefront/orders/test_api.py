@@ -1,8 +1,8 @@
 import pytest
 from rest_framework.test import APIClient
 
+from storefront.catalog.services import offer_update
 from storefront.models import Cart, Offer, Order
-from storefront.services import offer_update
 from tests.factories import MerchantFactory, OfferFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -4,17 +4,13 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core import mail
 
+from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.carts.services import cart_get_or_create, cart_line_set_quantity, cart_merge
+from storefront.catalog.services import offer_update
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import CartLine, MerchantOrder, Offer, Order, OrderEvent, Payment
 from storefront.orders.review import CheckoutChanged
 from storefront.orders.services import merchant_order_transition, order_payment_for
-from storefront.selectors import cart_pricing_summary
-from storefront.services import (
-    cart_get_or_create,
-    cart_line_set_quantity,
-    cart_merge,
-    offer_update,
-)
 from tests.factories import CartFactory, CartLineFactory, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storefront.selectors import cart_pricing_summary
+from storefront.carts.pricing_summary import cart_pricing_summary
 from tests.factories import CartFactory, CartLineFactory, MerchantFactory, OfferFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, place
 

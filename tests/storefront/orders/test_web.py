@@ -5,14 +5,10 @@ from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 
+from storefront.carts.services import cart_destination_set, cart_get_or_create, cart_line_add
+from storefront.catalog.services import offer_update
 from storefront.models import Cart, Offer, Order
 from storefront.money import format_money
-from storefront.services import (
-    cart_destination_set,
-    cart_get_or_create,
-    cart_line_add,
-    offer_update,
-)
 from tests.factories import TEST_PASSWORD, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE
 from tests.storefront.web.conftest import add_to_cart, market  # noqa: F401  (fixture)

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
+from storefront.catalog.selectors import product_list
 from storefront.models import Product
 from storefront.search.terms import search_terms, word_pattern
-from storefront.selectors import product_list
 
 pytestmark = pytest.mark.django_db
 

@@ -8,13 +8,13 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from storefront.catalog.selectors import PRODUCT_ORDERINGS, product_list
+from storefront.catalog.sql_shapes import Slots, shaped_sql
 from storefront.models import Category, Merchant, Offer, Product
 from storefront.search import search_prepare
 from storefront.search.facets import _cells_query, _merchant_counts_query
 from storefront.search.filters import CatalogFilters, filters_shape, filters_with_sentinels
 from storefront.search.listing import ProductListPages, product_list_window
-from storefront.selectors import PRODUCT_ORDERINGS, product_list
-from storefront.sql_shapes import Slots, shaped_sql
 
 pytestmark = pytest.mark.django_db
 

@@ -1,8 +1,8 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.search.free_shipping import _ships_free, free_from_price
-from storefront.shipping import Discount, ShippingRule
 
 
 def test_free_from_price_without_discount():

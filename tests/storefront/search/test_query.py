@@ -2,8 +2,8 @@
 
 import pytest
 
+from storefront.catalog.selectors import product_list
 from storefront.search.terms import search_terms, word_pattern
-from storefront.selectors import product_list
 from tests.factories import OfferFactory, ProductFactory, valid_gtin13
 from tests.storefront.search.conftest import postgres_only, sqlite_only
 

@@ -2,8 +2,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from storefront.carts.services import cart_get_or_create, cart_line_add
 from storefront.models import Cart, CartLine
-from storefront.services import cart_get_or_create, cart_line_add
 from tests.factories import TEST_PASSWORD
 from tests.storefront.web.conftest import add_to_cart
 

@@ -11,10 +11,10 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from storefront.caching.cache import CacheUnavailable
-from storefront.cheapest import catalog_cheapest_mark_stale
+from storefront.catalog.cheapest import catalog_cheapest_mark_stale
+from storefront.catalog.offer_changes import offers_changed_notify
+from storefront.catalog.services import offers_active_set
 from storefront.models import Offer
-from storefront.offer_changes import offers_changed_notify
-from storefront.services import offers_active_set
 from tests.factories import ShippingZoneFactory
 from tests.storefront.web.conftest import add_to_cart
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpu_engine import CartProblem, price_assignment
-from storefront.shipping import Discount, ShippingRule
+from storefront.catalog.shipping import Discount, ShippingRule
 
 
 @dataclass(frozen=True, slots=True)

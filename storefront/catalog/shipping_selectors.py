@@ -5,13 +5,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from storefront.models import Merchant, ShippingZone
-from storefront.shipping import (
+from storefront.catalog.shipping import (
     Discount,
     ShippingRule,
     postal_prefix_candidates,
     shipping_rule_resolve,
 )
+from storefront.models import Merchant, ShippingZone
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +80,10 @@ def shipping_rules_for_destinations(
     merchants resolved too), ``None`` where it would leave the merchant out (unknown id).
 
     One batched longest-prefix match over the per-process zone index
-    (``storefront.zone_index``); no query while the index is fresh, two when it is rebuilt.
+    (``storefront.catalog.zone_index``); no query while the index is fresh, two when it is rebuilt.
     """
     from storefront.caching.cache import CacheUnavailable
-    from storefront.zone_index import zone_index_current
+    from storefront.catalog.zone_index import zone_index_current
 
     try:
         return zone_index_current().resolve(pairs=pairs)

@@ -17,7 +17,8 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from django.dispatch import Signal
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import Signal, receiver
 
 from storefront.caching.commit_once import on_commit_once
 from storefront.caching.versions import cache_versions_bump_on_commit
@@ -37,8 +38,8 @@ class _PendingChanges:
         self.zone_index = False
 
     def __call__(self) -> None:
+        from storefront.catalog.zone_index import zone_index_invalidate
         from storefront.models import Offer
-        from storefront.zone_index import zone_index_invalidate
 
         if self.merchant_ids or self.zone_index:
             # Listeners may price carts with the zone index right away: its stamp is replaced
@@ -93,7 +94,7 @@ def zone_index_replace_on_commit(*, using: str | None = None) -> None:
     merchant created or deleted, which the index lists whatever its zones."""
     pending = on_commit_once(_PendingChanges, _PendingChanges, using=using)
     if pending is None:
-        from storefront.zone_index import zone_index_invalidate
+        from storefront.catalog.zone_index import zone_index_invalidate
 
         zone_index_invalidate()
         return
@@ -128,3 +129,18 @@ def offers_changed_deferred() -> Iterator[DeferredChanges]:
         yield deferred
     finally:
         offers_changed_notify(product_ids=deferred.product_ids, merchant_ids=deferred.merchant_ids)
+
+
+@receiver(post_save, sender="storefront.Merchant", dispatch_uid="zone_index.merchant_saved")
+@receiver(post_delete, sender="storefront.Merchant", dispatch_uid="zone_index.merchant_deleted")
+def merchant_changed(sender, created=None, **kwargs) -> None:
+    """A merchant that comes or goes. Zone writes and a merchant's changed terms replace the
+    stamp through ``offers_changed``, once per transaction and before its listeners run; a
+    save that changes neither leaves the index as it is. It lives here, not beside the zone
+    index, so that the zone index imports nothing of this module."""
+    if created is False:
+        return
+    # After commit (a process rebuilding before it would read the old rows under a new stamp),
+    # and in the transaction's one offers_changed call: deleting a merchant also deletes its
+    # zones, which ask for the stamp too.
+    zone_index_replace_on_commit(using=kwargs.get("using"))

@@ -16,8 +16,8 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
+from storefront.catalog.selectors import offer_buyable_q
 from storefront.models import CheapestOfferRefresh, Offer, Product, ProductCheapest
-from storefront.selectors import offer_buyable_q
 
 _OFFER_COLUMNS = ("product_id", "id", "merchant_id", "unit_price")
 _TEMP_TABLES = {

@@ -22,13 +22,13 @@ from django.db.models import (
 )
 from django.db.models.functions import NullIf
 
+from storefront.catalog.shipping_selectors import merchant_terms_for_destination
+from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Category, CheapestOfferRefresh, Merchant, MoneyField, Offer, Product
 from storefront.search import SEARCH_ORDERING, PreparedSearch, product_search
 from storefront.search.free_shipping import ships_free_offer_q
 from storefront.search.prices import PRICE_RANGE_KEYS, PriceRange
-from storefront.selectors.shipping import merchant_terms_for_destination
-from storefront.sql_shapes import Slots, shaped_list
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -111,8 +111,8 @@ def _best_offer_expressions() -> dict[str, Any]:
 def _with_best_offer(products: QuerySet[Product]) -> "QuerySet[ProductWithBestOffer]":
     """Annotates the cheapest buyable offer (ties: lowest merchant id) and the offer count.
 
-    Products whose stored cheapest offer is fresh (see ``storefront.cheapest``) read it, which
-    keeps price ordering over a large catalog cheap; the others fall back to correlated
+    Products whose stored cheapest offer is fresh (see ``storefront.catalog.cheapest``) read it,
+    which keeps price ordering over a large catalog cheap; the others fall back to correlated
     subqueries, which with the (product, active, unit_price) index stay cheap on a paginated
     page. Either way it is one query, with the same values.
     """
@@ -269,7 +269,7 @@ def product_get(
 ) -> "ProductWithBestOffer":
     """One product with its category and the best-offer values ``product_list`` annotates;
     ``NotFound`` otherwise. Two plain queries, each compiled once per process
-    (``storefront.sql_shapes``): for one product its buyable offers are read directly (their
+    (``storefront.catalog.sql_shapes``): for one product its buyable offers are read directly (their
     cheapest, ties to the lowest merchant id then offer id, and their count), which costs a
     fraction of the list's stored-or-live annotations."""
     if (product_id is None) == (slug is None):

@@ -34,7 +34,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from gpu_engine.catalog.cheapest_offer.select import cheapest_offer_device, cheapest_offers
-from storefront.cheapest_io import chunk_io
+from storefront.catalog.cheapest_io import chunk_io
+from storefront.enqueue import task_enqueue, tasks_run_in_process
 from storefront.models import CheapestOfferRefresh, Offer, Product
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ logger = logging.getLogger(__name__)
 # Any constant works; it only has to be the same for every worker of the deployment.
 _ADVISORY_LOCK_KEY = 0x5C_C4EA_9E57
 _INT32_MAX = np.iinfo(np.int32).max
+# The task (``storefront.tasks``) that runs ``catalog_cheapest_recompute``, by its name.
+RECOMPUTE_TASK = "storefront.catalog_cheapest_recompute"
 _ENQUEUED_KEY = "storefront:cheapest-recompute-enqueued"
 
 
@@ -135,18 +138,14 @@ def catalog_cheapest_recompute_request() -> None:
 
 
 def _recompute_enqueue() -> None:
-    from storefront.tasks import catalog_cheapest_recompute_task
-
-    if catalog_cheapest_recompute_task.app.conf.task_always_eager:
-        catalog_cheapest_recompute_task.apply()
+    if tasks_run_in_process():
+        task_enqueue(RECOMPUTE_TASK)
         return
     debounce = settings.STOREFRONT_CHEAPEST_DEBOUNCE_S
     # The key lives exactly as long as the countdown: a change committed while it exists is
     # committed before the queued task starts, so that task sees it.
     if cache.add(_ENQUEUED_KEY, True, timeout=debounce):
-        catalog_cheapest_recompute_task.apply_async(
-            countdown=debounce, queue=settings.STOREFRONT_CHEAPEST_QUEUE
-        )
+        task_enqueue(RECOMPUTE_TASK, countdown=debounce, queue=settings.STOREFRONT_CHEAPEST_QUEUE)
 
 
 # --- recomputing ------------------------------------------------------------------------

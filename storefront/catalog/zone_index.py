@@ -1,9 +1,10 @@
 """Every merchant's shipping zones in one longest-prefix-match radix tree, for resolving the
 shipping rules of many (merchant, destination) pairs at once (pricing many carts).
 
-The rules are the ones ``storefront.shipping.shipping_rule_resolve`` picks: the merchant's zone
-with the longest postal prefix the normalised destination starts with (``""`` = everywhere),
-else the merchant's defaults. Here each zone is a rule of ``gpu_engine.catalog.radix.tree``:
+The rules are the ones ``storefront.catalog.shipping.shipping_rule_resolve`` picks: the
+merchant's zone with the longest postal prefix the normalised destination starts with
+(``""`` = everywhere), else the merchant's defaults. Here each zone is a rule of
+``gpu_engine.catalog.radix.tree``:
 
     key    = [ merchant namespace ][ prefix characters ]   (``gpu_engine.catalog.radix.codec``)
     length = namespace bits + characters * bits per character
@@ -27,7 +28,8 @@ Freshness: ``zone_index_current()`` keeps one index per process, tagged with a v
 read from Django's cache (the shared Redis cache in production). Saving or deleting a
 ``ShippingZone`` or a ``Merchant`` through the ORM replaces the stamp once the transaction
 commits, once per transaction (in ``offers_changed``'s call: for zones and terms, and from the
-receivers below for merchants that come or go), and every process rebuilds on its next call.
+receiver ``merchant_changed`` of ``storefront.catalog.offer_changes`` for merchants that come or
+go), and every process rebuilds on its next call.
 ``QuerySet.update()``, ``bulk_create()`` and raw SQL send no signals: code that writes zones or
 merchants that way calls ``zone_index_invalidate()``.
 
@@ -45,8 +47,6 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
 
 from gpu_engine.catalog.radix.codec import (
     PostalCodec,
@@ -55,8 +55,7 @@ from gpu_engine.catalog.radix.codec import (
     postal_query_keys,
 )
 from gpu_engine.catalog.radix.tree import RadixTree, radix_tree_build, radix_tree_match
-from storefront.offer_changes import zone_index_replace_on_commit
-from storefront.shipping import ShippingRule
+from storefront.catalog.shipping import ShippingRule
 from storefront.validators import postal_match_key
 
 VERSION_CACHE_KEY = "storefront:zone_index:version"
@@ -235,20 +234,6 @@ def zone_index_invalidate() -> None:
         logging.getLogger(__name__).warning("Zone index stamp not replaced: the cache is down")
         with _lock:
             _current, _stamp_pending = None, True
-
-
-@receiver(post_save, sender="storefront.Merchant", dispatch_uid="zone_index.merchant_saved")
-@receiver(post_delete, sender="storefront.Merchant", dispatch_uid="zone_index.merchant_deleted")
-def merchant_changed(sender, created=None, **kwargs) -> None:
-    """A merchant that comes or goes. Zone writes and a merchant's changed terms replace the
-    stamp through ``offers_changed`` (``storefront.offer_changes``), once per transaction and
-    before its listeners run; a save that changes neither leaves the index as it is."""
-    if created is False:
-        return
-    # After commit (a process rebuilding before it would read the old rows under a new stamp),
-    # and in the transaction's one offers_changed call: deleting a merchant also deletes its
-    # zones, which ask for the stamp too.
-    zone_index_replace_on_commit(using=kwargs.get("using"))
 
 
 def zone_index_warmup(*, device: str | None = None) -> None:

@@ -21,8 +21,8 @@ from rest_framework import status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
+from storefront.carts.selectors import cart_find
 from storefront.models import Cart
-from storefront.selectors import cart_find
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

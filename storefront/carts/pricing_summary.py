@@ -7,18 +7,18 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from storefront.models import Cart, CartLine, Merchant
-from storefront.models.catalog import stock_covers
-from storefront.pricing import MerchantCost, PricedLine, Shipment, shipments_price
-from storefront.selectors.carts import cart_line_list
-from storefront.selectors.shipping import (
+from storefront.carts.pricing import MerchantCost, PricedLine, Shipment, shipments_price
+from storefront.carts.selectors import cart_line_list
+from storefront.catalog.shipping import Discount, ShippingRule
+from storefront.catalog.shipping_selectors import (
     MerchantDestination,
     MerchantTerms,
     merchant_terms_build,
     merchant_terms_for_destination,
     shipping_rules_for_pairs,
 )
-from storefront.shipping import Discount, ShippingRule
+from storefront.models import Cart, CartLine, Merchant
+from storefront.models.catalog import stock_covers
 
 
 @dataclass(frozen=True)
@@ -264,7 +264,7 @@ def cart_pricing_summaries(*, carts: Iterable[Cart]) -> list[CartPricingSummary]
 def cart_pricing_summary(*, cart: Cart) -> CartPricingSummary:
     """Prices the cart's current lines at their offers' current prices, grouped by merchant,
     with each merchant's shipping resolved for the cart's destination, through the engine's
-    pricing routine (``storefront.pricing``). The batch path for one cart (see
+    pricing routine (``storefront.carts.pricing``). The batch path for one cart (see
     ``cart_pricing_summaries``): one query while the zone index is fresh; no writes."""
     (summary,) = cart_pricing_summaries(carts=[cart])
     return summary

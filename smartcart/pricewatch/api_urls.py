@@ -3,7 +3,7 @@ root URLconf (``storefront.config.urls``, by dotted string): no ``app_name`` of 
 
 from django.urls import path
 
-from smartcart.pricewatch.api import PriceWatchSettingsView
+from smartcart.pricewatch.apis import PriceWatchSettingsView
 
 urlpatterns = [
     path("cart/price-watch/", PriceWatchSettingsView.as_view(), name="price-watch-settings"),

@@ -5,9 +5,10 @@ engine problems at once.
 in two queries whatever their number: every line of the chunk (with its cart's version and
 destination, read in the same statement) and every buyable offer of the chunk's products
 with its merchant's name and discount. Shipping comes from the per-process zone index
-(``storefront.catalog.shipping_selectors.shipping_rules_for_destinations``: one batched longest-prefix match,
-no query while it is fresh), which is what it is for: pricing many carts at once. The
-problems are built by the same helpers as the single-cart path, so both read a cart alike.
+(``storefront.catalog.shipping_selectors.shipping_rules_for_destinations``: one batched
+longest-prefix match, no query while it is fresh), which is what it is for: pricing many carts
+at once. The problems are built by the same helpers as the single-cart path, so both read a
+cart alike.
 """
 
 from collections import defaultdict

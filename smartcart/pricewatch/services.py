@@ -49,13 +49,17 @@ from smartcart.pricewatch.selectors import (
     price_watch_notices_current,
 )
 from smartcart.routing import gpu_queue_enabled, rate_profile
-from smartcart.services.common import run_write
+from smartcart.services.common import run_write, tasks_run_in_process
 from storefront.caching.cache import CacheUnavailable
+from storefront.enqueue import task_enqueue
 
 logger = logging.getLogger(__name__)
 
 Route = OptimizationRun.Route
 _SCHEDULED_KEY = "smartcart:price-watch-scheduled"
+# Its tasks (``smartcart.pricewatch.tasks``), sent by their registered names.
+PRICE_WATCH_RUN = "smartcart.price_watch_run"
+PRICE_WATCH_EMAIL_SEND = "smartcart.price_watch_email_send"
 
 
 # --- recording changes and requesting a run --------------------------------------------
@@ -78,11 +82,9 @@ def price_watch_route() -> str:
 def price_watch_request() -> None:
     """Has the recorded changes handled by one run: now when tasks run in-process, else one
     task per burst after the countdown (later requests within it add nothing)."""
-    from smartcart.pricewatch.tasks import price_watch_run_task
-
     route = str(price_watch_route())
-    if price_watch_run_task.app.conf.task_always_eager:
-        price_watch_run_task.apply(kwargs={"route": route})
+    if tasks_run_in_process():
+        task_enqueue(PRICE_WATCH_RUN, kwargs={"route": route})
         return
     countdown = settings.SMARTCART_PRICE_WATCH_COUNTDOWN_S
     # The key lives as long as the countdown: a change recorded while it exists was
@@ -94,11 +96,11 @@ def price_watch_request() -> None:
         # task that finds nothing recorded does nothing).
         first = True
     if first:
-        price_watch_run_task.apply_async(kwargs={"route": route}, countdown=countdown, queue=route)
+        task_enqueue(PRICE_WATCH_RUN, kwargs={"route": route}, countdown=countdown, queue=route)
 
 
 def price_watch_offers_changed(*, product_ids: Sequence[int], merchant_ids: Sequence[int]) -> None:
-    """What ``storefront.offer_changes.offers_changed`` triggers (after the commit)."""
+    """What ``storefront.catalog.offer_changes.offers_changed`` triggers (after the commit)."""
     if not settings.SMARTCART_PRICE_WATCH:
         return
     if price_watch_changes_record(product_ids=product_ids, merchant_ids=merchant_ids):
@@ -488,11 +490,10 @@ def _emails_queue(
             price_watch_run=run, cart_id__in=carts, superseded_at__isnull=True
         ).values_list("pk", flat=True)
     )
-    from smartcart.pricewatch.tasks import price_watch_email_send_task
 
     def send() -> None:
         for run_id in run_ids:
-            price_watch_email_send_task.apply_async(args=(run_id,), queue=str(Route.CPU))
+            task_enqueue(PRICE_WATCH_EMAIL_SEND, kwargs={"run_id": run_id}, queue=str(Route.CPU))
 
     transaction.on_commit(send, robust=True)
     return len(run_ids)

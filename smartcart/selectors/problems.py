@@ -9,10 +9,10 @@ read here: the database's unique constraint answers that when a queued run is in
 (``smartcart.services.create``), so the inline path never pays for it.
 
 Shipping is resolved here from the zones read with the offers, not with the process's zone
-index (``storefront.catalog.shipping_selectors.shipping_rules_for_destinations``): for one cart's few dozen
-merchants the index's version-stamp read and batched match cost more than the join, and SQL
-never reads a stale rule. The index is for pricing many
-carts at once.
+index (``storefront.catalog.shipping_selectors.shipping_rules_for_destinations``): for one
+cart's few dozen merchants the index's version-stamp read and batched match cost more than the
+join, and SQL never reads a stale rule. The index is for pricing
+many carts at once.
 """
 
 import decimal

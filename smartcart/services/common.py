@@ -16,12 +16,15 @@ from gpu_engine import ProblemError, Solution, solve
 from smartcart.models import OptimizationRun
 from smartcart.routing import rate_profile
 from smartcart.selectors import CartProblemBuild
+from storefront.enqueue import task_enqueue
 from storefront.errors import Conflict, NotFound, ValidationFailed
 
 logger = logging.getLogger(__name__)
 
 Status = OptimizationRun.Status
 MAX_BUDGET_MS = 60_000
+# The worker's task (``smartcart.tasks``), sent by its registered name.
+OPTIMIZATION_RUN_EXECUTE = "smartcart.optimization_run_execute"
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -123,14 +126,18 @@ def optimization_run_fail(*, run_id: int, reason: str) -> OptimizationRun | None
     return None if run is None else finish_failed(run=run, message=reason)
 
 
+def tasks_run_in_process() -> bool:
+    """No broker: a task sent now runs in this process before the call returns."""
+    from storefront.config.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
 def optimization_run_enqueue(*, run: OptimizationRun) -> None:
     """Sends the run's job to its queue (``run.route``). Called on commit, never before, so
     the worker always finds the row."""
-    from smartcart.tasks import optimization_run_execute_task
-
     try:
-        # Celery takes any sequence of args (its stubs say tuple); a list is what the tests pin.
-        optimization_run_execute_task.apply_async(args=[run.pk], queue=str(run.route))  # type: ignore[arg-type]
+        task_enqueue(OPTIMIZATION_RUN_EXECUTE, kwargs={"run_id": run.pk}, queue=str(run.route))
     except Exception:
         # The broker is down (or, in-process, the job itself raised a database error after
         # its retries): fail the run now rather than leave it queued with no message, which

@@ -29,6 +29,7 @@ from smartcart.services.common import (
     run_solve,
     run_write,
     signed_in,
+    tasks_run_in_process,
 )
 from smartcart.services.lease import lapsed_runs_recover, lease_lapsed
 from smartcart.services.reaper import stale_runs_fail
@@ -75,7 +76,7 @@ def optimization_run_create(
         # The broker went down between the check and the publish: the run is failed with
         # its reason (a record, nothing a retry doubles) and the client is told to retry.
         raise outage_error()
-    if _tasks_run_in_process() and not transaction.get_connection().in_atomic_block:
+    if tasks_run_in_process() and not transaction.get_connection().in_atomic_block:
         # With no broker the job ran inside on_commit just now; show its outcome.
         run.refresh_from_db()
     return run
@@ -173,12 +174,6 @@ def _insert_queued(*, fields: dict) -> OptimizationRun:
         run = OptimizationRun.objects.create(**fields)
         transaction.on_commit(lambda: optimization_run_enqueue(run=run))
     return run
-
-
-def _tasks_run_in_process() -> bool:
-    from storefront.config.celery import app
-
-    return bool(app.conf.task_always_eager)
 
 
 def _create_inline(

@@ -1,5 +1,5 @@
-"""Leases on running runs (``smartcart.services.lease``): renewal, recovery of a lapsed run (queued once
-more, then failed), and where a lapse is noticed (reaper, poll, click)."""
+"""Leases on running runs (``smartcart.services.lease``): renewal, recovery of a lapsed run
+(queued once more, then failed), and where a lapse is noticed (reaper, poll, click)."""
 
 from datetime import timedelta
 

@@ -37,10 +37,10 @@ def test_enqueue_sends_to_the_runs_queue(cart, django_capture_on_commit_callback
     monkeypatch.setattr(
         tasks.optimization_run_execute_task,
         "apply_async",
-        lambda args, queue: sent.update(args=args, queue=queue),
+        lambda kwargs, queue: sent.update(kwargs=kwargs, queue=queue),
     )
     services.optimization_run_enqueue(run=run)
-    assert sent == {"args": [run.pk], "queue": "cpu"}
+    assert sent == {"kwargs": {"run_id": run.pk}, "queue": "cpu"}
 
 
 def test_soft_time_limit_fails_the_run(cart, django_capture_on_commit_callbacks, monkeypatch):

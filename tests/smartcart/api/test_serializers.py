@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from smartcart import services
-from smartcart.api.optimization_serializers import OptimizationRunSerializer
+from smartcart.apis import OptimizationRunSerializer
 
 pytestmark = pytest.mark.django_db
 

@@ -3,27 +3,27 @@ URLconf (``storefront.config.urls``, by dotted string): no ``app_name`` of its o
 
 from django.urls import path
 
-from smartcart.api.views import optimizations
+from smartcart import apis
 
 urlpatterns = [
     path(
         "cart/optimizations/",
-        optimizations.OptimizationListView.as_view(),
+        apis.OptimizationListView.as_view(),
         name="optimization-list",
     ),
     path(
         "cart/optimizations/<int:run_id>/",
-        optimizations.OptimizationDetailView.as_view(),
+        apis.OptimizationDetailView.as_view(),
         name="optimization-detail",
     ),
     path(
         "cart/optimizations/<int:run_id>/apply/",
-        optimizations.OptimizationApplyView.as_view(),
+        apis.OptimizationApplyView.as_view(),
         name="optimization-apply",
     ),
     path(
         "cart/optimizations/<int:run_id>/dismiss/",
-        optimizations.OptimizationDismissView.as_view(),
+        apis.OptimizationDismissView.as_view(),
         name="optimization-dismiss",
     ),
 ]

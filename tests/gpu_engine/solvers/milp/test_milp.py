@@ -323,24 +323,33 @@ def _large_cart(n_lines: int = 10_000, n_merchants: int = 30) -> CartProblem:
     return CartProblem.from_dict({"items": items, "merchants": merchants, "offers": offers})
 
 
-def test_the_budget_covers_the_build_and_the_hand_off_on_a_large_cart():
-    """The deadline is checked through the whole build (model, arrays, ``passModel``), so a
-    10,000-line cart's LP bound and proof end within the budget (1.33-1.45 x in the planner
-    before: the hand-off was not covered)."""
-    from gpu_engine.bounds.lp import lp_bound
-    from gpu_engine.solvers.milp.runner import milp_run
+class _StepClock(_Clock):
+    """``time`` for the MILP module: one millisecond passes at every reading."""
 
+    def perf_counter(self) -> float:
+        self.now += 1e-3
+        return self.now
+
+
+def test_the_budget_covers_the_build_and_the_hand_off_on_a_large_cart(monkeypatch):
+    """The deadline is checked through the whole build (model, arrays, ``passModel``): on a
+    clock that moves 1 ms at each reading, a 10,000-line cart's LP bound and proof stop within a
+    reading of a deadline that falls inside the model's build, and at 150 ms the arrays and
+    ``passModel`` predicted past the deadline are not started (HiGHS is handed nothing)."""
+    from gpu_engine.bounds.lp import lp_bound
+    from gpu_engine.solvers.milp import runner
+
+    passed = _recording_requests(monkeypatch)
     problem = _large_cart()
     warm = problem.cand_merchant[:, 0].astype(np.int64)
-    for run in (
-        lambda budget: lp_bound(problem, time_limit_ms=budget),
-        lambda budget: milp_run(problem, time_limit_ms=budget, warm_start=warm),
-    ):
-        budget = 150.0
-        started = time.perf_counter()
-        run(budget)
-        wall_ms = (time.perf_counter() - started) * 1e3
-        assert wall_ms <= 1.1 * budget + 25.0  # a shared 2-core machine's jitter
+    for budget in (5.0, 20.0, 150.0):
+        monkeypatch.setattr(runner, "time", _StepClock())
+        bound = lp_bound(problem, time_limit_ms=budget)
+        assert bound.status == CUT_STATUS and bound.ms <= budget + 2.0
+        monkeypatch.setattr(runner, "time", _StepClock())
+        outcome = runner.milp_run(problem, time_limit_ms=budget, warm_start=warm)
+        assert outcome.cut and outcome.build_ms + outcome.solve_ms <= budget + 2.0
+    assert passed == []
 
 
 def test_a_hand_off_predicted_past_the_deadline_is_not_started(monkeypatch):

@@ -4,8 +4,8 @@ Cases (one row each, all timed with CUDA events, median of ``--catalog-repeats``
 ``--catalog-batch`` back-to-back launches queued behind untimed ones, so Python's launch cost
 stays out of the numbers):
 
-- ``cheapest/*``: P x O offers (int32 merchant, int32 price); bytes = P * O * 8 (the issue's
-  245.76 MB at 30,000 x 1,024). Three input sets rotate, so no launch reads what the last one
+- ``cheapest/*``: P x O offers (int32 merchant, int32 price); bytes = P * O * 8 (245.76 MB
+  at 30,000 x 1,024). Three input sets rotate, so no launch reads what the last one
   left in L2 (50-60 MB). Ours: the dense vector kernel in several launch shapes and both
   reductions, and the CSR kernel on the same rows. Peers: torch ``min(dim=1)`` on prices +
   ``gather`` of merchants (ties unresolved), torch ``min(dim=1)`` on packed int64 keys (our
@@ -24,11 +24,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 
 import numpy as np
+
+from gpu_engine.bench.catalog_timing import (
+    CupyEvent,
+    NumbaEvent,
+    TorchEvent,
+    numba_sync,
+    time_ms,
+    timed_row,
+)
 
 _ROTATION = 3
 
@@ -89,92 +97,6 @@ def _device_row() -> dict:
     }
 
 
-# ---------------------------------------------------------------- timing
-
-
-def _time_ms(launch, make_event, *, repeats, batch, sync):
-    """Median ms per launch: untimed launches keep the queue full, then ``batch`` timed ones."""
-    for i in range(3):
-        launch(i)
-    sync()
-    samples = []
-    for r in range(repeats):
-        launch(r)
-        launch(r + 1)
-        start, end = make_event(), make_event()
-        start.record()
-        for i in range(batch):
-            launch(r + i)
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_ms(end) / batch)
-    return statistics.median(samples), min(samples), max(samples)
-
-
-class _NumbaEvent:
-    def __init__(self):
-        from numba import cuda
-
-        self._event = cuda.event()
-
-    def record(self):
-        self._event.record()
-
-    def synchronize(self):
-        self._event.synchronize()
-
-    def elapsed_ms(self, end):
-        from numba import cuda
-
-        return cuda.event_elapsed_time(self._event, end._event)
-
-
-class _TorchEvent:
-    def __init__(self):
-        import torch
-
-        self._event = torch.cuda.Event(enable_timing=True)
-
-    def record(self):
-        self._event.record()
-
-    def synchronize(self):
-        self._event.synchronize()
-
-    def elapsed_ms(self, end):
-        return self._event.elapsed_time(end._event)
-
-
-class _CupyEvent:
-    def __init__(self):
-        import cupy
-
-        self._event = cupy.cuda.Event()
-
-    def record(self):
-        self._event.record()
-
-    def synchronize(self):
-        self._event.synchronize()
-
-    def elapsed_ms(self, end):
-        import cupy
-
-        return cupy.cuda.get_elapsed_time(self._event, end._event)
-
-
-def _numba_sync():
-    from numba import cuda
-
-    cuda.synchronize()
-
-
-def _row(case, timing, **extra):
-    median, low, high = timing
-    return {"suite": "catalog", "case": case, "ms": round(median, 5), "min_ms": round(low, 5),
-            "max_ms": round(high, 5), **extra}  # fmt: skip
-
-
 # ---------------------------------------------------------------- cheapest offer
 
 
@@ -211,9 +133,9 @@ def _bench_cheapest(args) -> list[dict]:
     def measure(name, launch):
         launch(0)
         check(name, out[0], out[1], 0)
-        timing = _time_ms(launch, _NumbaEvent, repeats=args.catalog_repeats,
-                          batch=args.catalog_batch, sync=_numba_sync)  # fmt: skip
-        rows.append(_row(f"cheapest/ours {name}", timing,
+        timing = time_ms(launch, NumbaEvent, repeats=args.catalog_repeats,
+                          batch=args.catalog_batch, sync=numba_sync)  # fmt: skip
+        rows.append(timed_row(f"cheapest/ours {name}", timing,
                          tb_per_s=round(nbytes / timing[0] / 1e9, 3), **common))  # fmt: skip
 
     vector_variants = [("shuffle", 128, "nc"), ("shuffle", 128, "plain"), ("shuffle", 128, "cs"),
@@ -285,13 +207,13 @@ def _cheapest_one_launch(args, all_merchant, all_price, expected, common, group)
         if not (bool((cupy.asarray(out[0]) == want_merchant).all())
                 and bool((cupy.asarray(out[1]) == want_price).all())):  # fmt: skip
             raise AssertionError(f"{name} over 3 sets differs from the reference")
-        median, low, high = _time_ms(
-            lambda _i, launch=launch: launch(), _NumbaEvent, repeats=args.catalog_repeats,
-            batch=2, sync=_numba_sync,
+        median, low, high = time_ms(
+            lambda _i, launch=launch: launch(), NumbaEvent, repeats=args.catalog_repeats,
+            batch=2, sync=numba_sync,
         )  # fmt: skip
         per_set = (median / _ROTATION, low / _ROTATION, high / _ROTATION)
         rows.append(
-            _row(f"cheapest/ours {name} (x3 in one launch, per set)", per_set,
+            timed_row(f"cheapest/ours {name} (x3 in one launch, per set)", per_set,
                  tb_per_s=round(common["bytes"] / per_set[0] / 1e9, 3), **common)
         )  # fmt: skip
     return rows
@@ -339,14 +261,14 @@ def _cheapest_peers(args, sets, expected, common) -> list[dict]:
     assert bool((((best & 0xFFFFFFFF) - 2**31).astype(cupy.int32) == merchant_0).all())
     assert bool((cupy_argmin(0)[1] == price_0).all()), "cupy argmin prices differ"
     for name, launch, event in (
-        ("torch min(dim=1)+gather (prices only)", torch_min_gather, _TorchEvent),
-        ("torch min(dim=1) on packed int64 keys", torch_packed, _TorchEvent),
-        ("cupy argmin+take (prices only)", cupy_argmin, _CupyEvent),
+        ("torch min(dim=1)+gather (prices only)", torch_min_gather, TorchEvent),
+        ("torch min(dim=1) on packed int64 keys", torch_packed, TorchEvent),
+        ("cupy argmin+take (prices only)", cupy_argmin, CupyEvent),
     ):
-        sync = torch.cuda.synchronize if event is _TorchEvent else cupy.cuda.Device().synchronize
-        timing = _time_ms(launch, event, repeats=args.catalog_repeats, batch=args.catalog_batch,
+        sync = torch.cuda.synchronize if event is TorchEvent else cupy.cuda.Device().synchronize
+        timing = time_ms(launch, event, repeats=args.catalog_repeats, batch=args.catalog_batch,
                           sync=sync)  # fmt: skip
-        rows.append(_row(f"cheapest/peer {name}", timing,
+        rows.append(timed_row(f"cheapest/peer {name}", timing,
                          tb_per_s=round(nbytes / timing[0] / 1e9, 3), **common))  # fmt: skip
     return rows
 
@@ -410,13 +332,13 @@ def _bench_radix(args) -> list[dict]:
         raise AssertionError("radix exact lookup differs from CuPy searchsorted")
     hit_rate = float((want >= 0).mean())
     for name, launch, event, sync in (
-        ("radix/ours exact lookup", exact, _NumbaEvent, _numba_sync),
-        ("radix/peer cupy searchsorted+equality", cupy_exact, _CupyEvent,
+        ("radix/ours exact lookup", exact, NumbaEvent, numba_sync),
+        ("radix/peer cupy searchsorted+equality", cupy_exact, CupyEvent,
          cupy.cuda.Device().synchronize),
     ):  # fmt: skip
-        timing = _time_ms(launch, event, repeats=args.catalog_repeats, batch=args.catalog_batch,
+        timing = time_ms(launch, event, repeats=args.catalog_repeats, batch=args.catalog_batch,
                           sync=sync)  # fmt: skip
-        rows.append(_row(name, timing, lookups_per_s=round(q / timing[0] * 1e3),
+        rows.append(timed_row(name, timing, lookups_per_s=round(q / timing[0] * 1e3),
                          hit_rate=round(hit_rate, 4), **common))  # fmt: skip
     rows += _bench_lpm(args, rng, keys, common, radix_tree_build, radix_tree_match)
     return rows
@@ -473,13 +395,13 @@ def _bench_lpm(args, rng, keys, common, radix_tree_build, radix_tree_match) -> l
         raise AssertionError("CuPy LPM peer differs from the radix tree")
     hit_rate = float((got >= 0).mean())
     for name, launch, event, sync, repeats in (
-        ("radix/ours LPM lookup", lpm, _NumbaEvent, _numba_sync, args.catalog_repeats),
-        ("radix/peer cupy LPM (searchsorted per length)", cupy_lpm, _CupyEvent,
+        ("radix/ours LPM lookup", lpm, NumbaEvent, numba_sync, args.catalog_repeats),
+        ("radix/peer cupy LPM (searchsorted per length)", cupy_lpm, CupyEvent,
          cupy.cuda.Device().synchronize, 3),
     ):  # fmt: skip
-        timing = _time_ms(launch, event, repeats=repeats, batch=2 if repeats == 3 else
+        timing = time_ms(launch, event, repeats=repeats, batch=2 if repeats == 3 else
                           args.catalog_batch, sync=sync)  # fmt: skip
-        rows.append(_row(name, timing, lookups_per_s=round(q / timing[0] * 1e3),
+        rows.append(timed_row(name, timing, lookups_per_s=round(q / timing[0] * 1e3),
                          hit_rate=round(hit_rate, 4), **common))  # fmt: skip
     return rows
 

@@ -96,10 +96,19 @@ def test_a_run_waits_for_a_cancelled_run_only_until_its_own_deadline(monkeypatch
     monkeypatch.setattr(highs_process, "KILL_GRACE_S", 60.0)
     stopped = _stop_child_at_the_deadline(monkeypatch)
     assert runner.milp_run(_problem(), time_limit_ms=60_000).cut
+    waits: list[float] = []
+    stopped_reply_for = highs_process._Child.reply_for
+
+    def recording(child, job, timeout_s, stop=None):
+        waits.append(timeout_s)
+        return stopped_reply_for(child, job, timeout_s, stop)
+
+    monkeypatch.setattr(highs_process._Child, "reply_for", recording)
     try:
-        started = time.perf_counter()
         outcome = runner.milp_run(_problem(30), time_limit_ms=50)
-        assert outcome.cut and time.perf_counter() - started < 5.0
+        # Each wait for the cancelled run's reply ends by this run's deadline, not the grace.
+        assert outcome.cut and all(wait <= 0.05 for wait in waits)
+        assert highs_process.service().child is stopped[0]
     finally:
         os.kill(stopped[0].proc.pid, signal.SIGCONT)
 

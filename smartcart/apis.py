@@ -26,7 +26,8 @@ from smartcart.services import (
 )
 from storefront.api.cart_fields import cart_resource_serializer
 from storefront.api.errors import error_responses
-from storefront.api.views.carts import CartBaseView, cart_response, no_cart, own_cart, validated
+from storefront.api.inputs import validated
+from storefront.carts.apis import CartBaseView, cart_response, no_cart, own_cart
 from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
 # --- serializers shared by the views ----------------------------------------------------

@@ -48,7 +48,7 @@ def cart_api_fields(*, cart: Cart) -> dict[str, Any]:
 
 @cache
 def _resource_serializer(paths: tuple[str, ...]) -> type[serializers.Serializer]:
-    from storefront.api.serializers import CartSerializer
+    from storefront.carts.apis import CartSerializer
 
     declared: dict[str, serializers.Field] = {}
     for provider in _providers(paths):

@@ -5,7 +5,7 @@ A request is *shared* when it is a GET or HEAD with no session cookie, no messag
 no ``Authorization`` header (a first visit, a crawler, a load test, an API client without a
 token): what it is shown depends only on its URL. The pages and API lists that every shopper
 sees alike (``render_shared_page`` in ``storefront.caching.fragments``, ``CachedListMixin`` in
-``storefront.api.caching``) hand their response to this middleware on a miss
+``storefront.caching.api``) hand their response to this middleware on a miss
 (``shared_response_offer``); it stores it as a ``PageEntry`` under a key made of the URL only
 (scheme, host, path, query string; the ``Accept`` header under ``/api/``, where DRF
 negotiates the format) together with the version tokens (``storefront.caching.versions``) the

@@ -5,13 +5,17 @@ storefront module imports smartcart."""
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 
-from storefront.api.urls import fallback_urlpatterns
+from storefront.api.api_urls import fallback_urlpatterns
 from storefront.observability import views as observability
 
 # Every API module shares the one ``api`` namespace (``reverse("api:cart")``), so none of
 # them has an app_name; the JSON 404 for any other /api/v1/ path comes after all of them.
 API_URLCONFS = (
-    "storefront.api.urls",
+    "storefront.accounts.api_urls",
+    "storefront.catalog.api_urls",
+    "storefront.carts.api_urls",
+    "storefront.orders.api_urls",
+    "storefront.api.api_urls",
     "smartcart.api_urls",
     "smartcart.pricewatch.api_urls",
 )

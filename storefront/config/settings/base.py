@@ -357,7 +357,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "optimize": os.environ.get("OPTIMIZE_THROTTLE_RATE", "30/min"),
         "token": os.environ.get("TOKEN_THROTTLE_RATE", "10/min"),
-        # Placing orders, web and API (storefront.orders.ratelimit): per account, or per
+        # Placing orders, web and API (storefront.checkout.ratelimit): per account, or per
         # client address for guests.
         "order_place": os.environ.get("ORDER_PLACE_THROTTLE_RATE", "10/min"),
     },
@@ -469,8 +469,8 @@ SPECTACULAR_SETTINGS.update(
         "REDOC_DIST": "SIDECAR",
         "POSTPROCESSING_HOOKS": [
             "drf_spectacular.hooks.postprocess_schema_enums",
-            "storefront.schema_hooks.paginated_lists_document_invalid_page",
-            "storefront.schema_hooks.every_operation_documents_uri_too_long",
+            "storefront.api.schema_hooks.paginated_lists_document_invalid_page",
+            "storefront.api.schema_hooks.every_operation_documents_uri_too_long",
         ],
     }
 )

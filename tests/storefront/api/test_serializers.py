@@ -1,7 +1,7 @@
 import pytest
 from rest_framework import serializers
 
-from storefront.api.serializers import ProductSerializer
+from storefront.catalog.apis import ProductSerializer
 from storefront.catalog.selectors import product_list
 from tests.factories import OfferFactory, ProductFactory
 

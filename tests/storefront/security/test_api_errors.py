@@ -58,7 +58,7 @@ def test_malformed_json_is_a_json_400(client):
 
 
 def test_an_unhandled_error_is_a_json_500(client, monkeypatch):
-    from storefront.api.views import catalog
+    from storefront.catalog import apis as catalog
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")

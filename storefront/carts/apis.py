@@ -1,23 +1,30 @@
-"""The caller's own cart: create/get, lines, destination. Signed-in callers only; any id
-that is not in the caller's cart is a 404, never a hint that it exists elsewhere."""
+"""The cart API: the caller's own cart, create/get, lines, destination. Signed-in callers
+only; any id that is not in the caller's cart is a 404, never a hint that it exists
+elsewhere."""
+
+from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
+from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from storefront.api.cart_fields import cart_api_fields, cart_resource_serializer
 from storefront.api.errors import error_responses
-from storefront.api.serializers import (
-    CartDestinationSerializer,
-    CartLineAddSerializer,
-    CartLineQuantitySerializer,
-    CartSerializer,
-)
+from storefront.api.inputs import validated
 from storefront.carts.etag import cart_preconditions
-from storefront.carts.pricing_summary import cart_pricing_summary
+from storefront.carts.pricing_summary import (
+    CartPricingSummary,
+    LinePricing,
+    cart_pricing_summary,
+)
 from storefront.carts.selectors import cart_find
 from storefront.carts.services import (
     cart_destination_set,
@@ -29,7 +36,74 @@ from storefront.carts.services import (
 from storefront.catalog.selectors import offer_get
 from storefront.errors import NotFound, ValidationFailed
 from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
-from storefront.models import Cart
+from storefront.models import MAX_LINE_QUANTITY, Cart
+
+# --- serializers --------------------------------------------------------------------------
+
+
+class CartLineSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="line_id")
+    product_id = serializers.IntegerField()
+    product_name = serializers.CharField(source="line.product.name")
+    offer_id = serializers.IntegerField()
+    merchant_id = serializers.IntegerField()
+    merchant_name = serializers.CharField(source="line.offer.merchant.name")
+    quantity = serializers.IntegerField()
+    unit_price = serializers.IntegerField(help_text="The offer's price now, in cents.")
+    unit_price_snapshot = serializers.IntegerField(help_text="The price when added, in cents.")
+    price_changed = serializers.BooleanField()
+    line_total = serializers.IntegerField()
+    available = serializers.BooleanField()
+    problem = serializers.CharField(
+        allow_null=True,
+        help_text="Why the line cannot be bought now: offer_inactive, merchant_inactive, "
+        "insufficient_stock; null when it can.",
+    )
+
+
+class CartMerchantSerializer(serializers.Serializer):
+    merchant_id = serializers.IntegerField()
+    merchant_name = serializers.CharField()
+    line_ids = serializers.SerializerMethodField()
+    units = serializers.IntegerField()
+    subtotal = serializers.IntegerField()
+    discount = serializers.IntegerField()
+    shipping = serializers.IntegerField()
+    total = serializers.IntegerField()
+    missing_for_free_shipping = serializers.IntegerField(
+        allow_null=True, help_text="Goods to add for free shipping; null: never free."
+    )
+
+    def get_line_ids(self, group) -> list[int]:
+        return [line.line_id for line in group.lines]
+
+
+class CartSerializer(serializers.Serializer):
+    """The cart priced now, by the pricing contract, grouped by merchant."""
+
+    id = serializers.IntegerField(source="cart_id")
+    version = serializers.IntegerField(
+        help_text="Grows with every change; an optimization is for one version."
+    )
+    postal_code = serializers.CharField()
+    currency = serializers.CharField()
+    lines = serializers.SerializerMethodField()
+    merchants = CartMerchantSerializer(source="groups", many=True)
+    subtotal = serializers.IntegerField()
+    discount = serializers.IntegerField()
+    shipping = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="What the buyable lines cost now, in cents.")
+    units = serializers.IntegerField()
+
+    def get_lines(self, summary: CartPricingSummary) -> list[dict[str, Any]]:
+        lines: list[LinePricing] = [line for group in summary.groups for line in group.lines]
+        lines += list(summary.unavailable)
+        lines.sort(key=lambda line: (line.line.created_at, line.line_id))
+        # many=True gives a ReturnList; the stubs type every serializer's .data as ReturnDict.
+        return CartLineSerializer(lines, many=True).data  # type: ignore[return-value]
+
+
+# --- views ----------------------------------------------------------------------------------
 
 
 def no_cart() -> NotFound:
@@ -83,12 +157,6 @@ IF_NONE_MATCH = OpenApiParameter(
 STALE = error_responses(412)
 
 
-def validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
 class CartBaseView(APIView):
     permission_classes = [IsAuthenticated]
 
@@ -129,13 +197,18 @@ class CartView(CartBaseView):
 
 
 class CartLineListView(CartBaseView):
+    @extend_schema_serializer(component_name="CartLineAdd")
+    class InputSerializer(serializers.Serializer):
+        offer_id = serializers.IntegerField(min_value=1)
+        quantity = serializers.IntegerField(min_value=1, max_value=MAX_LINE_QUANTITY, default=1)
+
     @extend_schema(
         tags=["cart"],
         summary="Add an offer to your cart",
         description="Creates your cart when you have none. A product already in the cart "
         "grows by `quantity` and moves to this offer.",
         parameters=[IDEMPOTENCY_KEY_PARAMETER, IF_MATCH],
-        request=CartLineAddSerializer,
+        request=InputSerializer,
         responses={
             201: OpenApiResponse(CartResource, description="The cart with the line."),
             **STALE,
@@ -155,7 +228,7 @@ class CartLineListView(CartBaseView):
     @idempotent
     @etag_checked
     def post(self, request):
-        data = validated(CartLineAddSerializer, request.data)
+        data = validated(self.InputSerializer, request.data)
         try:
             offer = offer_get(offer_id=data["offer_id"])
         except NotFound:
@@ -168,11 +241,17 @@ class CartLineListView(CartBaseView):
 
 
 class CartLineDetailView(CartBaseView):
+    @extend_schema_serializer(component_name="CartLineQuantity")
+    class InputSerializer(serializers.Serializer):
+        quantity = serializers.IntegerField(
+            min_value=1, max_value=MAX_LINE_QUANTITY, help_text="Use DELETE to remove the line."
+        )
+
     @extend_schema(
         tags=["cart"],
         summary="Change a line's quantity",
         parameters=[IF_MATCH],
-        request=CartLineQuantitySerializer,
+        request=InputSerializer,
         responses={
             200: CartResource,
             **STALE,
@@ -183,7 +262,7 @@ class CartLineDetailView(CartBaseView):
     )
     @etag_checked
     def patch(self, request, line_id: int):
-        data = validated(CartLineQuantitySerializer, request.data)
+        data = validated(self.InputSerializer, request.data)
         cart = own_cart(request)
         cart_line_set_quantity(cart=cart, line_id=line_id, quantity=data["quantity"])
         return cart_response(cart)
@@ -202,13 +281,19 @@ class CartLineDetailView(CartBaseView):
 
 
 class CartDestinationView(CartBaseView):
+    @extend_schema_serializer(component_name="CartDestination")
+    class InputSerializer(serializers.Serializer):
+        postal_code = serializers.CharField(
+            max_length=20, allow_blank=True, allow_null=True, help_text="Empty or null clears it."
+        )
+
     @extend_schema(
         tags=["cart"],
         summary="Set where your cart ships",
         description="Selects each merchant's shipping zone (the longest matching postal "
         "prefix). Creates your cart when you have none.",
         parameters=[IF_MATCH],
-        request=CartDestinationSerializer,
+        request=InputSerializer,
         responses={
             200: CartResource,
             **STALE,
@@ -217,7 +302,7 @@ class CartDestinationView(CartBaseView):
     )
     @etag_checked
     def put(self, request):
-        data = validated(CartDestinationSerializer, request.data)
+        data = validated(self.InputSerializer, request.data)
         cart = cart_get_or_create(user=request.user)
         cart_destination_set(cart=cart, postal_code=data["postal_code"])
         return cart_response(cart)

@@ -2,8 +2,12 @@
 pay (the configured provider's form fields; the dummy provider's in demos and tests), list
 and read orders. Signed-in callers only; another shopper's order is a 404."""
 
-from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_serializer,
+)
 from payments import RedirectNeeded
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -11,19 +15,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
-from storefront.api.serializers import CartSerializer
-from storefront.api.views.carts import own_cart, validated
+from storefront.api.inputs import validated
+from storefront.carts.apis import CartSerializer, own_cart
 from storefront.carts.services import cart_destination_set
+from storefront.checkout.address import shipping_address_validate
+from storefront.checkout.ratelimit import order_place_ident
+from storefront.checkout.services import checkout_review_prepare, order_place
 from storefront.errors import ValidationFailed
 from storefront.models import Order
-from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
 from storefront.orders.selectors import order_get, order_list
-from storefront.orders.services import (
-    checkout_review_prepare,
-    order_payment_for,
-    order_place,
-    shipping_address_validate,
-)
+from storefront.payments.services import order_payment_for
 
 SIGNED_IN_ONLY = (
     "Signed-in callers only (`Authorization: Token ...` or the site's session), like the cart "
@@ -39,32 +40,6 @@ class CheapestSuggestionSerializer(serializers.Serializer):
     current_total = serializers.IntegerField()
     cheaper_total = serializers.IntegerField()
     savings = serializers.IntegerField()
-
-
-class CheckoutReviewRequestSerializer(serializers.Serializer):
-    postal_code = serializers.CharField(
-        max_length=10, required=False, help_text="Re-prices the cart for it first."
-    )
-
-
-class CheckoutReviewSerializer(serializers.Serializer):
-    cart = CartSerializer()
-    review_token = serializers.CharField(help_text="Send it back to place the order.")
-    cheaper = CheapestSuggestionSerializer(allow_null=True)
-
-
-class PlaceOrderSerializer(serializers.Serializer):
-    # Checked by placing the order, whose code says what to do: review_token_missing
-    # (review first), review_token_invalid, review_expired, review_cart_merged.
-    review_token = serializers.CharField(
-        max_length=4000, required=False, allow_blank=True, default=""
-    )
-    email = serializers.EmailField(max_length=254)
-    full_name = serializers.CharField(max_length=120)
-    address_line = serializers.CharField(max_length=200)
-    city = serializers.CharField(max_length=100)
-    postal_code = serializers.CharField(max_length=10)
-    country = serializers.CharField(min_length=2, max_length=2)
 
 
 class OrderLineSerializer(serializers.Serializer):
@@ -107,15 +82,6 @@ class OrderSerializer(serializers.Serializer):
     packages = MerchantOrderSerializer(many=True, source="merchant_orders.all")
 
 
-class PaymentRequestSerializer(serializers.Serializer):
-    """The provider form's fields. Dummy provider: ``status`` (``confirmed`` or
-    ``rejected``), ``fraud_status`` (``accept``), ``gateway_response`` (``3ds-disabled``)."""
-
-    status = serializers.CharField(required=False)
-    fraud_status = serializers.CharField(required=False)
-    gateway_response = serializers.CharField(required=False)
-
-
 # --- views ----------------------------------------------------------------------------------
 
 
@@ -126,15 +92,27 @@ def _own_order(request, number: str) -> Order:
 class CheckoutReviewView(APIView):
     permission_classes = [IsAuthenticated]
 
+    @extend_schema_serializer(component_name="CheckoutReviewRequest")
+    class InputSerializer(serializers.Serializer):
+        postal_code = serializers.CharField(
+            max_length=10, required=False, help_text="Re-prices the cart for it first."
+        )
+
+    @extend_schema_serializer(component_name="CheckoutReview")
+    class OutputSerializer(serializers.Serializer):
+        cart = CartSerializer()
+        review_token = serializers.CharField(help_text="Send it back to place the order.")
+        cheaper = CheapestSuggestionSerializer(allow_null=True)
+
     @extend_schema(
         tags=["checkout"],
         summary="Review your cart for checkout (and look once more for a cheaper one)",
         description=SIGNED_IN_ONLY,
-        request=CheckoutReviewRequestSerializer,
-        responses={200: CheckoutReviewSerializer, **error_responses(400, 401, 403, 404, 409)},
+        request=InputSerializer,
+        responses={200: OutputSerializer, **error_responses(400, 401, 403, 404, 409)},
     )
     def post(self, request):
-        data = validated(CheckoutReviewRequestSerializer, request.data)
+        data = validated(self.InputSerializer, request.data)
         cart = own_cart(request)
         if "postal_code" in data:
             cart = cart_destination_set(cart=cart, postal_code=data["postal_code"])
@@ -144,11 +122,25 @@ class CheckoutReviewView(APIView):
             "review_token": review.review_token,
             "cheaper": review.cheaper,
         }
-        return Response(CheckoutReviewSerializer(body).data)
+        return Response(self.OutputSerializer(body).data)
 
 
 class OrderListView(APIView):
     permission_classes = [IsAuthenticated]
+
+    @extend_schema_serializer(component_name="PlaceOrder")
+    class InputSerializer(serializers.Serializer):
+        # Checked by placing the order, whose code says what to do: review_token_missing
+        # (review first), review_token_invalid, review_expired, review_cart_merged.
+        review_token = serializers.CharField(
+            max_length=4000, required=False, allow_blank=True, default=""
+        )
+        email = serializers.EmailField(max_length=254)
+        full_name = serializers.CharField(max_length=120)
+        address_line = serializers.CharField(max_length=200)
+        city = serializers.CharField(max_length=100)
+        postal_code = serializers.CharField(max_length=10)
+        country = serializers.CharField(min_length=2, max_length=2)
 
     @extend_schema(
         tags=["orders"],
@@ -171,7 +163,7 @@ class OrderListView(APIView):
                 "order it placed.",
             )
         ],
-        request=PlaceOrderSerializer,
+        request=InputSerializer,
         responses={
             201: OpenApiResponse(OrderSerializer, description="Placed: pay it next."),
             **error_responses(
@@ -194,8 +186,7 @@ class OrderListView(APIView):
         },
     )
     def post(self, request):
-        order_place_rate_check(ident=order_place_ident(request))
-        data = validated(PlaceOrderSerializer, request.data)
+        data = validated(self.InputSerializer, request.data)
         key = request.headers.get("Idempotency-Key")
         if not key:
             raise ValidationFailed(
@@ -211,6 +202,7 @@ class OrderListView(APIView):
             address=address,
             review_token=token,
             idempotency_key=key,
+            rate_limit_ident=order_place_ident(request),
         )
         order = _own_order(request, order.number)
         return Response(OrderSerializer(order).data, status=status.HTTP_201_CREATED)
@@ -231,11 +223,20 @@ class OrderDetailView(APIView):
 class OrderPaymentView(APIView):
     permission_classes = [IsAuthenticated]
 
+    @extend_schema_serializer(component_name="PaymentRequest")
+    class InputSerializer(serializers.Serializer):
+        """The provider form's fields. Dummy provider: ``status`` (``confirmed`` or
+        ``rejected``), ``fraud_status`` (``accept``), ``gateway_response`` (``3ds-disabled``)."""
+
+        status = serializers.CharField(required=False)
+        fraud_status = serializers.CharField(required=False)
+        gateway_response = serializers.CharField(required=False)
+
     @extend_schema(
         tags=["orders"],
         summary="Pay an order through the configured provider's form",
         description=SIGNED_IN_ONLY,
-        request=PaymentRequestSerializer,
+        request=InputSerializer,
         responses={200: OrderSerializer, **error_responses(400, 401, 403, 404, 409)},
     )
     def post(self, request, number: str):
@@ -254,11 +255,3 @@ class OrderPaymentView(APIView):
         raise ValidationFailed(
             str(errors[0]), code="payment_invalid", field=None if field == "__all__" else field
         )
-
-
-urlpatterns = [
-    path("checkout/review/", CheckoutReviewView.as_view(), name="checkout-review"),
-    path("orders/", OrderListView.as_view(), name="order-list"),
-    path("orders/<str:number>/", OrderDetailView.as_view(), name="order-detail"),
-    path("orders/<str:number>/payment/", OrderPaymentView.as_view(), name="order-payment"),
-]

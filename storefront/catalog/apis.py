@@ -1,17 +1,34 @@
-"""Serializers of the marketplace API (catalog, cart, auth): shapes in and out, no business
-logic. Money is integer cents."""
+"""The catalog API, read-only: products (with their cheapest offer), offers, merchants,
+categories. Money is integer cents."""
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
+from rest_framework import generics, serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from storefront.carts.pricing_summary import CartPricingSummary, LinePricing
-from storefront.catalog.selectors import PRODUCT_ORDERINGS
-from storefront.models import MAX_LINE_QUANTITY
+from storefront.api.errors import error_responses
+from storefront.caching.api import CachedListMixin
+from storefront.caching.versions import CATALOG, SHARED
+from storefront.catalog.selectors import (
+    PRODUCT_ORDERINGS,
+    category_list,
+    merchant_list,
+    product_get,
+    product_offer_list,
+)
+from storefront.errors import NotFound
+from storefront.models import Merchant
+from storefront.search import search_prepare
+from storefront.search.facets import CatalogFilters, product_facets
+from storefront.search.listing import ProductListPages
 from storefront.search.prices import PRICE_RANGE_KEYS
+from storefront.web.pagination import counted_paginator_class
 
-# --- catalog ------------------------------------------------------------------------------
+# --- serializers --------------------------------------------------------------------------
 
 
 class CategorySerializer(serializers.Serializer):
@@ -204,95 +221,112 @@ class MerchantDetailSerializer(MerchantSerializer):
     zones = ShippingZoneSerializer(many=True, help_text="The longest matching prefix wins.")
 
 
-# --- cart ---------------------------------------------------------------------------------
+# --- views ----------------------------------------------------------------------------------
 
 
-class CartLineSerializer(serializers.Serializer):
-    id = serializers.IntegerField(source="line_id")
-    product_id = serializers.IntegerField()
-    product_name = serializers.CharField(source="line.product.name")
-    offer_id = serializers.IntegerField()
-    merchant_id = serializers.IntegerField()
-    merchant_name = serializers.CharField(source="line.offer.merchant.name")
-    quantity = serializers.IntegerField()
-    unit_price = serializers.IntegerField(help_text="The offer's price now, in cents.")
-    unit_price_snapshot = serializers.IntegerField(help_text="The price when added, in cents.")
-    price_changed = serializers.BooleanField()
-    line_total = serializers.IntegerField()
-    available = serializers.BooleanField()
-    problem = serializers.CharField(
-        allow_null=True,
-        help_text="Why the line cannot be bought now: offer_inactive, merchant_inactive, "
-        "insufficient_stock; null when it can.",
-    )
+class CatalogView(APIView):
+    permission_classes = [AllowAny]
 
 
-class CartMerchantSerializer(serializers.Serializer):
-    merchant_id = serializers.IntegerField()
-    merchant_name = serializers.CharField()
-    line_ids = serializers.SerializerMethodField()
-    units = serializers.IntegerField()
-    subtotal = serializers.IntegerField()
-    discount = serializers.IntegerField()
-    shipping = serializers.IntegerField()
-    total = serializers.IntegerField()
-    missing_for_free_shipping = serializers.IntegerField(
-        allow_null=True, help_text="Goods to add for free shipping; null: never free."
-    )
+@extend_schema(
+    tags=["catalog"],
+    summary="Search and browse products, with facet counts",
+    parameters=[ProductFilterSerializer],
+    responses={200: ProductPageSerializer, **error_responses(400, 429)},
+)
+class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
+    serializer_class = ProductSerializer
+    pagination_class = None  # paginated in list(), next to the facets
 
-    def get_line_ids(self, group) -> list[int]:
-        return [line.line_id for line in group.lines]
+    def _filters(self) -> tuple[CatalogFilters, str]:
+        params = ProductFilterSerializer(data=self.request.query_params)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        query = data.get("search", "").strip()
+        filters = CatalogFilters(
+            # Prepared once for the list and every facet.
+            query=search_prepare(query) if query else "",
+            category=data.get("category"),
+            merchant_id=data.get("merchant"),
+            available_only=data["available"],
+            price_range=data["price_range"],
+            ships_free_to=data["ships_free_to"],
+        )
+        return filters, data["ordering"]
 
-
-class CartSerializer(serializers.Serializer):
-    """The cart priced now, by the pricing contract, grouped by merchant."""
-
-    id = serializers.IntegerField(source="cart_id")
-    version = serializers.IntegerField(
-        help_text="Grows with every change; an optimization is for one version."
-    )
-    postal_code = serializers.CharField()
-    currency = serializers.CharField()
-    lines = serializers.SerializerMethodField()
-    merchants = CartMerchantSerializer(source="groups", many=True)
-    subtotal = serializers.IntegerField()
-    discount = serializers.IntegerField()
-    shipping = serializers.IntegerField()
-    total = serializers.IntegerField(help_text="What the buyable lines cost now, in cents.")
-    units = serializers.IntegerField()
-
-    def get_lines(self, summary: CartPricingSummary) -> list[dict[str, Any]]:
-        lines: list[LinePricing] = [line for group in summary.groups for line in group.lines]
-        lines += list(summary.unavailable)
-        lines.sort(key=lambda line: (line.line.created_at, line.line_id))
-        # many=True gives a ReturnList; the stubs type every serializer's .data as ReturnDict.
-        return CartLineSerializer(lines, many=True).data  # type: ignore[return-value]
+    def list(self, request, *args, **kwargs):
+        filters, ordering = self._filters()
+        facets = product_facets(filters=filters, postal_code=filters.ships_free_to)
+        paginator = PageNumberPagination()
+        # The facets' grouped query counted the list already.
+        paginator.django_paginator_class = counted_paginator_class(facets.listed)
+        products = ProductListPages(filters=filters, ordering=ordering, count=facets.listed)
+        page = paginator.paginate_queryset(products, request, view=self)
+        response = paginator.get_paginated_response(ProductSerializer(page, many=True).data)
+        response.data["facets"] = FacetsSerializer(facets).data
+        return response
 
 
-class CartLineAddSerializer(serializers.Serializer):
-    offer_id = serializers.IntegerField(min_value=1)
-    quantity = serializers.IntegerField(min_value=1, max_value=MAX_LINE_QUANTITY, default=1)
+@extend_schema(
+    tags=["catalog"],
+    summary="One product with its cheapest offer",
+    responses={200: ProductSerializer, **error_responses(404, 429)},
+)
+class ProductDetailView(CatalogView, APIView):
+    def get(self, request, product_id: int):
+        return Response(ProductSerializer(product_get(product_id=product_id)).data)
 
 
-class CartLineQuantitySerializer(serializers.Serializer):
-    quantity = serializers.IntegerField(
-        min_value=1, max_value=MAX_LINE_QUANTITY, help_text="Use DELETE to remove the line."
-    )
+@extend_schema(
+    tags=["catalog"],
+    summary="A product's offers, cheapest first",
+    description="Active offers of active merchants; sold-out offers are listed with stock 0.",
+    responses={200: OfferSerializer(many=True), **error_responses(404, 429)},
+)
+class ProductOfferListView(CatalogView, APIView):
+    def get(self, request, product_id: int):
+        product = product_get(product_id=product_id)
+        offers = product_offer_list(product=product)
+        return Response(OfferSerializer(offers, many=True).data)
 
 
-class CartDestinationSerializer(serializers.Serializer):
-    postal_code = serializers.CharField(
-        max_length=20, allow_blank=True, allow_null=True, help_text="Empty or null clears it."
-    )
+@extend_schema(
+    tags=["catalog"],
+    summary="Merchants with their default shipping and discount",
+    responses={200: MerchantSerializer(many=True), **error_responses(429)},
+)
+class MerchantListView(CachedListMixin, CatalogView, generics.ListAPIView):
+    serializer_class = MerchantSerializer
+    cache_versions = (CATALOG, SHARED)
+
+    def get_queryset(self):
+        return merchant_list()
 
 
-# --- auth ---------------------------------------------------------------------------------
+@extend_schema(
+    tags=["catalog"],
+    summary="One merchant with its shipping zones",
+    responses={200: MerchantDetailSerializer, **error_responses(404, 429)},
+)
+class MerchantDetailView(CatalogView, APIView):
+    def get(self, request, merchant_id: int):
+        merchants = merchant_list(active_only=True).prefetch_related("zones")
+        try:
+            merchant = merchants.get(pk=merchant_id)
+        except Merchant.DoesNotExist:
+            raise NotFound(
+                "No such merchant.", code="merchant_not_found", field="merchant_id"
+            ) from None
+        return Response(MerchantDetailSerializer(merchant).data)
 
 
-class TokenObtainSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=128, style={"input_type": "password"})
+@extend_schema(
+    tags=["catalog"],
+    summary="Categories with their product counts",
+    responses={200: CategoryListSerializer(many=True), **error_responses(429)},
+)
+class CategoryListView(CachedListMixin, CatalogView, generics.ListAPIView):
+    serializer_class = CategoryListSerializer
 
-
-class TokenSerializer(serializers.Serializer):
-    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+    def get_queryset(self):
+        return category_list()

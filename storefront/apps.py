@@ -12,8 +12,8 @@ class StorefrontConfig(AppConfig):
         # went through the site's URLconf (tests, admin).
         from storefront import receivers  # noqa: F401  (stored cheapest offers stay fresh)
         from storefront.observability import heartbeat, queues
-        from storefront.orders import receivers as order_receivers  # noqa: F401
         from storefront.orders import tasks as order_tasks  # noqa: F401
+        from storefront.payments import receivers as payment_receivers  # noqa: F401
         from storefront.web import signals  # noqa: F401
 
         # Workers beat for /health/; the queue depths are read at each /metrics scrape.

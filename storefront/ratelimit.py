@@ -1,6 +1,6 @@
 """Fixed-window request limits counted in Django's cache, so every web process shares them
 (Redis in a deployment, see ``CACHES``). Used by Improve cart (``smartcart.ratelimit``),
-placing orders (``storefront.orders.ratelimit``), both through ``throttle_rate_check``, and
+placing orders (``storefront.checkout.ratelimit``), both through ``throttle_rate_check``, and
 the password-reset form (``storefront.web.views.accounts``).
 
 The counter of the current window is incremented atomically (``incr`` is atomic on Redis and

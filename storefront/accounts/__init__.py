@@ -1,0 +1,1 @@
+"""Accounts: sign-up, sign-in and password-reset services."""

@@ -1,0 +1,1 @@
+"""The catalog: products, offers, the cheapest offer, merchants' shipping zones and terms."""

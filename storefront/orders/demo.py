@@ -7,15 +7,13 @@ from django.db import transaction
 from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.carts.services import cart_get_or_create, cart_line_add
 from storefront.catalog.selectors import offer_buyable_q
+from storefront.checkout.address import ShippingAddress
+from storefront.checkout.review import review_token_make
+from storefront.checkout.services import order_place
 from storefront.demo_catalog import DEMO_DESTINATION, DEMO_SHOPPER
 from storefront.models import Merchant, MerchantStaff, Offer, Order
-from storefront.orders.review import review_token_make
-from storefront.orders.services import (
-    ShippingAddress,
-    merchant_order_transition,
-    order_payment_for,
-    order_place,
-)
+from storefront.orders.services import merchant_order_transition
+from storefront.payments.services import order_payment_for
 
 DEMO_MERCHANT_STAFF = ("merchant", "demo-merchant-pass")
 

@@ -3,7 +3,8 @@
 from celery import shared_task
 
 from storefront.orders.emails import order_confirmation_mail_send
-from storefront.orders.services import merchant_order_refund, orders_unpaid_expire
+from storefront.orders.expiry import orders_unpaid_expire
+from storefront.payments.services import merchant_order_refund
 from storefront.tasks import MAIL_TASK_OPTIONS
 
 

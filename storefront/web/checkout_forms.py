@@ -1,5 +1,5 @@
 """Forms of checkout and orders: the shape of the input; the rules live in
-``storefront.orders.services``, whose errors the views attach here."""
+``storefront.checkout`` services, whose errors the views attach here."""
 
 from django import forms
 

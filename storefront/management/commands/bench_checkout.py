@@ -18,9 +18,10 @@ from django.db import connection, connections
 
 from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.carts.services import cart_get_or_create, cart_line_add
+from storefront.checkout.address import ShippingAddress
+from storefront.checkout.review import review_token_make
+from storefront.checkout.services import order_place
 from storefront.models import Cart, Category, Merchant, Offer, Order, Product
-from storefront.orders.review import review_token_make
-from storefront.orders.services import ShippingAddress, order_place
 from storefront.validators import gtin_check_digit
 
 PREFIX = "bench-checkout"

@@ -1,7 +1,7 @@
 """Checkout for the web: address, review (with a last look for a cheaper cart), place.
 
 The address is kept in the session between the steps; the review's total is sealed in a
-signed token that placing the order checks (``storefront.orders.review``). Placing answers
+signed token that placing the order checks (``storefront.checkout.review``). Placing answers
 the payment page (or the order page of the order that idempotency key already placed), or
 sends back to a fresh review with a message saying why nothing was ordered: a line sold
 out or repriced since the review, the cart changed in another tab, a sign-in merged it, a
@@ -18,15 +18,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from storefront.carts.services import cart_destination_set
+from storefront.checkout.address import ShippingAddress, shipping_address_validate
+from storefront.checkout.ratelimit import order_place_ident
+from storefront.checkout.services import checkout_review_prepare, order_place
 from storefront.errors import DomainError, Throttled, ValidationFailed
 from storefront.models import Order
-from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
-from storefront.orders.services import (
-    ShippingAddress,
-    checkout_review_prepare,
-    order_place,
-    shipping_address_validate,
-)
 from storefront.web.carts import request_cart_find
 from storefront.web.checkout_forms import CheckoutAddressForm, PlaceOrderForm
 from storefront.web.views.common import cart_url
@@ -125,13 +121,13 @@ def checkout_place(request: HttpRequest) -> HttpResponse:
             message="Nothing was ordered: check your order below and place it from this page.",
         )
     try:
-        order_place_rate_check(ident=order_place_ident(request))
         order = order_place(
             cart=cart,
             user=request.user,
             address=address,
             review_token=form.cleaned_data["review_token"],
             idempotency_key=form.cleaned_data["idempotency_key"],
+            rate_limit_ident=order_place_ident(request),
         )
     except Throttled as throttled:
         response = render_review(

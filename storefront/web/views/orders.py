@@ -11,7 +11,7 @@ from payments import RedirectNeeded
 from storefront.errors import NotFound
 from storefront.models import Order
 from storefront.orders.selectors import order_get, order_list
-from storefront.orders.services import order_payment_for
+from storefront.payments.services import order_payment_for
 from storefront.web.checkout_forms import OrderLookupForm
 
 ORDERS_SESSION_KEY = "orders_placed"

@@ -3,8 +3,9 @@ import itertools
 import pytest
 
 from storefront.carts.pricing_summary import cart_pricing_summary
-from storefront.orders.review import review_token_make
-from storefront.orders.services import ShippingAddress, order_place
+from storefront.checkout.address import ShippingAddress
+from storefront.checkout.review import review_token_make
+from storefront.checkout.services import order_place
 from tests.factories import CartFactory, CartLineFactory, MerchantFactory, OfferFactory
 
 POSTAL_CODE = "10115"

@@ -3,7 +3,7 @@ from django.test import Client
 from django.urls import reverse
 
 from storefront.models import MerchantOrder, MerchantStaff, OrderEvent
-from storefront.orders.services import order_payment_for
+from storefront.payments.services import order_payment_for
 from tests.factories import UserFactory
 from tests.storefront.orders.conftest import place
 

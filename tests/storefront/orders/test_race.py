@@ -12,10 +12,10 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from storefront.carts.services import cart_get_or_create, cart_merge
+from storefront.checkout.review import CheckoutChanged
 from storefront.errors import Conflict
 from storefront.models import MerchantOrder, Offer, Order
-from storefront.orders.review import CheckoutChanged
-from storefront.orders.services import order_payment_for
+from storefront.payments.services import order_payment_for
 from tests.factories import CartFactory, CartLineFactory, OfferFactory, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
 

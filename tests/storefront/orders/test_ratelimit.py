@@ -12,9 +12,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from storefront import ratelimit
+from storefront.checkout.ratelimit import order_place_ident, order_place_rate_check
 from storefront.errors import Throttled
 from storefront.models import Order
-from storefront.orders.ratelimit import order_place_ident, order_place_rate_check
 from tests.factories import UserFactory
 from tests.redis_server import private_redis, redis_down  # noqa: F401  (fixtures)
 from tests.storefront.orders.conftest import POSTAL_CODE
@@ -182,3 +182,25 @@ def test_a_guest_rotating_x_forwarded_for_is_still_one_client(settings):
         request.user = AnonymousUser()
         idents.add(order_place_ident(request))
     assert len(idents) == 1
+
+
+def test_order_place_counts_an_attempt_only_when_given_an_ident(two_a_minute):
+    """The limit runs in the placing service when the caller names whom to count; a caller
+    that passes no ident (one that counts on its own) is never counted twice."""
+    from storefront.checkout.services import order_place
+    from storefront.errors import ValidationFailed
+
+    def attempt(**ident):
+        # A bad idempotency key fails after the count, before anything is read or written.
+        order_place(
+            cart=None, user=None, address=None, review_token="", idempotency_key="bad", **ident
+        )
+
+    for _ in range(2):
+        with pytest.raises(ValidationFailed):
+            attempt(rate_limit_ident="user:9")
+    with pytest.raises(Throttled):
+        attempt(rate_limit_ident="user:9")
+    for _ in range(3):
+        with pytest.raises(ValidationFailed):
+            attempt()

@@ -7,10 +7,11 @@ from django.core import mail
 from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.carts.services import cart_get_or_create, cart_line_set_quantity, cart_merge
 from storefront.catalog.services import offer_update
+from storefront.checkout.review import CheckoutChanged
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import CartLine, MerchantOrder, Offer, Order, OrderEvent, Payment
-from storefront.orders.review import CheckoutChanged
-from storefront.orders.services import merchant_order_transition, order_payment_for
+from storefront.orders.services import merchant_order_transition
+from storefront.payments.services import order_payment_for
 from tests.factories import CartFactory, CartLineFactory, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
 
@@ -212,7 +213,7 @@ def _expire(order) -> None:
     from django.conf import settings
     from django.utils import timezone
 
-    from storefront.orders.services import orders_unpaid_expire
+    from storefront.orders.expiry import orders_unpaid_expire
 
     later = timezone.now() + timedelta(seconds=settings.ORDER_PAYMENT_TIMEOUT_S + 1)
     assert orders_unpaid_expire(now=later) == 1
@@ -388,7 +389,7 @@ def test_orders_unpaid_in_time_fail_and_give_the_stock_back(two_merchant_cart, s
 
     from django.utils import timezone
 
-    from storefront.orders.services import orders_unpaid_expire
+    from storefront.orders.expiry import orders_unpaid_expire
 
     settings.ORDER_PAYMENT_TIMEOUT_S = 600
     offer = two_merchant_cart.lines.get(quantity=2).offer
@@ -410,7 +411,7 @@ def test_paid_orders_never_expire(paid_order):
 
     from django.utils import timezone
 
-    from storefront.orders.services import orders_unpaid_expire
+    from storefront.orders.expiry import orders_unpaid_expire
 
     assert orders_unpaid_expire(now=timezone.now() + timedelta(days=30)) == 0
 
@@ -418,7 +419,7 @@ def test_paid_orders_never_expire(paid_order):
 def test_cancelling_a_paid_package_refunds_its_cost_once(
     paid_order, django_capture_on_commit_callbacks
 ):
-    from storefront.orders.services import merchant_order_refund
+    from storefront.payments.services import merchant_order_refund
 
     package = paid_order.merchant_orders.order_by("pk").first()
     payment = order_payment_for(order=paid_order)

@@ -1,0 +1,1 @@
+"""Payments of orders, through django-payments."""

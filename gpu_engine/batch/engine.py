@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -19,6 +20,9 @@ from gpu_engine.batch.pack import (
 )
 from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
+
+if TYPE_CHECKING:
+    from gpu_engine.batch.launch import Launch
 
 # Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges.
 CPU_SCRATCH = 256 << 20
@@ -76,11 +80,11 @@ def solve_packed(
     *,
     device: str = "auto",
     prefer: int | None = None,
-    gpu_variant: str | None = None,
+    gpu_variant: str | Launch | None = None,
 ) -> RawAnswers:
     """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer``: see
     :func:`gpu_engine.batch.pack.plan_batch`; ``gpu_variant``: how the GPU path moves and
-    launches the work (:data:`gpu_engine.batch.cuda.VARIANTS`; None: its default), for
+    launches the work (:func:`gpu_engine.batch.gpu.solve_gpu`; None: its default), for
     benchmarks that compare them; answers never depend on it."""
     where = resolve_batch_device(device)
     timings: dict[str, float] = {}

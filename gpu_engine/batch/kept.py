@@ -1,7 +1,7 @@
 """What the GPU batch keeps between batches, one set per CUDA device of this process.
 
 A gpu worker solves many batches, so the batch solver keeps its DP scratch
-(:mod:`gpu_engine.batch.cuda`), the "overlap" variant's device arrays and streams
+(:mod:`gpu_engine.batch.launch`), the "overlap" variant's device arrays and streams
 (:mod:`gpu_engine.batch.overlap`) and the pinned host buffers it stages through
 (:mod:`gpu_engine.batch.staging`). Device arrays and streams belong to the CUDA context that
 made them: a buffer from GPU 0 must never reach a kernel launched on GPU 1. So each device

@@ -1,4 +1,4 @@
-"""One batch of carts spread over several GPUs of this host (issue 17).
+"""One batch of carts spread over several GPUs of this host.
 
 The carts are cut into contiguous shares, one per entry of ``device_ids``, balanced by the
 plan's predicted work (:func:`gpu_engine.batch.pack.plan_batch`, on the CPU: a cart's steps
@@ -14,7 +14,7 @@ answers bit for bit, whatever the split. The same id may repeat (two threads on 
 which is how the split is exercised with a single GPU.
 
 Each share runs the variant the engine picks for its size
-(:func:`gpu_engine.batch.cuda.default_variant`), as one device would: what the GPU batch keeps
+(:func:`gpu_engine.batch.gpu.default_variant`), as one device would: what the GPU batch keeps
 between batches (DP scratch, the "overlap" arrays and streams, pinned buffers) is kept per
 device with a lock per device (:mod:`gpu_engine.batch.kept`), so shares on different GPUs run
 at once on buffers of their own, and shares on the same GPU take turns on its buffers.

@@ -17,7 +17,7 @@ CSR pointers keep their whole-batch values: a chunk copies pointer entries ``lo 
 (the first chunk from 0), so the entry at ``lo`` comes from the chunk before; every chunk's
 copies wait for the previous chunk's copies (an event), so nothing reads an entry another
 stream has not written yet (the copies share one copy engine anyway). The DP scratch is the
-kept "ws"/"pick" scratch of :mod:`gpu_engine.batch.cuda` at the chunk's whole-batch offsets;
+kept "ws"/"pick" scratch of :mod:`gpu_engine.batch.launch` at the chunk's whole-batch offsets;
 a chunk beyond it gets its own array for this batch, and the kept scratch grows afterwards.
 Answers never depend on the chunking.
 
@@ -38,7 +38,8 @@ from numba import cuda
 from gpu_engine.batch import cuda as batch_cuda
 from gpu_engine.batch import staging
 from gpu_engine.batch.kept import DeviceKept, every_device, kept_here
-from gpu_engine.batch.pack import BatchPlan, PackedBatch
+from gpu_engine.batch.launch import PINNED, scratch_array, scratch_limit, solve_whole
+from gpu_engine.batch.pack import BatchPlan, CartArrays, PackedBatch, PlanArrays
 from gpu_engine.device import simulator_enabled
 
 CHUNKS = 6
@@ -113,7 +114,7 @@ def solve_overlap(
     timings: dict[str, float],
     chunks: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
-    """(total per cart, cart-local merchant per line, the plan), as ``solve_gpu``. An array
+    """(total per cart, cart-local merchant per line, the plan), as ``solve_whole``. An array
     with a value outside its narrow type makes the batch start again with it wide; chunks
     whose scratch would not fit the device make it run as "pinned"."""
     wide: set[str] = set()
@@ -132,11 +133,9 @@ def solve_overlap(
             except _TooBig:
                 cuda.synchronize()
                 too_big = True
-        if too_big:  # outside the lock: solve_gpu takes it
+        if too_big:  # outside the lock: solve_whole takes it
             timings["overlap_fallback"] = 1
-            return batch_cuda.solve_gpu(
-                batch, prefer=prefer, max_work=max_work, timings=timings, variant="pinned"
-            )
+            return solve_whole(batch, PINNED, prefer=prefer, max_work=max_work, timings=timings)
         timings.update(run.timings)
         return result
 
@@ -146,7 +145,7 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
     n_chunks = bounds.size - 1
     t0 = time.perf_counter()
     _allocate(run)
-    run.limit = batch_cuda.scratch_limit()
+    run.limit = scratch_limit()
     streams = _stream_pool(run.kept, 3 * n_chunks)
     start, done = cuda.event(), cuda.event()
     start.record(streams[0])
@@ -191,8 +190,8 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
     )
     if run.keep_alive:
         run.keep_alive.clear()
-        batch_cuda._scratch_array(run.kept, "ws", int(plan.ws_ptr[-1]), np.int64, True)
-        batch_cuda._scratch_array(run.kept, "pick", int(plan.pick_ptr[-1]), np.uint16, True)
+        scratch_array(run.kept, "ws", int(plan.ws_ptr[-1]), np.int64, True)
+        scratch_array(run.kept, "pick", int(plan.pick_ptr[-1]), np.uint16, True)
     gpu_ms = start.elapsed_time(done)
     run.timings.update(
         setup_ms=(t1 - t0) * 1e3,
@@ -331,15 +330,13 @@ def _plan_chunk(run: _Run, k: int, stream, prefer: int, max_work: int):
     lo, hi = int(run.bounds[k]), int(run.bounds[k + 1])
     threads = batch_cuda.SIMULATOR_THREADS if simulator_enabled() else batch_cuda.PLAN_THREADS
     if hi > lo:
-        batch_cuda._get_plan_kernel()[-(-(hi - lo) // threads), threads, stream](
+        batch_cuda.get_plan_kernel()[-(-(hi - lo) // threads), threads, stream](
             np.int64(lo),
             np.int64(hi),
-            *(d[n] for n in ("line_ptr", "line_qty", "offer_ptr", "offer_merchant")),
-            *(d[n] for n in ("offer_amount", "merch_ptr", "merch_row", *PARAMS)),
+            *CartArrays.of(d),
             np.int64(max_work),
             np.int64(prefer),
-            *(d[n] for n in ("served", "forced", "method", "complexity", "work", "ws", "pick")),
-            d["skip"],
+            *PlanArrays.of(d),
         )
     for name, level in PLAN_OUT:
         a, b = _range(run, k, level)
@@ -427,7 +424,7 @@ def _launch(run, chunk: dict, lo: int, hi: int, h0: int, heavy_work, streams, re
     """The tier launches of the chunk's heavy carts (``order[h0 ..]``, heaviest first, each
     tier on its own stream of ``streams[1:]``, after ``ready``) and the light launch over
     ``lo .. hi - 1`` on ``streams[0]``; the events the tiers' streams record when done."""
-    args = batch_cuda._kernel_args(chunk)
+    args = batch_cuda.solve_kernel_args(chunk)
     finished = []
     start = 0
     for i, (tier_floor, tier_threads) in enumerate(batch_cuda.TIERS):
@@ -448,7 +445,7 @@ def _launch(run, chunk: dict, lo: int, hi: int, h0: int, heavy_work, streams, re
         start = stop
     floor = batch_cuda.TIERS[-1][0]
     call = (np.int64(lo), np.int64(lo), chunk["order"], chunk["work"], np.int64(floor), *args)
-    light = batch_cuda._get_kernel(chunk, batch_cuda.THREADS, batch_cuda.LIGHT)
+    light = batch_cuda.get_solve_kernel(chunk, batch_cuda.THREADS, batch_cuda.LIGHT)
     threads = batch_cuda.SIMULATOR_THREADS if simulator_enabled() else 32
     if hi > lo:
         light[hi - lo, threads, streams[0]](*call)
@@ -460,9 +457,9 @@ def _tier_kernel(run: _Run, chunk: dict, call: tuple, tier_floor: int, tier_thre
     """The tier's kernel compiled for ``call``'s types and its block size, once a batch."""
     if tier_floor not in run.kernels:
         shared = min(tier_threads, 1024)
-        kernel = batch_cuda._get_kernel(chunk, shared, batch_cuda.INDEXED)
-        kernel = batch_cuda._specialized(kernel, call, run.timings, f"tier_{tier_floor}")
-        threads = batch_cuda._block_threads(kernel, shared)
+        kernel = batch_cuda.get_solve_kernel(chunk, shared, batch_cuda.INDEXED)
+        kernel = batch_cuda.specialized(kernel, call, run.timings, f"tier_{tier_floor}")
+        threads = batch_cuda.block_threads(kernel, shared)
         run.timings[f"tier_{tier_floor}_threads"] = threads
         run.kernels[tier_floor] = (kernel, threads)
     return run.kernels[tier_floor]

@@ -19,8 +19,9 @@ Layout (C carts, L lines, O eligible offers, M cart-local merchants in all):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -37,7 +38,9 @@ __all__ = [
     "METHOD_NAMES",
     "TOO_LARGE",
     "BatchPlan",
+    "CartArrays",
     "PackedBatch",
+    "PlanArrays",
     "pack_carts",
     "pack_problems",
     "plan_batch",
@@ -46,6 +49,63 @@ __all__ = [
 METHOD_NAMES = ("batch-full", "batch-dp", "too-large")
 # Steps (assignments priced, or DP states visited) above which a cart goes to the planner.
 MAX_WORK = 1 << 26
+
+
+class CartArrays(NamedTuple):
+    """The packed arrays the per-cart steps read (:func:`gpu_engine.batch.ops.plan_cart`, the
+    kernels), in the order the steps take them: host arrays or their device copies."""
+
+    line_ptr: Any
+    line_qty: Any
+    offer_ptr: Any
+    offer_merchant: Any
+    offer_amount: Any
+    merch_ptr: Any
+    merch_row: Any
+    base: Any
+    extra: Any
+    free_over: Any
+    dmin: Any
+    dbp: Any
+
+    @classmethod
+    def of(cls, arrays: Mapping[str, Any]) -> CartArrays:
+        return cls(*(arrays[name] for name in cls._fields))
+
+
+class PlanArrays(NamedTuple):
+    """What :func:`gpu_engine.batch.ops.plan_cart` writes, in its argument order: per packed
+    merchant ``served``, ``forced`` (scratch) and ``skip``; per cart the rest."""
+
+    served: Any
+    forced: Any
+    method: Any
+    complexity: Any
+    work: Any
+    ws: Any
+    pick: Any
+    skip: Any
+
+    @classmethod
+    def of(cls, arrays: Mapping[str, Any]) -> PlanArrays:
+        return cls(*(arrays[name] for name in cls._fields))
+
+    @classmethod
+    def allocate(
+        cls, n_carts: int, n_merch: int, empty: Callable[..., Any] = np.empty
+    ) -> PlanArrays:
+        """Arrays for ``n_carts`` carts and ``n_merch`` packed merchants, from ``empty(size,
+        dtype)`` (host by default; the GPU path passes its device allocation)."""
+        per_merchant = {"served": np.int32, "forced": np.int32, "skip": np.int8}
+        per_cart = {"method": np.int8}
+        return cls(
+            *(
+                empty(n_merch, per_merchant[name])
+                if name in per_merchant
+                else empty(n_carts, per_cart.get(name, np.int64))
+                for name in cls._fields
+            )
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +129,10 @@ class PackedBatch:
     @property
     def n_carts(self) -> int:
         return int(self.line_ptr.size - 1)
+
+    @property
+    def arrays(self) -> CartArrays:
+        return CartArrays.of(self.__dict__)
 
     @property
     def params(self) -> tuple[np.ndarray, ...]:
@@ -254,25 +318,16 @@ def plan_batch(
     """The cheaper exact method of each cart by its estimated steps, TOO_LARGE when neither
     fits ``max_work`` (or the method's array limits). ``prefer`` (FULL or DP) takes that method
     wherever it fits, so that tests can hold each method against the other."""
-    method, complexity, work, ws, pick, skip = _plan(
-        batch.line_ptr,
-        batch.line_qty,
-        batch.offer_ptr,
-        batch.offer_merchant,
-        batch.offer_amount,
-        batch.merch_ptr,
-        batch.merch_row,
-        batch.params,
-        max_work,
-        -1 if prefer is None else prefer,
-    )
+    out = PlanArrays.allocate(batch.n_carts, int(batch.merch_ptr[-1]))
+    prefer_code = -1 if prefer is None else prefer
+    _plan(batch.n_carts, tuple(batch.arrays), max_work, prefer_code, tuple(out))
     return BatchPlan(
-        method=method,
-        complexity=complexity,
-        work=work,
-        ws_ptr=csr_offsets(ws),
-        pick_ptr=csr_offsets(pick),
-        skip=skip,
+        method=out.method,
+        complexity=out.complexity,
+        work=out.work,
+        ws_ptr=csr_offsets(out.ws),
+        pick_ptr=csr_offsets(out.pick),
+        skip=out.skip,
     )
 
 
@@ -281,53 +336,8 @@ _plan_cart = numba.njit(cache=True)(ops.plan_cart)
 
 # Carts are planned in parallel: each writes only its own entries (and its merchants').
 @numba.njit(cache=True, parallel=True)
-def _plan(
-    line_ptr,
-    line_qty,
-    offer_ptr,
-    offer_merchant,
-    offer_amount,
-    merch_ptr,
-    merch_row,
-    params,
-    max_work,
-    prefer,
-):
-    base, extra, free_over, dmin, dbp = params
-    n_carts = line_ptr.size - 1
-    n_merch = merch_ptr[-1]
-    served = np.empty(n_merch, dtype=np.int32)
-    forced = np.empty(n_merch, dtype=np.int32)
-    skip = np.empty(n_merch, dtype=np.int8)
-    method = np.empty(n_carts, dtype=np.int8)
-    complexity = np.empty(n_carts, dtype=np.int64)
-    work = np.empty(n_carts, dtype=np.int64)
-    ws = np.empty(n_carts, dtype=np.int64)
-    pick = np.empty(n_carts, dtype=np.int64)
+def _plan(n_carts, cart, max_work, prefer, out):
+    """Every cart of ``cart`` (:class:`CartArrays` as a tuple) planned into ``out``
+    (:class:`PlanArrays` as a tuple)."""
     for c in numba.prange(n_carts):
-        _plan_cart(
-            c,
-            line_ptr,
-            line_qty,
-            offer_ptr,
-            offer_merchant,
-            offer_amount,
-            merch_ptr,
-            merch_row,
-            base,
-            extra,
-            free_over,
-            dmin,
-            dbp,
-            max_work,
-            prefer,
-            served,
-            forced,
-            method,
-            complexity,
-            work,
-            ws,
-            pick,
-            skip,
-        )
-    return method, complexity, work, ws, pick, skip
+        _plan_cart(c, *cart, max_work, prefer, *out)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from gpu_engine.batch.pack import PackedBatch
+from gpu_engine.batch.pack import PackedBatch, pack_carts
 from gpu_engine.problem import CartProblem
 
 BASE_FEES = np.array([0, 299, 399, 499, 599, 799], dtype=np.int64)
@@ -44,23 +44,19 @@ def synthetic_batch(
     cumulative = np.cumsum(weights) / weights.sum()
     qty = rng.choice(np.array([1, 2, 3]), n_total, p=[0.75, 0.18, 0.07]).astype(np.int64)
     unit = np.exp(rng.normal(7.3, 0.9, n_total)).astype(np.int64) + 1
-    merch, amount, merch_ptr, index = _fill(
-        line_ptr, offer_ptr, qty, unit, cumulative, int(rng.integers(1 << 31))
+    merch, price, merch_ptr, index = _fill(
+        line_ptr, offer_ptr, unit, cumulative, int(rng.integers(1 << 31))
     )
-    return PackedBatch(
-        line_ptr=line_ptr,
+    return pack_carts(
+        line_counts=n_lines,
         line_qty=qty,
-        offer_ptr=offer_ptr,
+        offer_counts=offers,
         offer_merchant=merch,
-        offer_amount=amount,
-        merch_ptr=merch_ptr,
-        merch_row=index.astype(np.int32),
-        base=params[0],
-        extra=params[1],
-        free_over=params[2],
-        dmin=params[3],
-        dbp=params[4],
+        offer_price=price,
+        merchant_counts=np.diff(merch_ptr),
+        merchant_row=index,
         merchant_index=index,
+        params=params,
     )
 
 
@@ -85,13 +81,14 @@ def _merchant_pool(rng: np.random.Generator, pool: int) -> list[np.ndarray]:
 
 
 @numba.njit(cache=True)
-def _fill(line_ptr, offer_ptr, qty, unit, cumulative, seed):
-    """Merchants (distinct within a line, cart-local numbering) and amounts of every offer."""
+def _fill(line_ptr, offer_ptr, unit, cumulative, seed):
+    """Merchants (distinct within a line, cart-local numbering) and unit prices of every
+    offer."""
     np.random.seed(seed)
     n_carts = line_ptr.size - 1
     n_offers = offer_ptr[-1]
     merch = np.empty(n_offers, dtype=np.int32)
-    amount = np.empty(n_offers, dtype=np.int64)
+    unit_price = np.empty(n_offers, dtype=np.int64)
     merch_ptr = np.zeros(n_carts + 1, dtype=np.int64)
     index = np.empty(n_offers, dtype=np.int64)  # at most one local merchant per offer
     n_index = 0
@@ -116,10 +113,9 @@ def _fill(line_ptr, offer_ptr, qty, unit, cumulative, seed):
                     local = n_index - first
                     n_index += 1
                 merch[o] = local
-                price = np.int64(unit[line] * (0.85 + 0.35 * np.random.random()))
-                amount[o] = qty[line] * price
+                unit_price[o] = np.int64(unit[line] * (0.85 + 0.35 * np.random.random()))
         merch_ptr[c + 1] = n_index
-    return merch, amount, merch_ptr, index[:n_index].copy()
+    return merch, unit_price, merch_ptr, index[:n_index].copy()
 
 
 def cart_problem(batch: PackedBatch, c: int) -> CartProblem:

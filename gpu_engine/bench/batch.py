@@ -1,4 +1,4 @@
-"""Batch solver (issue 14): N synthetic carts solved exactly in one batch, GPU kernel vs the
+"""Batch solver: N synthetic carts solved exactly in one batch, GPU kernel vs the
 CPU twin on all cores vs the per-cart planner loop (timed on a sample, extrapolated), with a
 sample checked against the per-cart exact subset DP."""
 
@@ -12,8 +12,10 @@ import numpy as np
 
 from gpu_engine import solve
 from gpu_engine.batch import pack_problems, solve_batch, solve_packed, staging
+from gpu_engine.batch.launch import Launch
 from gpu_engine.batch.pack import DP, FULL, TOO_LARGE
 from gpu_engine.batch.synthetic import cart_problem, synthetic_batch
+from gpu_engine.bench.batch_variants import variant_named
 from gpu_engine.device import gpu_available, gpu_name
 
 SUITE = "batch"
@@ -57,6 +59,10 @@ def run(args) -> list[dict[str, Any]]:
     return rows
 
 
+def _variant(name: str | None) -> str | Launch | None:
+    return None if name is None else variant_named(name)
+
+
 def _solver(variant: str | None) -> str:
     return "gpu-batch" if variant is None else f"gpu-batch {variant}"
 
@@ -73,7 +79,7 @@ def _warm(gpu: bool, variants: list[str | None]) -> dict[str | None, str]:
         staging.warm()
         for variant in variants:
             try:
-                answers = solve_packed(small, device="gpu", gpu_variant=variant)
+                answers = solve_packed(small, device="gpu", gpu_variant=_variant(variant))
             except Exception as exc:  # reported as the variant's row, the others still run
                 failed[variant] = f"{type(exc).__name__}: {exc}"[:300]
                 continue
@@ -90,7 +96,7 @@ def _timed(batch, device: str, repeats: int, variant: str | None = None):
     times, answers = [], None
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
-        answers = solve_packed(batch, device=device, gpu_variant=variant)
+        answers = solve_packed(batch, device=device, gpu_variant=_variant(variant))
         times.append((time.perf_counter() - t0) * 1e3)
     return float(np.median(times)), min(times), answers
 

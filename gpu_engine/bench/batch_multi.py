@@ -1,4 +1,4 @@
-"""Batch solver over several GPUs (issue 17): the same synthetic carts solved on 1, 2, 4 ... of
+"""Batch solver over several GPUs: the same synthetic carts solved on 1, 2, 4 ... of
 ``--batch-devices``, carts/s per GPU count, the speedup over one GPU and the answers compared
 with one GPU's (``solve_packed`` on the first device), every cart and every line.
 
@@ -91,7 +91,7 @@ def run(args) -> list[dict[str, Any]]:
 
 def _variants(share_carts: list[int]) -> str:
     """The variant the engine picks for each share's size, "/"-joined."""
-    from gpu_engine.batch.cuda import default_variant
+    from gpu_engine.batch.gpu import default_variant
 
     return "/".join(default_variant(n) for n in share_carts)
 
@@ -109,7 +109,7 @@ def _warm(ids: list[int], solver) -> None:
 
 
 def _reference(batch: PackedBatch, device_id: int, gpu: bool) -> RawAnswers:
-    """One device's answers, without the split: the batch solver as issue 14 runs it."""
+    """One device's answers, without the split: the single-device batch solver."""
     if not gpu:
         return solve_packed(batch, device="cpu")
     from numba import cuda

@@ -201,13 +201,15 @@ def test_simulated_plan_kernel_matches_the_cpu_plan(dicts):
 
 def test_every_simulated_kernel_variant_matches_the_cpu_twin(monkeypatch):
     from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch import launch as batch_launch
+    from gpu_engine.bench.batch_variants import VARIANTS
 
     batch = synthetic_batch(24, seed=3, max_lines=7, max_offers=6, pool=8)
     cpu = solve_packed(batch, device="cpu")
     # Tiers low enough that these small carts fill both, and the light launch too.
     monkeypatch.setattr(batch_cuda, "TIERS", ((2000, 8), (300, 4)))
     assert (cpu.plan.work >= 2000).any() and ((cpu.plan.work >= 300) & (cpu.plan.work < 2000)).any()
-    for variant in batch_cuda.VARIANTS:
+    for variant in VARIANTS:
         gpu = solve_packed(batch, device="gpu", gpu_variant=variant)
         np.testing.assert_array_equal(gpu.total, cpu.total, err_msg=variant)
         np.testing.assert_array_equal(gpu.choice, cpu.choice, err_msg=variant)
@@ -215,7 +217,7 @@ def test_every_simulated_kernel_variant_matches_the_cpu_twin(monkeypatch):
     from gpu_engine.batch.kept import kept_for
 
     assert kept_for(0).scratch
-    batch_cuda.release_scratch()
+    batch_launch.release_scratch()
 
 
 def test_values_that_do_not_fit_the_narrow_types_travel_wide():
@@ -235,12 +237,12 @@ def test_values_that_do_not_fit_the_narrow_types_travel_wide():
 
 
 def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
-    from gpu_engine.batch import cuda as batch_cuda
     from gpu_engine.batch import gpu as batch_gpu
     from gpu_engine.batch.pack import TOO_LARGE
+    from gpu_engine.bench.batch_variants import VARIANTS
 
     batch = synthetic_batch(8, seed=4, max_lines=6, max_offers=5, pool=8)
-    for variant in batch_cuda.VARIANTS:
+    for variant in VARIANTS:
         total, _choice, plan = batch_gpu.solve_gpu(batch, max_work=200, variant=variant)
         assert (plan.method == TOO_LARGE).any() and (plan.method != TOO_LARGE).any()
         assert (total[plan.method == TOO_LARGE] == -1).all(), variant
@@ -250,6 +252,7 @@ def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
 def test_simulated_overlap_chunks_give_the_cpu_twins_answers(monkeypatch):
     from gpu_engine.batch import cuda as batch_cuda
     from gpu_engine.batch import gpu as batch_gpu
+    from gpu_engine.batch import launch as batch_launch
     from gpu_engine.batch import overlap
     from gpu_engine.batch.engine import _solve_cpu
     from gpu_engine.batch.pack import TOO_LARGE
@@ -283,7 +286,7 @@ def test_simulated_overlap_chunks_give_the_cpu_twins_answers(monkeypatch):
     np.testing.assert_array_equal(gpu.total, cpu.total)
     np.testing.assert_array_equal(gpu.choice, cpu.choice)
     overlap.release()
-    batch_cuda.release_scratch()
+    batch_launch.release_scratch()
 
 
 def test_overlap_chunks_cover_the_batch_in_order():

@@ -26,7 +26,8 @@ def test_gpu_batch_matches_the_cpu_twin_and_the_per_cart_solver():
 
 @pytest.mark.gpu
 def test_every_gpu_variant_gives_the_cpu_twins_answers():
-    from gpu_engine.batch.cuda import TIERS, VARIANTS
+    from gpu_engine.batch.cuda import TIERS
+    from gpu_engine.bench.batch_variants import VARIANTS
 
     # Enough carts for both heavy tiers of the split variants (about 0.3% above 2^20 steps).
     batch = synthetic_batch(20_000, seed=11)
@@ -40,7 +41,7 @@ def test_every_gpu_variant_gives_the_cpu_twins_answers():
 
 @pytest.mark.gpu
 def test_a_value_too_wide_to_narrow_travels_wide():
-    from gpu_engine.batch.cuda import DEFAULT_VARIANT
+    from gpu_engine.batch.gpu import DEFAULT_VARIANT
 
     batch = synthetic_batch(2_000, seed=5)
     amount = batch.offer_amount.copy()

@@ -112,14 +112,14 @@ def test_batches_on_the_same_device_take_turns_and_reuse_its_buffers(fake_device
 
 
 def test_release_gives_back_every_devices_state(fake_devices):
-    from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch import launch as batch_launch
 
     batch = synthetic_batch(6, seed=2, max_lines=5, max_offers=4, pool=6)
     for key in (41, 42):
         thread = _solve_on(fake_devices, key, batch, "overlap")
         thread.join(JOIN_S)
         assert not thread.is_alive()
-    batch_cuda.release_scratch()
+    batch_launch.release_scratch()
     overlap.release()
     staging.release()
     for key in (41, 42):

@@ -139,14 +139,15 @@ def test_shares_on_two_devices_run_the_engines_variant_on_state_of_their_own(
     """Shares on devices 5 and 6 (fake keys; the simulator's one context underneath) run the
     variant the engine picks for their size ("overlap" when the threshold is 1, "split-warp"
     above it), each on its own device's kept buffers, and answer as one device does."""
-    from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch import gpu as batch_gpu
     from gpu_engine.batch import multi
     from gpu_engine.batch.kept import kept_for
+    from gpu_engine.bench.batch_variants import BASELINE
 
     batch = synthetic_batch(16, seed=8, max_lines=6, max_offers=5, pool=8)
     # One device's answers ("baseline" keeps nothing, so device 0's state stays empty).
-    want = solve_packed(batch, device="gpu", gpu_variant="baseline")
-    monkeypatch.setattr(batch_cuda, "OVERLAP_MIN_CARTS", overlap_min)
+    want = solve_packed(batch, device="gpu", gpu_variant=BASELINE)
+    monkeypatch.setattr(batch_gpu, "OVERLAP_MIN_CARTS", overlap_min)
     real = multi.solve_share_on_gpu
 
     def on_fake_device(share, device_id):
@@ -183,15 +184,16 @@ def _owner(device_array) -> int:
 def test_two_gpus_split_equals_one_gpu_on_buffers_of_their_own(monkeypatch, overlap_min):
     from numba import cuda
 
-    from gpu_engine.batch import cuda as batch_cuda
+    from gpu_engine.batch import gpu as batch_gpu
+    from gpu_engine.batch import launch as batch_launch
     from gpu_engine.batch import overlap
     from gpu_engine.batch.kept import kept_for
 
     ids = _real_gpus(2)
-    batch_cuda.release_scratch()
+    batch_launch.release_scratch()
     overlap.release()
     # 30k carts a share: "overlap" under the lowered threshold, "split-warp" above it.
-    monkeypatch.setattr(batch_cuda, "OVERLAP_MIN_CARTS", overlap_min)
+    monkeypatch.setattr(batch_gpu, "OVERLAP_MIN_CARTS", overlap_min)
     batch = synthetic_batch(60_000, seed=13)
     with cuda.gpus[0]:
         want = solve_packed(batch, device="gpu")

@@ -16,7 +16,7 @@ from django.db import connection, transaction
 
 from storefront.catalog.cheapest import catalog_cheapest_recompute
 from storefront.catalog.selectors import product_list
-from storefront.demo_catalog import CATALOG, DEMO_DESTINATION, catalog_seed
+from storefront.demo.catalog import CATALOG, DEMO_DESTINATION, catalog_seed
 from storefront.models import Category, Merchant, Offer, Product
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.validators import gtin_check_digit

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
 
-from storefront.demo_catalog import DEMO_ADMIN, DEMO_SHOPPER, catalog_checksum
+from storefront.demo.catalog import DEMO_ADMIN, DEMO_SHOPPER, catalog_checksum
 from storefront.models import Cart, Category, Merchant, Offer, Product, ShippingZone
 from tests.factories import CartLineFactory
 
@@ -112,8 +112,8 @@ def test_fewer_merchants_than_minimum_offers():
 
 
 def test_demo_merchant_staff_and_past_orders():
+    from storefront.demo.orders import DEMO_MERCHANT_STAFF
     from storefront.models import MerchantStaff, Order
-    from storefront.orders.demo import DEMO_MERCHANT_STAFF
 
     output = seed(*SMALL)
     staff = authenticate(username=DEMO_MERCHANT_STAFF[0], password=DEMO_MERCHANT_STAFF[1])

@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
-from storefront.demo_catalog import catalog_is_empty
+from storefront.demo.catalog import catalog_is_empty
 from storefront.search.bench import (
     bench_catalog_build,
     bench_catalog_prepare,

@@ -3,7 +3,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from storefront.demo_catalog import (
+from storefront.demo.catalog import (
     DEMO_ADMIN,
     DEMO_SHOPPER,
     catalog_counts,
@@ -12,7 +12,7 @@ from storefront.demo_catalog import (
     catalog_seed,
     demo_accounts_ensure,
 )
-from storefront.orders.demo import (
+from storefront.demo.orders import (
     DEMO_MERCHANT_STAFF,
     demo_merchant_staff_ensure,
     demo_orders_seed,

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from storefront.catalog.selectors import product_list
-from storefront.demo_catalog import DEMO_DESTINATION
+from storefront.demo.catalog import DEMO_DESTINATION
 from storefront.errors import ValidationFailed
 from storefront.models import CheapestOfferRefresh, Offer, Product
 from storefront.search.facets import CatalogFilters, product_facets

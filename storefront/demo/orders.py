@@ -10,7 +10,7 @@ from storefront.catalog.selectors import offer_buyable_q
 from storefront.checkout.address import ShippingAddress
 from storefront.checkout.review import review_token_make
 from storefront.checkout.services import order_place
-from storefront.demo_catalog import DEMO_DESTINATION, DEMO_SHOPPER
+from storefront.demo.catalog import DEMO_DESTINATION, DEMO_SHOPPER
 from storefront.models import Merchant, MerchantStaff, Offer, Order
 from storefront.orders.services import merchant_order_transition
 from storefront.payments.services import order_payment_for

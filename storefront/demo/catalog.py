@@ -1,5 +1,8 @@
 """The demo marketplace: a deterministic, realistic catalog generated from a seed.
 
+What it draws from (departments, brands, kinds of product, merchant names, shipping zones)
+is data, in ``catalog.json`` beside this module.
+
 Everything comes from one ``random.Random(seed)`` consumed in a fixed order, so one seed
 always gives the same catalog (``catalog_checksum`` proves it), on any machine and any day.
 Rows are written with ``bulk_create`` in one transaction: 2,000 products with ~35,000
@@ -7,16 +10,18 @@ offers take seconds on SQLite.
 """
 
 import hashlib
+import json
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
 from storefront.catalog.zone_index import zone_index_invalidate
-from storefront.demo_images import product_svg
+from storefront.demo.images import product_svg
 from storefront.models import (
     Cart,
     CartLine,
@@ -42,7 +47,7 @@ class Kind:
     noun: str
     low: int  # base price range, cents
     high: int
-    shape: str  # a key of storefront.demo_images.SHAPES
+    shape: str  # a key of storefront.demo.images.SHAPES
     blurb: str  # the description's first sentence
 
 
@@ -57,222 +62,28 @@ class Department:
     series: tuple[str, ...] = ("Plus", "Pro", "Max", "Lite", "II", "S", "X", "Neo", "Air", "One")
 
 
-K = Kind
-CATALOG: dict[str, Department] = {
-    "Kitchen": Department(
-        ("Culina", "Ferro", "Brava", "Olivia"),
-        (
-            K("Electric Kettle", 2499, 8999, "kettle", "Boils 1.7 litres in under four minutes "
-              "and switches itself off."),
-            K("Gooseneck Kettle", 3999, 11999, "kettle", "A slow, precise pour for filter "
-              "coffee and green tea, with a thermometer in the lid."),
-            K("Stovetop Kettle", 1999, 5999, "kettle", "Whistles when the water boils; works "
-              "on gas, electric and induction hobs."),
-            K("Toaster", 2499, 7999, "box", "Two wide slots, seven browning levels and a "
-              "crumb tray that slides out."),
-            K("Cast Iron Skillet", 2499, 7999, "pan", "Pre-seasoned, oven safe and good for "
-              "a lifetime of searing."),
-            K("Non-Stick Frying Pan", 1999, 6999, "pan", "A ceramic coating that lets eggs "
-              "slide off without oil."),
-            K("Stand Mixer", 14999, 49999, "box", "A 5 litre bowl, dough hook, whisk and "
-              "beater for bread and cakes."),
-            K("Kitchen Scale", 1299, 3999, "device", "Weighs up to 5 kg in 1 g steps, with a "
-              "tare button."),
-        ),
-        ("Black", "White", "Silver", "Red", "Cream", "Copper", "24 cm", "28 cm"),
-    ),
-    "Coffee & Tea": Department(
-        ("Roastery No. 5", "Bergkaffee", "Dolce Crema", "Lumen Tea"),
-        (
-            K("Coffee Beans, 1 kg", 1499, 3499, "bag", "Whole beans roasted in small batches, "
-              "notes of chocolate and hazelnut."),
-            K("Ground Coffee, 500 g", 699, 1799, "bag", "Medium ground for filter machines and "
-              "the French press."),
-            K("Espresso Machine", 14999, 59999, "box", "A 15 bar pump and a steam wand for "
-              "cappuccino at home."),
-            K("Burr Coffee Grinder", 3999, 14999, "bottle", "Forty grind settings from "
-              "espresso to cold brew."),
-            K("French Press", 1499, 4999, "cup", "Brews four cups of coffee in four minutes; "
-              "the glass is heat resistant."),
-            K("Green Tea, 100 g", 599, 1999, "bag", "Loose leaf sencha from first harvest "
-              "leaves."),
-            K("Earl Grey Tea, 50 bags", 399, 1299, "bag", "Black tea with bergamot in "
-              "compostable bags."),
-            K("Travel Mug", 1299, 3499, "cup", "Keeps drinks hot for six hours and fits car "
-              "cup holders."),
-        ),
-        ("Classic", "Organic", "Decaf", "Black", "Silver", "Green", "Gift Box"),
-    ),
-    "Audio": Department(
-        ("Voltra", "Nexon", "Sonique", "Kestrel"),
-        (
-            K("Wireless Headphones", 3999, 19999, "headphones", "Over-ear, Bluetooth 5.3 and "
-              "40 hours of battery."),
-            K("Noise-Cancelling Headphones", 9999, 39999, "headphones", "Active noise "
-              "cancelling for trains and open offices."),
-            K("Wireless Earbuds", 2999, 17999, "headphones", "In-ear, splash proof, with a "
-              "charging case."),
-            K("Bluetooth Speaker", 2499, 12999, "speaker", "Room-filling sound, waterproof, "
-              "12 hours of play."),
-            K("Soundbar", 9999, 39999, "speaker", "Clearer dialogue for the TV over HDMI "
-              "ARC."),
-            K("Turntable", 12999, 39999, "box", "Belt drive, built-in preamp and a "
-              "Bluetooth output."),
-        ),
-        ("Black", "White", "Navy", "Graphite", "Silver", "Pro", "Mini"),
-    ),
-    "Electronics": Department(
-        ("Voltra", "Ampere", "Lumio", "Nexon"),
-        (
-            K("USB-C Charger, 65 W", 1999, 5999, "box", "Charges a laptop and a phone at once."),
-            K("Power Bank, 20000 mAh", 1999, 5999, "device", "Two full phone charges in your "
-              "pocket."),
-            K("Wireless Mouse", 999, 5999, "ball", "Silent clicks and a battery that lasts "
-              "a year."),
-            K("Mechanical Keyboard", 4999, 17999, "device", "Hot-swappable switches and a "
-              "detachable cable."),
-            K("Webcam, 1080p", 2999, 12999, "device", "Sharp video calls with two "
-              "microphones."),
-            K("Smart Plug", 999, 2999, "box", "Switch lamps on a schedule from your phone."),
-            K("27-inch Monitor", 14999, 44999, "device", "A 1440p IPS panel with USB-C "
-              "power delivery."),
-        ),
-        ("Black", "White", "Graphite", "Silver", "Pro", "Compact"),
-    ),
-    "Books": Department(
-        ("Harbor Press", "Quill & Co", "Northlight Books"),
-        (
-            K("Weeknight Dinners: A Cookbook", 1499, 3499, "book", "Sixty recipes that take "
-              "thirty minutes or less."),
-            K("Field Guide to Birds", 1999, 3999, "book", "Every European species, with maps "
-              "and songs described."),
-            K("Learning Python", 2999, 5999, "book", "Programming from the first line to "
-              "working projects."),
-            K("World Atlas", 2499, 6999, "book", "Up-to-date maps of every country and "
-              "ocean."),
-            K("The Lighthouse Mystery", 899, 2299, "book", "A crime novel set on a stormy "
-              "island."),
-            K("Bedtime Stories Picture Book", 799, 1999, "book", "Ten gentle stories for "
-              "ages three to six."),
-        ),
-        ("Hardcover", "Paperback", "2nd Edition", "Illustrated", "Large Print"),
-        name_format="{noun} ({variant})",
-        series=("Vol. 2", "Revised", "Pocket Edition", "Anniversary Edition", "Vol. 3"),
-    ),
-    "Home & Living": Department(
-        ("Casa Nova", "Hygge Home", "Linnea"),
-        (
-            K("Table Lamp", 2499, 8999, "lamp", "Warm light with a linen shade and a dimmer."),
-            K("Scented Candle", 799, 2999, "bottle", "Soy wax, cotton wick, 40 hours of "
-              "burning."),
-            K("Throw Blanket", 1999, 6999, "box", "Soft cotton knit for the sofa."),
-            K("Bath Towel", 999, 3499, "box", "Heavy cotton towel that dries quickly."),
-            K("Wall Clock", 1499, 4999, "ball", "A silent movement, no ticking at night."),
-        ),
-        ("Sage", "Charcoal", "Cream", "Grey", "Walnut", "Navy"),
-    ),
-    "Office": Department(
-        ("Scriba", "Deskline", "Papyra"),
-        (
-            K("Desk Lamp", 1999, 7999, "lamp", "An adjustable arm and a warm to cool LED."),
-            K("Notebook, A5 Dotted", 499, 2499, "book", "Thick paper that fountain pens do "
-              "not bleed through."),
-            K("Gel Pens, 10 Pack", 499, 1499, "tool", "Smooth, quick-drying ink in ten "
-              "colours."),
-            K("Monitor Stand", 2499, 6999, "box", "Raises the screen to eye level, with a "
-              "drawer."),
-            K("Office Chair", 9999, 34999, "box", "Lumbar support and adjustable armrests."),
-        ),
-        ("Black", "Blue", "Grey", "Walnut", "Recycled"),
-    ),
-    "Sports & Outdoors": Department(
-        ("Summit", "Ridgeway", "Pacer", "Aqualine"),
-        (
-            K("Yoga Mat", 1499, 5999, "box", "Non-slip, 6 mm thick, with a carry strap."),
-            K("Insulated Water Bottle, 750 ml", 1499, 3999, "bottle", "Cold for 24 hours, "
-              "hot for 12."),
-            K("Camping Lantern", 1499, 4999, "lamp", "Rechargeable, three brightness "
-              "levels."),
-            K("Football", 999, 3999, "ball", "Size 5, machine stitched for grass and "
-              "turf."),
-            K("Trekking Poles", 2999, 8999, "tool", "Aluminium, adjustable, with cork "
-              "grips."),
-        ),
-        ("Blue", "Black", "Orange", "Green", "Lightweight"),
-    ),
-    "Garden": Department(
-        ("Greenfield", "Terra", "Bloomwell"),
-        (
-            K("Garden Hose, 25 m", 1999, 5999, "tool", "Kink-free with a seven-pattern "
-              "spray gun."),
-            K("Pruning Shears", 1299, 4499, "tool", "Bypass blades for clean cuts up to "
-              "2 cm."),
-            K("Watering Can, 10 l", 999, 2999, "kettle", "A long spout and a fine rose for "
-              "seedlings."),
-            K("Herb Planter", 1499, 4999, "plant", "Three pots on a windowsill tray."),
-            K("Solar Path Lights, 6 Pack", 1999, 4999, "lamp", "Charge by day, glow all "
-              "evening."),
-        ),
-        ("Green", "Grey", "Large", "Compact", "Terracotta"),
-    ),
-    "Toys & Games": Department(
-        ("Playwell", "Brickton", "Nimbus Toys"),
-        (
-            K("Building Blocks Set", 1999, 9999, "box", "500 pieces that fit every major "
-              "brand."),
-            K("Board Game", 1999, 5999, "box", "Two to six players, about an hour a game."),
-            K("Jigsaw Puzzle, 1000 Pieces", 999, 2999, "box", "A landscape that takes a "
-              "weekend."),
-            K("Teddy Bear", 999, 3499, "bear", "Soft plush, safe from birth, machine "
-              "washable."),
-            K("Remote Control Car", 2999, 8999, "box", "Four-wheel drive, 20 km/h, with a "
-              "spare battery."),
-        ),
-        ("Classic", "Deluxe", "Travel Edition", "Junior", "Family"),
-    ),
-    "Beauty": Department(
-        ("Lumea", "Pure Grove", "Solis"),
-        (
-            K("Electric Toothbrush", 2999, 12999, "bottle", "Two-minute timer and a travel "
-              "case."),
-            K("Hair Dryer", 2499, 9999, "tool", "2000 W with a cool shot and a diffuser."),
-            K("Face Cream, 50 ml", 999, 4999, "bottle", "Light daily moisturiser for every "
-              "skin type."),
-            K("Shampoo, 300 ml", 499, 1999, "bottle", "Gentle formula for daily washing."),
-        ),
-        ("Sensitive", "Fragrance Free", "Travel Size", "White", "Mint"),
-    ),
-    "Tools & DIY": Department(
-        ("Forgeline", "Boltmaster", "Tecto"),
-        (
-            K("Cordless Drill", 4999, 19999, "tool", "18 V, two batteries and a charger."),
-            K("Screwdriver Set", 1499, 4999, "tool", "Magnetic tips in a roll-up case."),
-            K("Tape Measure, 5 m", 599, 1999, "box", "A locking blade with a belt clip."),
-            K("Spirit Level", 999, 3999, "tool", "Three vials, accurate to 0.5 mm per "
-              "metre."),
-        ),
-        ("18 V", "12 V", "Pro", "Compact", "Orange"),
-    ),
-}  # fmt: skip
+def _catalog_load() -> tuple[dict[str, Department], tuple[list[str], ...], list[tuple[str, str]]]:
+    """The departments, merchant name words and shipping zones of ``catalog.json``. A kind is
+    ``[noun, low, high, shape, blurb]``; a department leaves out ``name_format`` and ``series``
+    where it uses the defaults."""
+    data = json.loads((Path(__file__).with_name("catalog.json")).read_text(encoding="utf-8"))
+    catalog = {
+        name: Department(
+            tuple(entry["brands"]),
+            tuple(Kind(*kind) for kind in entry["kinds"]),
+            tuple(entry["variants"]),
+            **({"name_format": entry["name_format"]} if "name_format" in entry else {}),
+            **({"series": tuple(entry["series"])} if "series" in entry else {}),
+        )
+        for name, entry in data["departments"].items()
+    }
+    words = tuple(list(group) for group in data["merchant_words"])
+    # (prefix, name): German postal regions, so the demo destination 10115 (Berlin) matters.
+    zones = [(prefix, name) for prefix, name in data["zones"]]
+    return catalog, words, zones
 
-MERCHANT_WORDS = (
-    ["Blue", "Nordic", "Urban", "Swift", "Bright", "Harbor", "Maple", "Cedar", "Silver",
-     "Golden", "Metro", "Prime", "Alpine", "Coastal", "Rapid", "Green", "Sunny", "Royal"],
-    ["Market", "Store", "Supply", "Depot", "Outlet", "Trading", "Goods", "Emporium", "Shop",
-     "Bazaar", "Warehouse", "Direct"],
-)  # fmt: skip
 
-# (prefix, name): German postal regions, so the demo destination 10115 (Berlin) matters.
-ZONES = [
-    ("1", "Berlin and Brandenburg"),
-    ("10", "Berlin centre"),
-    ("2", "North"),
-    ("18", "Baltic coast and islands"),
-    ("25", "North Sea islands"),
-    ("8", "Bavaria south"),
-    ("0", "Saxony"),
-    ("5", "Rhineland"),
-]
+CATALOG, MERCHANT_WORDS, ZONES = _catalog_load()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The demo marketplace: its catalog (data in catalog.json), product images and orders."""

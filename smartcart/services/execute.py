@@ -91,7 +91,7 @@ def optimization_run_execute(*, run_id: int, heartbeat: bool = False) -> Optimiz
     error (``OperationalError``, ``InterfaceError``) is raised instead: the run stays
     ``running`` and the task's autoretry runs it again (``SMARTCART_MAX_ATTEMPTS`` caps it).
     ``heartbeat``: renew the run's lease from a thread while solving (on a worker,
-    ``smartcart.lease``).
+    ``smartcart.services.lease``).
     """
     run, started = _run_start(run_id=run_id)
     if not started:

@@ -13,18 +13,9 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from storefront.config.settings.env import REDIS_URL, env_bool, env_list
+
 BASE_DIR = Path(__file__).resolve().parents[3]
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
 
 DEBUG = env_bool("DEBUG")
@@ -107,9 +98,8 @@ DATABASES = {
     )
 }
 # PostgreSQL's JIT compiles a query's expressions once its estimated cost is high. The
-# catalog's queries (correlated subqueries, estimated per row) cross that line and spent 1-4 s
-# compiling to save milliseconds: bench_search's facets on 100,000 products took 1.1-4.0 s
-# with JIT, 0.3-0.4 s without. Off unless POSTGRES_JIT=1.
+# catalog's queries (correlated subqueries, estimated per row) cross that line and would spend
+# seconds compiling to save milliseconds. Off unless POSTGRES_JIT=1.
 if DATABASES["default"].get("ENGINE") == "django.db.backends.postgresql" and not env_bool(
     "POSTGRES_JIT"
 ):
@@ -177,7 +167,6 @@ SEARCH_CONFIG = os.environ.get("SEARCH_CONFIG", "english")
 
 # --- Cache --------------------------------------------------------------------------------
 # Throttles and rate limits must be shared by every web process: Redis when there is one.
-REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -210,49 +199,7 @@ PAGE_CACHE_LOCAL_ENTRIES = int(os.environ.get("PAGE_CACHE_LOCAL_ENTRIES", "256")
 # afresh (a switch for a suspected bug).
 SQL_SHAPES = env_bool("SQL_SHAPES", True)
 
-# --- Celery -------------------------------------------------------------------------------
-CELERY_BROKER_URL = REDIS_URL or "memory://"
-# No Redis: run tasks in-process, the embedded default. Results live in the database,
-# so no result backend is configured.
-CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
-CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_TASK_IGNORE_RESULT = True
-CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_TASK_SERIALIZER = "json"
-CELERY_RESULT_SERIALIZER = "json"
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "120"))
-CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "90"))
-CELERY_TASK_DEFAULT_QUEUE = "cpu"
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# A message whose worker died hard is redelivered after this long. It must stay above the
-# longest task time limit (a feed import, OFFER_IMPORT_TIME_LIMIT_S), or Redis would hand a
-# running task to a second worker. A lost optimisation run does not wait for it: its lease
-# lapses within seconds (smartcart.services.lease; README, "Failures and retries").
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3900")),
-}
-# Keep a worker's database connection across tasks: a fresh PostgreSQL connection per job
-# would double the queue path's latency. The task drops broken or aged connections itself.
-CELERY_DB_REUSE_MAX = int(os.environ.get("CELERY_DB_REUSE_MAX", "1000"))
-CELERY_BEAT_SCHEDULE = {
-    "smartcart-reap-stuck-optimization-runs": {
-        "task": "smartcart.optimization_runs_reap",
-        # Cheap (indexed, running and queued runs only) and frequent: a lapsed lease is
-        # recovered within seconds even when nobody polls the run.
-        "schedule": float(os.environ.get("SMARTCART_REAP_EVERY_S", "5")),
-    },
-    "storefront-purge-idempotency-keys": {
-        "task": "storefront.idempotency_keys_purge",
-        "schedule": 3600.0,
-    },
-    "storefront-expire-unpaid-orders": {
-        "task": "storefront.orders_unpaid_expire",
-        "schedule": 60.0,
-    },
-}
+from storefront.config.settings.celery import *  # noqa: E402, F403
 
 # --- Storefront extension points (dotted paths; storefront never imports the apps above it) ---
 # Providers of panels on the cart page, in order (storefront.web.cart_panels).
@@ -265,52 +212,7 @@ STOREFRONT_CART_API_FIELDS = ["smartcart.pricewatch.apis.price_watch_cart_fields
 # "Find a cheaper assignment for this cart" (storefront.carts.optimizer); empty: none.
 STOREFRONT_CART_OPTIMIZER = "smartcart.optimizer.cart_cheaper_assignment"
 
-# --- Smart cart ---------------------------------------------------------------------------
-# A cart whose best exact CPU method is predicted within this many ms is solved in the request.
-SMARTCART_INLINE_MAX_MS = float(os.environ.get("SMARTCART_INLINE_MAX_MS", "5"))
-# Whether gpu-queue workers exist. Routing happens in the web process, so set this on the WEB
-# hosts (SMARTCART_GPU_QUEUE=1) whenever `make worker-gpu` workers serve the gpu queue; unset,
-# it falls back to whether the web process itself sees a GPU, which web hosts usually do not.
-SMARTCART_GPU_QUEUE = (
-    env_bool("SMARTCART_GPU_QUEUE") if os.environ.get("SMARTCART_GPU_QUEUE") else None
-)
-# More jobs than this waiting on the gpu queue: solve on the CPU with a budget instead of waiting.
-SMARTCART_GPU_QUEUE_MAX = int(os.environ.get("SMARTCART_GPU_QUEUE_MAX", "8"))
-SMARTCART_DEFAULT_BUDGET_MS = int(os.environ.get("SMARTCART_DEFAULT_BUDGET_MS", "2000"))
-SMARTCART_CPU_FALLBACK_BUDGET_MS = int(os.environ.get("SMARTCART_CPU_FALLBACK_BUDGET_MS", "500"))
-SMARTCART_MAX_ATTEMPTS = int(os.environ.get("SMARTCART_MAX_ATTEMPTS", "3"))
-SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
-SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
-# Broker (Redis) down, as smartcart.routing's cached broker_state probe sees it: route_choose
-# solves carts predicted within this many ms in the request; larger ones answer 503 with
-# Retry-After (SMARTCART_OUTAGE_RETRY_S) before anything is written.
-SMARTCART_OUTAGE_INLINE_MAX_MS = float(os.environ.get("SMARTCART_OUTAGE_INLINE_MAX_MS", "200"))
-SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
-# A running run's lease (smartcart.services.lease): renewed every HEARTBEAT_S; lapsed LEASE_S
-# after the last renewal (never before the run's budget is spent) -> queued once more, or failed.
-SMARTCART_LEASE_S = int(os.environ.get("SMARTCART_LEASE_S", "10"))
-SMARTCART_HEARTBEAT_S = float(os.environ.get("SMARTCART_HEARTBEAT_S", "2"))
-# The cart page stops polling a queued run this long after its budget and offers "Try again".
-SMARTCART_RUN_DEADLINE_GRACE_S = int(os.environ.get("SMARTCART_RUN_DEADLINE_GRACE_S", "30"))
-# Checkout's cheaper-cart check reuses a finished run of the same cart version this young.
-SMARTCART_CHECKOUT_REUSE_S = int(os.environ.get("SMARTCART_CHECKOUT_REUSE_S", "600"))
-# Compile the solvers when a web or worker process starts (never inside a request).
-SMARTCART_WARMUP = env_bool("SMARTCART_WARMUP", True)
-
-# --- Price watch (smartcart.pricewatch) ------------------------------------------------------
-# Re-optimise the open carts a change of offers affects, and tell their shoppers.
-SMARTCART_PRICE_WATCH = env_bool("SMARTCART_PRICE_WATCH", True)
-# Open carts: changed in the last this many days.
-SMARTCART_PRICE_WATCH_ACTIVE_DAYS = int(os.environ.get("SMARTCART_PRICE_WATCH_ACTIVE_DAYS", "14"))
-# A saving (or a rise) counts when at least this many cents AND this percent of the total.
-SMARTCART_PRICE_WATCH_MIN_CENTS = int(os.environ.get("SMARTCART_PRICE_WATCH_MIN_CENTS", "100"))
-SMARTCART_PRICE_WATCH_MIN_PERCENT = float(
-    os.environ.get("SMARTCART_PRICE_WATCH_MIN_PERCENT", "1.0")
-)
-# With a broker: a burst of changes waits this long for more before one run handles it all.
-SMARTCART_PRICE_WATCH_COUNTDOWN_S = float(os.environ.get("SMARTCART_PRICE_WATCH_COUNTDOWN_S", "5"))
-# Carts read, solved and written per chunk (bounds memory and transaction size).
-SMARTCART_PRICE_WATCH_CHUNK = int(os.environ.get("SMARTCART_PRICE_WATCH_CHUNK", "2000"))
+from storefront.config.settings.smartcart import *  # noqa: E402, F403
 
 # --- Catalog jobs (feed import, stored cheapest offers) --------------------------------------
 # They run on the cpu queue, whose prefork workers must never open a CUDA context: the
@@ -418,7 +320,7 @@ if not DEBUG:
     SECURE_REFERRER_POLICY = "same-origin"
     X_FRAME_OPTIONS = "DENY"
 
-# --- Operations and edge security (issue 15) ------------------------------------------------
+# --- Operations and edge security ---------------------------------------------------------
 # Kept in one block: observability apps and middleware, login lockout, trusted proxies, the
 # API's bounded JSON parsing, database connection bounds and the static files fallback.
 INSTALLED_APPS += ["axes", "django_prometheus", "drf_spectacular_sidecar"]

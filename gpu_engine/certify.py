@@ -66,8 +66,7 @@ def _integral(problem: CartProblem, solution: Solution) -> bool:
 
 def _recheck_method(problem: CartProblem, allowed_ms: float) -> str | None:
     """The fastest exact CPU method predicted to finish within ``allowed_ms`` (None: none)."""
-    from gpu_engine.planning.planner import GpuState, make_plan
-    from gpu_engine.planning.profile import load_profile
+    from gpu_engine.planning import GpuState, load_profile, make_plan
 
     plan = make_plan(
         problem, budget_ms=max(allowed_ms, 1.0), profile=load_profile(), gpu=GpuState(False)

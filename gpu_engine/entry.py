@@ -23,7 +23,7 @@ def solve(
     **planner_options,
 ) -> Solution:
     """Cheapest assignment for ``problem``. ``algorithm="auto"`` lets the planner choose
-    (``gpu_engine.planning.planner.solve_planned``; ``planner_options``: ``gpu_busy``,
+    (``gpu_engine.planning.solve_planned``; ``planner_options``: ``gpu_busy``,
     ``gpu_queue_depth``, ``allow_gpu``, ``profile``); ``budget_ms`` time-boxes every solver
     (stopped early, the answer is flagged not optimal; far over, BudgetError up front). It must
     be finite, > 0 and at most ``gpu_engine.budget.MAX_BUDGET_MS`` (else ProblemError naming
@@ -51,7 +51,7 @@ def _run(
     problem: CartProblem, algorithm: str, budget_ms: float | None, seed: int, planner_options
 ) -> Solution:
     if algorithm == "auto":
-        from gpu_engine.planning.planner import solve_planned
+        from gpu_engine.planning import solve_planned
 
         return solve_planned(problem, budget_ms=budget_ms, seed=seed, **planner_options)
     extra = {"seed": seed} if algorithm in SEEDED else {}

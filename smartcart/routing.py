@@ -1,6 +1,6 @@
 """Where an improve-cart job runs: inline in the request, the ``cpu`` queue or the ``gpu`` queue.
 
-The decision is the engine planner's (``gpu_engine.planning.planner.make_plan``): it predicts every
+The decision is the engine planner's (``gpu_engine.planning.make_plan``): it predicts every
 solver's time from the cart's features and the machine's measured rates. Here:
 
 - a cart whose best exact CPU method is predicted to take at most ``SMARTCART_INLINE_MAX_MS``
@@ -39,7 +39,7 @@ from typing import Any
 from django.conf import settings
 
 from gpu_engine import CartProblem, gpu_available
-from gpu_engine.planning.planner import GpuState, Plan, make_plan
+from gpu_engine.planning import GpuState, Plan, make_plan
 from gpu_engine.planning.profile import RateProfile, load_profile
 from smartcart.errors import ServiceUnavailable
 from smartcart.models import OptimizationRun

@@ -59,7 +59,7 @@ def _csv(text: str, kind=int) -> list:
 
 def run(args) -> list[dict[str, Any]]:
     from gpu_engine import solve, warmup
-    from gpu_engine.planning import planner
+    from gpu_engine.planning import tuning
     from gpu_engine.solvers.milp import runner
 
     warmup()
@@ -68,7 +68,7 @@ def run(args) -> list[dict[str, Any]]:
         runner.PROOF_PRESOLVE = args.families_proof_presolve == "on"
     if args.families_lns == "off":
         # No cart is large enough for the step: the planner before it, for an A/B.
-        planner.LNS_MIN_LINES = 10**9
+        tuning.LNS_MIN_LINES = 10**9
     budgets = sorted(_csv(args.families_budget_ms, float))
     records = []
     for family in _csv(args.families_names, str):

@@ -86,7 +86,7 @@ def _warm_worker() -> None:
 
 def _oracle_cpu(k: int, budget_ms: float) -> dict[str, Any]:
     """Which CPU exact methods finish within the budget (ms when they do, None otherwise)."""
-    from gpu_engine.planning.planner import GpuState, make_plan
+    from gpu_engine.planning import GpuState, make_plan
     from gpu_engine.planning.profile import load_profile
     from gpu_engine.solvers.dp.solve import solve_dp
     from gpu_engine.solvers.full.cpu import solve_cpu_full

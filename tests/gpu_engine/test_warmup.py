@@ -152,12 +152,12 @@ def test_one_rule_says_what_is_warmed_before_a_budget(warm_calls, algorithm, all
 def test_cli_library_and_planner_warm_auto_alike_on_a_gpu(warm_calls, monkeypatch):
     """The CLI and ``gpu_engine.solve`` (the planner) warmed "auto" differently on a GPU: one
     function now decides for both, and the planner's ``allow_gpu=False`` never touches CUDA."""
-    import gpu_engine.planning.planner
+    import gpu_engine.planning.executor
     from gpu_engine import WARMUP_CART, CartProblem, solve
     from gpu_engine.cli import _warm_for
 
     _warm_for("auto", 100.0)
-    monkeypatch.setattr(gpu_engine.planning.planner, "_run", _no_solver)
+    monkeypatch.setattr(gpu_engine.planning.executor, "_run", _no_solver)
     with contextlib.suppress(_Stop):
         solve(CartProblem.from_dict(WARMUP_CART), budget_ms=100.0)
     assert warm_calls == ["gpu", "highs", "gpu", "highs"]

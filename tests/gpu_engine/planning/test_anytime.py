@@ -96,7 +96,7 @@ def test_the_plan_says_what_ran_on_the_ga_first_route():
 
 
 def test_the_ga_phase_time_is_nondecreasing_in_the_budget():
-    from gpu_engine.planning.planner import ga_phase_ms
+    from gpu_engine.planning.plan import ga_phase_ms
 
     for floor in (0.0, 20.0, 110.0, 1e6):
         times = [ga_phase_ms(b, floor) for b in range(1, 3000, 7)]
@@ -108,25 +108,26 @@ def test_the_ga_and_neighbourhood_times_are_nondecreasing_and_fit_the_budget():
     """On a cart the neighbourhood step runs on, the GA's time is still nondecreasing in the
     budget (the monotone property), and the two phases together never plan past it: after the
     CPU GA the two add up; beside the GPU GA the step fits within the GA's time."""
-    from gpu_engine.planning.planner import GpuState, lns_phase_ms, make_plan
+    from gpu_engine.planning import GpuState, make_plan
+    from gpu_engine.planning.plan import lns_phase_ms
 
     problem = CartProblem.from_dict(FAMILIES["split_punish"](1, 40))
     for gpu in (GpuState(False), GpuState(True)):
         plans = [
             make_plan(problem, budget_ms=b, profile=GA_FIRST, gpu=gpu) for b in range(20, 3000, 13)
         ]
-        assert all(p.order == "ga-first" and p.lns_ms > 0 for p in plans)
+        assert all(p.order == "ga-first" and p.split.lns_ms > 0 for p in plans)
         for key in ("ga_ms", "cpu_ga_ms", "lns_ms"):
-            times = [getattr(p, key) for p in plans]
+            times = [getattr(p.split, key) for p in plans]
             assert times == sorted(times), key
         if gpu.present:
-            assert all(p.lns_ms <= p.ga_ms <= p.budget_ms + 1e-9 for p in plans)
+            assert all(p.split.lns_ms <= p.split.ga_ms <= p.budget_ms + 1e-9 for p in plans)
             # The CPU GA of a GPU failure leaves the step its CPU-route share.
-            assert all(p.cpu_lns_ms == lns_phase_ms(p.budget_ms) for p in plans)
-            assert all(p.cpu_ga_ms + p.cpu_lns_ms <= p.budget_ms + 1e-9 for p in plans)
+            assert all(p.split.cpu_lns_ms == lns_phase_ms(p.budget_ms) for p in plans)
+            assert all(p.split.cpu_ga_ms + p.split.cpu_lns_ms <= p.budget_ms + 1e-9 for p in plans)
         else:
-            assert all(p.ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
-            assert all(p.cpu_ga_ms + p.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+            assert all(p.split.ga_ms + p.split.lns_ms <= p.budget_ms + 1e-9 for p in plans)
+            assert all(p.split.cpu_ga_ms + p.split.lns_ms <= p.budget_ms + 1e-9 for p in plans)
     assert {p.method for p in plans} == {"gpu-ga"}
 
 
@@ -148,18 +149,19 @@ def test_the_neighbourhood_step_runs_after_the_ga_and_says_what_it_did():
 def test_beside_the_gpu_ga_the_step_starts_from_the_cheapest_offers_and_keeps_the_best():
     """The GPU route's step runs in a thread while the GA runs (here a CPU GA stands in for the
     GPU's): the answer is the cheaper of the two, priced exactly, and the GA's time is whole."""
-    from gpu_engine.planning.planner import GpuState, _NeighbourhoodBeside, make_plan
+    from gpu_engine.planning import GpuState, make_plan
+    from gpu_engine.planning.clock import Deadline
+    from gpu_engine.planning.routes import NeighbourhoodBeside
 
     problem = CartProblem.from_dict(FAMILIES["split_punish"](2, 40))
     plan = make_plan(problem, budget_ms=300, profile=GA_FIRST, gpu=GpuState(True))
-    assert plan.method == "gpu-ga" and 0 < plan.lns_ms <= plan.ga_ms
+    assert plan.method == "gpu-ga" and 0 < plan.split.lns_ms <= plan.split.ga_ms
     started = time.perf_counter()
-    beside = _NeighbourhoodBeside(problem, plan)
+    beside = NeighbourhoodBeside(problem, plan)
     assert beside.started
-    ga = solve_ga(problem, budget_ms=plan.ga_ms, seed=0, device="cpu")
-    ga.stats["phases"] = [{"phase": "gpu-ga", "total": ga.total}]
-    merged = beside.merge(ga, started)
-    step = merged.stats["phases"][-1]
+    ga = solve_ga(problem, budget_ms=plan.split.ga_ms, seed=0, device="cpu")
+    merged, record = beside.merge(ga, Deadline(started, plan.budget_ms))
+    step = record.as_dict()
     assert step["phase"] == "lns" and step["beside_gpu_ga"] is True
     assert merged.total == min(ga.total, step["total"]) <= ga.total
     index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
@@ -170,14 +172,14 @@ def test_beside_the_gpu_ga_the_step_starts_from_the_cheapest_offers_and_keeps_th
 
 def test_the_lp_bound_proves_a_ga_answer_that_meets_it(monkeypatch):
     """A flat fixed-fee cart whose LP is tight: the GA's answer is proven by the bound."""
-    import gpu_engine.planning.planner as planner_module
+    from gpu_engine.planning import tuning
 
     proven = []
     for seed in range(6):
         problem = CartProblem.from_dict(FAMILIES["fixed_fee"](seed, 25))
         no_highs = dataclasses.replace(GA_FIRST, milp_overhead_ms=1e7)
-        monkeypatch.setattr(planner_module, "MIN_PROOF_MS", 1e9)  # HiGHS never after the LP
-        monkeypatch.setattr(planner_module, "GA_FLOOR_FACTOR", 0.0)  # the LP gets its half
+        monkeypatch.setattr(tuning, "MIN_PROOF_MS", 1e9)  # HiGHS never after the LP
+        monkeypatch.setattr(tuning, "GA_FLOOR_FACTOR", 0.0)  # the LP gets its half
         solution = solve(problem, budget_ms=400, allow_gpu=False, profile=no_highs)
         lp = [p for p in solution.plan["ran"] if p["phase"] == "lp-bound"]
         if solution.optimal and lp and lp[0].get("bound") is not None:
@@ -210,7 +212,8 @@ def test_the_drop_seed_consolidates_zero_price_carts():
 def test_the_gpu_ga_phase_stops_growing_and_stays_nondecreasing():
     """The GPU GA's share grows only up to ``GPU_GA_SHARE_UNTIL_MS`` of budget: past it the time
     goes to HiGHS's proof, and the GA's time is still nondecreasing (monotone answers)."""
-    from gpu_engine.planning.planner import GA_SHARE, GPU_GA_SHARE_UNTIL_MS, ga_phase_ms
+    from gpu_engine.planning.plan import ga_phase_ms
+    from gpu_engine.planning.tuning import GA_SHARE, GPU_GA_SHARE_UNTIL_MS
 
     budgets = range(1, 3000, 7)
     for floor in (0.0, 20.0, 110.0, 1e6):
@@ -228,7 +231,8 @@ def test_the_gpu_ga_phase_stops_growing_and_stays_nondecreasing():
 
 
 def test_the_gpu_ga_first_route_leaves_the_proof_the_rest():
-    from gpu_engine.planning.planner import GA_SHARE, GPU_GA_SHARE_UNTIL_MS, GpuState, make_plan
+    from gpu_engine.planning import GpuState, make_plan
+    from gpu_engine.planning.tuning import GA_SHARE, GPU_GA_SHARE_UNTIL_MS
 
     problem = CartProblem.from_dict(random_cart(1, 60))  # thresholds and discounts: switched
     # HiGHS far on this cart, its floor (from flat carts' rate) low.
@@ -237,7 +241,7 @@ def test_the_gpu_ga_first_route_leaves_the_proof_the_rest():
     cpu = make_plan(problem, budget_ms=1000, profile=profile, gpu=GpuState(present=False))
     assert gpu.method == "gpu-ga" and gpu.order == "ga-first"
     floor_ga = min(1000.0, 2.0 * gpu.proof_floor_ms)
-    assert gpu.ga_ms == max(GA_SHARE * GPU_GA_SHARE_UNTIL_MS, floor_ga) < cpu.ga_ms
-    assert cpu.method == "cpu-ga" and cpu.ga_ms == max(GA_SHARE * 1000.0, floor_ga)
+    assert gpu.split.ga_ms == max(GA_SHARE * GPU_GA_SHARE_UNTIL_MS, floor_ga) < cpu.split.ga_ms
+    assert cpu.method == "cpu-ga" and cpu.split.ga_ms == max(GA_SHARE * 1000.0, floor_ga)
     # A GPU GA that fails at run time falls back to the CPU GA, on the CPU GA's own share.
-    assert gpu.cpu_ga_ms == cpu.ga_ms == cpu.cpu_ga_ms
+    assert gpu.split.cpu_ga_ms == cpu.split.ga_ms == cpu.split.cpu_ga_ms

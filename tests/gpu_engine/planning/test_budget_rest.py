@@ -15,7 +15,8 @@ import gpu_engine.solvers.milp.portfolio as portfolio
 import gpu_engine.solvers.milp.runner as runner
 from gpu_engine import CartProblem, solve
 from gpu_engine.bench.anytime_carts import barely_free
-from gpu_engine.planning import planner as planner_module
+from gpu_engine.planning import clock as clock_module
+from gpu_engine.planning import tuning
 from gpu_engine.planning.anytime import highs_failed, with_bound
 from gpu_engine.planning.carts import random_cart
 from gpu_engine.planning.profile import PowerLaw
@@ -66,7 +67,7 @@ class Stubs:
         self.clock = _FakeClock()
         self.highs, self.highs_bound = highs, highs_bound
         self.calls: list[tuple[str, dict]] = []
-        monkeypatch.setattr(planner_module, "time", self.clock)
+        monkeypatch.setattr(clock_module, "time", self.clock)
         monkeypatch.setattr(runner, "milp_best", self.milp_best)
         # Long HiGHS windows run both formulations: the same stub stands for both.
         monkeypatch.setattr(portfolio, "portfolio_best", self.milp_best)
@@ -124,7 +125,7 @@ def test_highs_first_unproven_at_its_deadline_spends_the_rest_of_the_budget(monk
     plan = solution.plan
     assert plan["order"] == "highs-first"
     # On a long budget the GA's share stops growing: HiGHS's one run gets nearly all of it.
-    assert plan["ga_ms"] == pytest.approx(0.5 * planner_module.HIGHS_FIRST_GA_UNTIL_MS)
+    assert plan["ga_ms"] == pytest.approx(0.5 * tuning.HIGHS_FIRST_GA_UNTIL_MS)
     ran = plan["ran"]
     assert _names(solution) == ["milp", "cpu-ga", "milp", "cpu-ga-restarts"]
     first, ga, again, restarts = ran
@@ -240,13 +241,13 @@ def test_highs_first_gives_the_ga_a_nondecreasing_time_that_stops_growing():
     """The monotone property on the HiGHS-first route: the GA's time after HiGHS is
     nondecreasing in the budget, and flat past ``HIGHS_FIRST_GA_UNTIL_MS`` of budget, so HiGHS's
     share of a long budget grows with it."""
-    from gpu_engine.planning.planner import GpuState, make_plan
+    from gpu_engine.planning import GpuState, make_plan
 
     budgets = range(20, 30_000, 97)
     plans = [make_plan(CART, budget_ms=b, profile=QUICK, gpu=GpuState(False)) for b in budgets]
     assert {p.order for p in plans} == {"highs-first"}
-    ga = [p.ga_ms for p in plans]
+    ga = [p.split.ga_ms for p in plans]
     assert ga == sorted(ga) and all(g <= b for g, b in zip(ga, budgets, strict=True))
-    assert max(ga) == 0.5 * planner_module.HIGHS_FIRST_GA_UNTIL_MS
+    assert max(ga) == 0.5 * tuning.HIGHS_FIRST_GA_UNTIL_MS
     highs = [b - g for g, b in zip(ga, budgets, strict=True)]
     assert highs == sorted(highs)

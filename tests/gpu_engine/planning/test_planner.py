@@ -10,9 +10,10 @@ from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
 from gpu_engine.bench.instances import seed_cart, uniform_cart
-from gpu_engine.planning import planner as planner_module
+from gpu_engine.planning import GpuState, executor, make_plan, tuning
+from gpu_engine.planning import clock as clock_module
+from gpu_engine.planning import plan as plan_module
 from gpu_engine.planning.carts import random_cart
-from gpu_engine.planning.planner import GpuState, make_plan
 from gpu_engine.planning.profile import PowerLaw, RateProfile
 from gpu_engine.problem import CapacityError
 from gpu_engine.reference import reference_brute_force
@@ -132,14 +133,14 @@ def test_solve_auto_records_the_plan():
 
 
 def test_a_method_that_cannot_run_falls_back_to_the_cpu_ga(monkeypatch, caplog):
-    run = planner_module._run
+    run = executor._run
 
     def refuse(method, *args, **kwargs):
         if method != "cpu-ga":
             raise CapacityError("items", 0, "refused for the test")
         return run(method, *args, **kwargs)
 
-    monkeypatch.setattr(planner_module, "_run", refuse)
+    monkeypatch.setattr(executor, "_run", refuse)
     problem = CartProblem.from_dict(random_cart(2, 6, n_merchants=6, offers=(1, 4)))
     solution = solve(problem, budget_ms=200)
     assert "cpu-ga ran instead" in solution.plan["fallback"]
@@ -147,7 +148,7 @@ def test_a_method_that_cannot_run_falls_back_to_the_cpu_ga(monkeypatch, caplog):
     assert any(
         r.levelno == logging.WARNING and "cpu-ga ran instead" in r.getMessage()
         for r in caplog.records
-        if r.name == "gpu_engine.planning.planner"
+        if r.name == "gpu_engine.planning.executor"
     )
     # The GA answered; the time it left may have gone to proving it with the MILP.
     assert solution.algorithm in ("ga", "milp")
@@ -159,7 +160,7 @@ def test_when_the_cpu_ga_route_fails_too_the_cpu_ga_alone_answers(monkeypatch):
     def broken(method, *args, **kwargs):
         raise RuntimeError(f"{method}: HiGHS refused the cart's program (for the test)")
 
-    monkeypatch.setattr(planner_module, "_run", broken)
+    monkeypatch.setattr(executor, "_run", broken)
     problem = CartProblem.from_dict(random_cart(5, 40, n_merchants=12, offers=(2, 5)))
     solution = solve(problem, budget_ms=300, allow_gpu=False)
     assert solution.algorithm == "ga" and solution.total > 0
@@ -271,7 +272,7 @@ def test_a_proof_cut_by_the_deadline_keeps_the_ga_answer_unproven(monkeypatch):
     ensure_cpu_warm()
     _cut_at_the_deadline(monkeypatch)
     clock = _FakeClock()
-    monkeypatch.setattr(planner_module, "time", clock)
+    monkeypatch.setattr(clock_module, "time", clock)
     real_ga = ga_module.solve_ga
 
     def ga_on_the_clock(problem, *, budget_ms, **kwargs):
@@ -295,7 +296,7 @@ def test_a_solver_bug_is_never_hidden_by_the_fallback(monkeypatch):
     def mispriced(method, *args, **kwargs):
         raise SolverInconsistency(f"{method}: solver total 1 != priced total 2")
 
-    monkeypatch.setattr(planner_module, "_run", mispriced)
+    monkeypatch.setattr(executor, "_run", mispriced)
     problem = CartProblem.from_dict(random_cart(2, 6, n_merchants=6, offers=(1, 4)))
     with pytest.raises(SolverInconsistency):
         solve(problem, budget_ms=200)
@@ -325,7 +326,7 @@ def test_the_budget_holds_end_to_end(monkeypatch):
     # below are replaced by ones that only spend the fake clock.
     ensure_cpu_warm()
     clock = _FakeClock()
-    monkeypatch.setattr(planner_module, "time", clock)
+    monkeypatch.setattr(clock_module, "time", clock)
     handed: list[tuple[str, float]] = []
 
     def spend(name, solver):
@@ -392,7 +393,7 @@ def test_after_the_ga_highs_gets_all_the_time_left_and_the_features_are_computed
     import gpu_engine.solvers.milp.runner as runner
 
     features_calls, milp_calls = [], []
-    real_features, real_solve_milp = planner_module.cart_features, runner.solve_milp
+    real_features, real_solve_milp = executor.cart_features, runner.solve_milp
 
     def counted_features(problem):
         features_calls.append(problem)
@@ -402,10 +403,11 @@ def test_after_the_ga_highs_gets_all_the_time_left_and_the_features_are_computed
         milp_calls.append(kwargs)
         return real_solve_milp(problem, **kwargs)
 
-    monkeypatch.setattr(planner_module, "cart_features", counted_features)
+    monkeypatch.setattr(executor, "cart_features", counted_features)
+    monkeypatch.setattr(plan_module, "cart_features", counted_features)
     monkeypatch.setattr(runner, "solve_milp", recorded_solve_milp)
     # The proof's own phases: the neighbourhood step (which takes time before it) off.
-    monkeypatch.setattr(planner_module, "LNS_MIN_LINES", 10**6)
+    monkeypatch.setattr(tuning, "LNS_MIN_LINES", 10**6)
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
     assert solution.plan["order"] == "ga-first" and len(features_calls) == 1
@@ -422,9 +424,9 @@ def test_after_the_ga_highs_gets_all_the_time_left_and_the_features_are_computed
 
 def test_below_highs_floor_the_lp_bound_gets_what_is_left(monkeypatch):
     # The neighbourhood step solves the LP itself (the LP bound is then skipped): off here.
-    monkeypatch.setattr(planner_module, "LNS_MIN_LINES", 10**6)
-    monkeypatch.setattr(planner_module, "MIN_PROOF_MS", 1e9)
-    monkeypatch.setattr(planner_module, "GA_FLOOR_FACTOR", 0.0)
+    monkeypatch.setattr(tuning, "LNS_MIN_LINES", 10**6)
+    monkeypatch.setattr(tuning, "MIN_PROOF_MS", 1e9)
+    monkeypatch.setattr(tuning, "GA_FLOOR_FACTOR", 0.0)
     reach = _profile(milp_switched=PowerLaw(coef=500.0, power=0.0), milp_flat=PowerLaw(1.0, 0.0))
     solution = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach)
     ran = [p for p in solution.plan["ran"] if p["phase"] not in ("lns", "cpu-ga-restarts")]
@@ -434,7 +436,7 @@ def test_below_highs_floor_the_lp_bound_gets_what_is_left(monkeypatch):
     if ran[1]["bound"] is not None:
         assert solution.total >= ran[1]["bound"]
     # With the step on, its LP's bound stands in for the LP bound's.
-    monkeypatch.setattr(planner_module, "LNS_MIN_LINES", 30)
+    monkeypatch.setattr(tuning, "LNS_MIN_LINES", 30)
     ran = solve(BIG, budget_ms=300, allow_gpu=False, profile=reach).plan["ran"]
     assert [p["phase"] for p in ran][:4] == ["cpu-ga", "lns", "lp-bound", "milp"]
     if ran[1].get("bound") is not None:

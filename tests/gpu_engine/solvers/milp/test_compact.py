@@ -114,7 +114,7 @@ def test_the_first_proof_stops_the_other_lane(monkeypatch, proving):
 
 @pytest.mark.parametrize(("highs_ms", "both"), [(500.0, False), (5_000.0, True)])
 def test_highs_first_runs_both_forms_on_long_windows_only(monkeypatch, highs_ms, both):
-    from gpu_engine.planning import planner
+    from gpu_engine.planning import routes, tuning
     from gpu_engine.solvers.milp import runner
 
     asked: list[str] = []
@@ -130,6 +130,6 @@ def test_highs_first_runs_both_forms_on_long_windows_only(monkeypatch, highs_ms,
     monkeypatch.setattr(runner, "milp_best", recording("one"))
     monkeypatch.setattr(portfolio, "portfolio_best", recording("both"))
     problem = CartProblem.from_dict(random_cart(4, 6, n_merchants=5, offers=(1, 3)))
-    planner._highs_run(problem, highs_ms)
+    routes.highs_first_run(problem, highs_ms)
     assert asked == ["both" if both else "one"]
-    assert (highs_ms >= planner.PORTFOLIO_MIN_MS) == both
+    assert (highs_ms >= tuning.PORTFOLIO_MIN_MS) == both

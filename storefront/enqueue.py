@@ -42,9 +42,12 @@ def task_enqueue(
 ) -> None:
     """Sends the task now (eagerly run in-process when Celery is eager). Only the options
     given are passed on, so the task's own defaults (its queue, no countdown) apply."""
+    task = _task(name)
+    if queue is None and countdown is None:
+        task.delay(*(args or ()), **(kwargs or {}))  # exactly what callers of .delay() did
+        return
     given: dict[str, Any] = {"args": args, "kwargs": kwargs, "queue": queue, "countdown": countdown}
-    options = {key: value for key, value in given.items() if value is not None}
-    _task(name).apply_async(**options)
+    task.apply_async(**{key: value for key, value in given.items() if value is not None})
 
 
 def task_enqueue_on_commit(

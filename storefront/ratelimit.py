@@ -1,7 +1,7 @@
 """Fixed-window request limits counted in Django's cache, so every web process shares them
 (Redis in a deployment, see ``CACHES``). Used by Improve cart (``smartcart.ratelimit``),
 placing orders (``storefront.checkout.ratelimit``), both through ``throttle_rate_check``, and
-the password-reset form (``storefront.web.views.accounts``).
+the password-reset form (``storefront.accounts.services``).
 
 The counter of the current window is incremented atomically (``incr`` is atomic on Redis and
 in the local-memory cache), so concurrent requests never both slip in.

@@ -1,7 +1,6 @@
 """Login, logout, sign-up and password reset. Logging in (any way, also right after a
 password reset) merges the anonymous cart, see ``storefront.web.signals``."""
 
-import hashlib
 import math
 from datetime import timedelta
 
@@ -15,7 +14,6 @@ from django.contrib.auth.views import (
     PasswordResetDoneView,
     PasswordResetView,
 )
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,10 +21,8 @@ from django.utils import timezone
 from django.utils.timesince import timeuntil
 from django.views.generic.base import ContextMixin
 
-from storefront.accounts.services import user_api_tokens_revoke
-from storefront.ratelimit import window_retry_after
+from storefront.accounts.services import password_reset_request, user_api_tokens_revoke
 from storefront.security.client_ip import client_ip
-from storefront.tasks import password_reset_mail_send_task
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import SignUpForm
 from storefront.web.views.common import safe_next
@@ -74,40 +70,11 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "registration/signup.html", context, status=status)
 
 
-# Every reset request may send an e-mail. (requests, window seconds) per client address, and
-# per e-mail address entered: the address limit counts addresses with and without an account
-# alike, so being limited tells nothing about who has an account. It keeps a stranger from
-# flooding someone's inbox with reset links from many client addresses.
-RESET_LIMIT_PER_CLIENT = (10, 15 * 60)
-RESET_LIMIT_PER_ADDRESS = (3, 15 * 60)
-
-
 def _in_words(seconds: int) -> str:
     """``"3 days"``, ``"12 minutes"``: whole minutes at least (plain text, no no-break space)."""
     now = timezone.now()
     minutes = max(1, math.ceil(seconds / 60))
     return timeuntil(now + timedelta(minutes=minutes), now).replace("\xa0", " ")
-
-
-def _reset_retry_after(request: HttpRequest, *, email: str) -> int | None:
-    # The client as the API's throttles and the login lockout see it (trusted proxies only).
-    client = client_ip(request)
-    limits = (
-        (f"client:{client}", RESET_LIMIT_PER_CLIENT),
-        (f"address:{email.strip().casefold()}", RESET_LIMIT_PER_ADDRESS),
-    )
-    for ident, (allowed, window_s) in limits:
-        # Hashed: client idents (X-Forwarded-For) and e-mail addresses are not safe cache keys.
-        digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
-        retry_after = window_retry_after(
-            key=f"storefront:password-reset:{digest}",
-            allowed=allowed,
-            window_s=window_s,
-            on_outage="closed",
-        )
-        if retry_after is not None:
-            return retry_after
-    return None
 
 
 class _ResetLinkLifetimeMixin(ContextMixin):
@@ -128,10 +95,15 @@ class ShopPasswordResetView(PasswordResetView):
         return form
 
     def form_valid(self, form):
-        email = form.cleaned_data["email"]
-        retry_after = _reset_retry_after(self.request, email=email)
+        request = self.request
+        retry_after = password_reset_request(
+            email=form.cleaned_data["email"],
+            client=client_ip(request),
+            domain=request.get_host(),
+            use_https=request.is_secure(),
+            link_valid_for=_in_words(settings.PASSWORD_RESET_TIMEOUT),
+        )
         if retry_after is None:
-            self._send_later(email)
             return redirect(self.get_success_url())
         form.add_error(
             None, f"Too many reset requests. Please try again in {_in_words(retry_after)}."
@@ -139,19 +111,6 @@ class ShopPasswordResetView(PasswordResetView):
         response = self.render_to_response(self.get_context_data(form=form), status=429)
         response["Retry-After"] = str(retry_after)
         return response
-
-    def _send_later(self, email: str) -> None:
-        """A worker looks the address up and mails the link: the request does the same work
-        for every address, so its time cannot tell which ones have an account."""
-        request = self.request
-        transaction.on_commit(
-            lambda: password_reset_mail_send_task.delay(
-                email,
-                request.get_host(),
-                request.is_secure(),
-                _in_words(settings.PASSWORD_RESET_TIMEOUT),
-            )
-        )
 
 
 class ShopPasswordResetDoneView(_ResetLinkLifetimeMixin, PasswordResetDoneView):

@@ -1,5 +1,5 @@
-"""The fuzz harness (issue 25): every route on carts at the extremes of the pricing rules, in
-child processes, judged against an independent brute force.
+"""The fuzz harness: every route on carts at the extremes of the pricing rules, in child
+processes, judged against an independent brute force.
 
 ``python -m gpu_engine fuzz`` (:mod:`gpu_engine.fuzz.command`) runs it. The pieces: cart
 generators (:mod:`~gpu_engine.fuzz.carts`), the oracle's own pricing and brute force

@@ -24,8 +24,8 @@ from gpu_engine.solvers.flat.branch import Search, branch_and_bound, evaluate, p
 from gpu_engine.solvers.flat.data import INF, FlatData, flat_data
 from gpu_engine.solvers.flat.local import assign, improve
 
-# Nodes bounded before branch and bound gives up without a budget (a node cost 0.4-1 ms on
-# dense random carts of 50-100 lines and stores on the 2-core VM).
+# Nodes bounded before branch and bound gives up without a budget (a node costs up to about a
+# millisecond on dense carts of 100 lines and stores).
 MAX_NODES = 20_000
 
 
@@ -82,9 +82,8 @@ def solve_flat(
 
     Raises :class:`~gpu_engine.problem.CapacityError` when the cart is not flat
     (:func:`gpu_engine.solvers.flat.data.is_flat`). ``budget_ms`` and ``max_nodes`` limit
-    branch and bound; the root always runs (0.2-0.5 ms a solve on the ISHOP-U instances, about
-    4 ms for the root of a dense 100 x 100 cart). ``warm_start``, a merchant index per line
-    (the drop heuristic's answer, say), seeds a second local search.
+    branch and bound; the root always runs (a few ms at most). ``warm_start``, a merchant index
+    per line (the drop heuristic's answer, say), seeds a second local search.
     """
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()

@@ -151,10 +151,9 @@ def grow_scan(m, count, order, child, qty, price, params, sub, units, mcost):
     then the shortest. One thread, in order: each line of the prefix leaves its merchant and
     joins ``m`` in turn, every merchant priced exactly as it stands (a merchant that several
     lines leave can drop below its discount's units or its free-shipping threshold, which the
-    lines' single removals do not show: on a 109-line cart with 100% discounts, prefixes summed
-    that way emptied a merchant past its discount and came out 0.4x worse, missing the optimum
-    by 49%). ``sub``/``units``/``mcost`` end as if the whole order had moved: the caller
-    re-aggregates after applying the prefix."""
+    lines' single removals do not show: prefixes summed from those can empty a merchant past
+    its discount and miss the optimum by far). ``sub``/``units``/``mcost`` end as if the whole
+    order had moved: the caller re-aggregates after applying the prefix."""
     best_gain = 0
     best_len = -1
     gain = 0

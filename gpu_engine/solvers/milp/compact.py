@@ -3,7 +3,7 @@ columns per merchant, every objective column integral.
 
 :mod:`gpu_engine.solvers.milp.model` adds a column per pair for each switch (``w = x AND f``,
 ``z = x AND d``): a tighter relaxation that proves most carts sooner, but on some (merchants'
-goods a hair above their thresholds, one-cent ties between offers) HiGHS proved this compact form
+goods a hair above their thresholds, one-cent ties between offers) HiGHS proves this compact form
 first, by seconds: every objective column here is an integer with an integral cost, so HiGHS
 rounds its bound up to whole cents at every node. The planner runs both side by side on long
 budgets (:func:`gpu_engine.solvers.milp.runner.milp_portfolio`).

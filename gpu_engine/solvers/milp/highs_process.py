@@ -1,7 +1,7 @@
 """HiGHS in a solver process of its own: a crash inside HiGHS fails one run, never the caller.
 
-HiGHS is C++ and can die on a numerically hard program (a SIGSEGV on a 9e7-cent cart took the
-whole web or worker process down). Every HiGHS run of the engine goes to a long-lived child
+HiGHS is C++ and can die on a numerically hard program (a SIGSEGV would take the whole web or
+worker process down). Every HiGHS run of the engine goes to a long-lived child
 process (:mod:`gpu_engine.solvers.milp.highs_child`), one run at a time per lane (lane 0 for
 every run; a portfolio runs its second formulation in lane 1, :mod:`.portfolio`):
 

@@ -15,11 +15,10 @@ HiGHS optimum is a proven optimum of the cart. For every eligible (line, merchan
   integral points and far tighter in the relaxation than one big-M on ``f``. The perspective row
   ``sum(q * p * w) >= F * f`` (valid: ``w = x`` when ``f = 1`` and the goods never exceed ``S``)
   makes the relaxation exact where the lines' merchants are integral: the aggregated row alone
-  let a basket under ``F`` be ``S / F`` free (on issue 13's families it halves the LP's gap to
-  the optimum where ``per > 0``: split_punish 0.22 -> 0.07%, large_qty 1.18 -> 0.65%). A flat
-  fee (``per == 0``) needs no ``w`` (``s >= base * (y - f)``) and gets no perspective row: there
-  the ``w`` columns made the LP twice as slow and HiGHS's proof slower than the gap they close
-  (threshold_deep, 200 lines). In both goods rows of ``f`` a line counts at most ``F`` (a line
+  let a basket under ``F`` be ``S / F`` free (about half the LP's gap to the optimum where
+  ``per > 0``). A flat fee (``per == 0``) needs no ``w`` (``s >= base * (y - f)``) and gets no
+  perspective row: there the ``w`` columns slow the LP and HiGHS's proof more than the gap they
+  close is worth. In both goods rows of ``f`` a line counts at most ``F`` (a line
   worth ``F`` frees shipping alone: valid, and tighter where ``x`` is fractional); a flat fee
   gets that capped row on ``x`` (``sum(min(q * p, F) * x) >= F * f``) where a line exceeds ``F``.
 * A discount (``min_units``, ``bp``) adds a binary ``d`` (active) and an integer ``D`` (cents
@@ -32,18 +31,14 @@ HiGHS optimum is a proven optimum of the cart. For every eligible (line, merchan
   free, so those merchants also get ``U <= min_units - 1 + big * d`` (the discount is taken
   whenever earned), ``z >= x + d - 1`` (``z`` is exactly ``x AND d``) and ``D >= bp/10000 *
   sum(q * p * z) - r * d`` (the floor, not less; ``r`` the most ``bp * S / 10000`` can exceed
-  its floor by: 9999/10000 at most, 0 for a 100% discount, see ``_floor_slack``). That last row
-  once read ``D >= (bp * S - 9999) / 10000 - big * (1 - d)``: the linked ``z`` makes it big-M
-  free, and on threshold_deep's 200-line carts the LP solved 2-3 x faster with it (same bound)
-  and HiGHS's proof was faster on 5 of 6 carts.
+  its floor by: 9999/10000 at most, 0 for a 100% discount, see ``_floor_slack``). The linked
+  ``z`` keeps that last row free of a big-M on ``d``, which solves the LP faster for the same
+  bound.
 
 Where a threshold and a discount meet, the goods row also holds on binaries alone
 (:func:`_add_discounted_goods_row`): ``(1 - rate) * S >= (F - r) * f - max(rate * F - r, 0) *
-(1 - d)``, a knapsack row HiGHS separates covers from.
-
-The capped rows and the exact slack (mixed 200 lines: LP gap 3.54 -> 3.38%, 0.072 -> 0.054%;
-HiGHS's proof of mixed 200 warm-started with the optimum 532 -> 253 ms and 562 -> 274 ms of CPU
-on two carts) came with issue 13's proof work.
+(1 - d)``, a knapsack row HiGHS separates covers from. The capped rows and the exact slack
+tighten the LP and shorten HiGHS's proofs.
 
 HiGHS works in floating point: the returned total is always re-priced in integer cents by the
 engine's pricing routine, and optimality is claimed only when that exact total is within integer
@@ -143,7 +138,7 @@ class _Model:
 
     def rows_one_of(self, x: np.ndarray, offsets: np.ndarray) -> None:
         """One row ``sum x[offsets[i]:offsets[i + 1]] == 1`` per line, as one block (a Python
-        loop over 10,000 lines took most of the build's time)."""
+        loop over a large cart's lines would take most of the build's time)."""
         count = offsets.size - 1
         self.index.append(x.astype(np.int32))
         self.value.append(np.ones(x.size))
@@ -240,11 +235,10 @@ def money_scale(problem: CartProblem) -> float:
     )
 
 
-# Beyond this many cents in one row HiGHS is not run at all: with rows of ~1e9 cents it proved
-# wrong optima, reported feasible carts infeasible, failed ("Solve error") or ran past its
-# limits whatever its tolerances (:mod:`gpu_engine.solvers.milp.runner`), and with ~1e16 it
-# refused the program. The exact DP, full search and GA (integer arithmetic) still answer such
-# carts; ``algorithm="milp"`` refuses them (CapacityError on ``money``).
+# Beyond this many cents in one row HiGHS is not run at all: with larger rows it proves wrong
+# optima, calls feasible carts infeasible or fails whatever its tolerances
+# (:mod:`gpu_engine.solvers.milp.runner`). The exact DP, full search and GA (integer arithmetic)
+# still answer such carts; ``algorithm="milp"`` refuses them (CapacityError on ``money``).
 HIGHS_MAX_MONEY = 1e8
 
 
@@ -386,9 +380,7 @@ def _add_discounted_goods_row(
     :func:`_floor_slack`): free shipping under an active discount needs ``(1 - rate) * S >= F -
     r`` (the goods are at most ``(1 - rate) * S + r``), without it ``S >= F``. The LP implies it
     through ``D`` only with a big-M on ``d``; as a row of ``x``, ``f`` and ``d`` it is a
-    knapsack HiGHS separates covers from (on issue 13's families, warm-started with the optimum:
-    threshold_deep and mixed proofs often 1.5-5x faster, e.g. 547 -> 266 and 702 -> 121 ms of
-    CPU; one large_qty 200-line cart 178 -> 783 ms; 19 -> 20 of 24 carts proved within 800 ms)."""
+    knapsack HiGHS separates covers from, which often shortens its proofs severalfold."""
     bp = int(problem.disc_bp[m])
     rate = bp / BP_SCALE
     slack = _floor_slack(bp, goods)

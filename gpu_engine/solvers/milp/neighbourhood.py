@@ -1,24 +1,23 @@
-"""Large-neighbourhood steps from an incumbent (issue 13): HiGHS on the cart's program with most
-of it fixed, guided by the program's LP relaxation.
+"""Large-neighbourhood steps from an incumbent: HiGHS on the cart's program with most of it
+fixed, guided by the program's LP relaxation.
 
-The GA stalls where a cheaper cart needs many lines to move together: on ``split_punish``'s
-200-line cart 0 (seed 200000) the optimum opens one more merchant (free shipping there), closes
-three and moves 32 lines; single-line descent from that merchant's group stops 1.1% short, and
-HiGHS on the whole cart, warm-started with the GA's answer, needed ~360 ms of one core here to
-find it. The LP relaxation (20-80 ms on a 200-line cart) points at the change: the merchants it
-rounds differently from the incumbent were exactly those the optimum opens and closes. Two
-neighbourhoods, each one HiGHS run on the same built program with columns fixed:
+The GA stalls where a cheaper cart needs many lines to move together (an optimum that opens one
+more merchant for its free shipping, closes three and moves dozens of lines), where single-line
+descent stops short and HiGHS on the whole cart is slow to find it. The LP relaxation, much
+cheaper, points at the change: the merchants it rounds differently from the incumbent are those
+the optimum opens and closes. Two neighbourhoods, each one HiGHS run on the same built program
+with columns fixed:
 
 * **configuration**: every merchant's open (``y``) and free-shipping (``f``) switch that the LP
-  has within ``CONFIG_TOLERANCE`` of 0 or 1 is fixed there; every line stays free. HiGHS solves
-  that in 30-110 ms (it found the cart above's optimum in ~55 ms);
+  has within ``CONFIG_TOLERANCE`` of 0 or 1 is fixed there; every line stays free, and HiGHS
+  solves that far faster than the whole cart;
 * **lines** (RINS-like): only the lines the LP disagrees with are free (their incumbent pair
   below ``LINE_AGREEMENT``, or at a merchant the LP would open or close), plus the
   ``COMPENSATING_LINES`` lines of the threshold merchants those touch that are the cheapest to
   move among them (a merchant that loses a line can drop below its free-shipping threshold unless
   another line comes in). A free line may go to its incumbent, its LP support, a merchant the LP
-  disagrees on or one of those threshold merchants. Where the configuration step misses (on
-  ``large_qty`` it fixes too much), this one found the optimum of a 200-line cart.
+  disagrees on or one of those threshold merchants. It helps where the configuration step
+  fixes too much (``large_qty``).
 
 Every step keeps the better of its answer and the incumbent, both priced by the pricing routine:
 the result is never worse than the incumbent. Each step is HiGHS under the hard deadline of
@@ -52,9 +51,8 @@ MIN_STEP_MS = 5.0
 # The configuration step's share of the time the LP leaves: the lines step gets the rest (on
 # large_qty the configuration step rarely finishes, and the lines step is the one that helps).
 CONFIGURATION_SHARE = 0.8
-# HiGHS's primal heuristics in the steps: off. The configuration step's optimum comes from the
-# root's LP and cuts (45 against 63 ms, 82 against 113 ms on two split_punish 200-line carts) and
-# the lines step has the incumbent (split_punish 200 lines: 23-107 against 40-124 ms).
+# HiGHS's primal heuristics in the steps: off, which makes both faster. The configuration step's
+# optimum comes from the root's LP and cuts, and the lines step has the incumbent.
 STEP_HEURISTICS = False
 
 

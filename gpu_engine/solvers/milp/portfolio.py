@@ -2,8 +2,8 @@
 proof stops the other.
 
 The extended program (:mod:`gpu_engine.solvers.milp.model`) proves most carts sooner; the
-compact one (:mod:`gpu_engine.solvers.milp.compact`) proved some by seconds where the extended
-one ran past 10 s (barely-free thresholds, one-cent ties: suite ``anytime``). Which one wins is
+compact one (:mod:`gpu_engine.solvers.milp.compact`) proves some by seconds where the extended
+one runs long (barely-free thresholds, one-cent ties: suite ``anytime``). Which one wins is
 not predictable from the cart, so on long HiGHS windows (the planner's ``PORTFOLIO_MIN_MS``) both
 run, on two cores. Each answer is re-priced exactly; the better assignment and the higher of the
 two dual bounds make the outcome (a bound above an assignment both lanes priced means one lane's

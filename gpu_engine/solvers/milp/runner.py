@@ -55,8 +55,8 @@ DEFAULT_THREADS = 1
 # The status of a run stopped by its deadline before HiGHS answered (build or HiGHS still busy).
 CUT_STATUS = "Cut at the deadline"
 # HiGHS's ``passModel`` (it copies and checks the program, uninterruptibly) takes about this many
-# ms per nonzero: 50-65 ns here on a 10,000-line cart (690,000 nonzeros, 34-45 ms); twice that,
-# for a loaded machine. A hand-off predicted to end past the deadline is not started.
+# ms per nonzero: twice the 50-65 ns seen on a large cart, for a loaded machine. A hand-off
+# predicted to end past the deadline is not started.
 _PASS_MS_PER_NONZERO = 130e-6
 # Gathering the program into HiGHS's arrays (``_Model.arrays``): ~45 ns a nonzero there, doubled.
 _ARRAYS_MS_PER_NONZERO = 90e-6
@@ -64,17 +64,11 @@ _ARRAYS_MS_PER_NONZERO = 90e-6
 _MIN_HIGHS_MS = 1.0
 # HiGHS's presolve when proving a warm start after the GA (the planner's route): off. With the
 # GA's answer as incumbent HiGHS's bound rises mostly by reduced-cost fixing and restarts, and
-# the full presolve before the root LP was the slower part: on issue 13's families (32 carts of
-# 50-200 lines, warm-started with the optimum, one thread; suite ``families_bound``,
-# BENCHMARKS.md) 21 proofs took at most 450 ms of CPU without it against 16 with it; past ~1 s
-# the two were within two carts of each other.
+# the full presolve before the root LP is the slower part (suite ``families_bound``).
 PROOF_PRESOLVE = False
 # HiGHS's primal heuristics when proving a warm start after the GA: off. They look for
 # incumbents (feasibility jump first, then RINS, RENS, reduced-cost rounding), and the GA's
-# answer is one; their time goes to the bound instead. On issue 13's hardest families (24 carts
-# of threshold_deep 50/200, large_qty, split_punish and mixed 200, mixed 50, warm-started with
-# the optimum, one thread, presolve off) HiGHS's proof took 5-30% less CPU without them (e.g.
-# 312 -> 257 ms, 126 -> 87 ms), proving 21 against 20 within 1000 ms of CPU.
+# answer is one; their time goes to the bound instead, and proofs take less CPU without them.
 PROOF_HEURISTICS = False
 _NO_HEURISTICS: dict[str, bool | float] = {
     "mip_heuristic_effort": 0.0,
@@ -83,10 +77,9 @@ _NO_HEURISTICS: dict[str, bool | float] = {
     "mip_heuristic_run_rens": False,
     "mip_heuristic_run_root_reduced_cost": False,
 }
-# HiGHS's MIP feasibility tolerance, from measurement (suite ``highs_numerics``): at its
-# default (1e-6) HiGHS proved totals above the optimum once rows reached ~1e7 cents; held to a
-# tenth of a cent of the largest row it crashed (SIGSEGV) and proved wrong optima at ~9e7 cents,
-# where the tolerance fell to ~1e-9. Between the two bounds neither happened.
+# HiGHS's MIP feasibility tolerance (suite ``highs_numerics``): a tenth of a cent of the largest
+# row, between two bounds. At the default (1e-6) HiGHS proves totals above the optimum once rows
+# reach ~1e7 cents; far below 1e-8 it crashes or proves wrong optima.
 _ROW_CENTS = 0.1
 _DEFAULT_FEASIBILITY = 1e-6
 _MIN_FEASIBILITY = 1e-8

@@ -1,4 +1,4 @@
-"""The large-neighbourhood steps (issue 13): never worse than the incumbent, priced exactly, and
+"""The large-neighbourhood steps: never worse than the incumbent, priced exactly, and
 the optimum of the cart the GA stalls on."""
 
 import time

@@ -281,10 +281,8 @@ def prove(
     if milp.optimal or milp.total < ga.total:
         warm = {"total": ga.total, "elapsed_ms": ga.elapsed_ms}
         stats = {**milp.stats, "warm_start_ga": warm, "proof_after_ga": summary}
-        return replace(milp, stats=stats, elapsed_ms=milp.elapsed_ms + ga.elapsed_ms), (
-            lp_skip,
-            record,
-        )
+        better = replace(milp, stats=stats, elapsed_ms=milp.elapsed_ms + ga.elapsed_ms)
+        return better, (lp_skip, record)
     stats = {
         **ga.stats,
         "milp_after_ga": summary,

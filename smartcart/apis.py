@@ -28,7 +28,7 @@ from storefront.api.cart_fields import cart_resource_serializer
 from storefront.api.errors import error_responses
 from storefront.api.inputs import validated
 from storefront.carts.apis import CartBaseView, cart_response, no_cart, own_cart
-from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
+from storefront.security.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
 # --- serializers shared by the views ----------------------------------------------------
 

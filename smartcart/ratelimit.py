@@ -6,10 +6,10 @@ The rate is the API's ``optimize`` throttle rate (``REST_FRAMEWORK["DEFAULT_THRO
 env ``OPTIMIZE_THROTTLE_RATE``): one number for the one action. DRF's throttle still guards
 the API view itself; this limit also covers the web UI, and anonymous shoppers by cart.
 
-A fixed window, counted by ``storefront.ratelimit.throttle_rate_check``.
+A fixed window, counted by ``storefront.security.ratelimit.throttle_rate_check``.
 """
 
-from storefront.ratelimit import throttle_rate_check
+from storefront.security.ratelimit import throttle_rate_check
 
 
 def improve_rate_check(*, ident: str) -> None:

@@ -10,7 +10,7 @@ class StorefrontConfig(AppConfig):
 
         # Merges the anonymous cart into the user's at every login, also logins that never
         # went through the site's URLconf (tests, admin).
-        from storefront import receivers  # noqa: F401  (stored cheapest offers stay fresh)
+        from storefront.catalog import receivers  # noqa: F401  (stored cheapest offers stay fresh)
         from storefront.observability import heartbeat, queues
         from storefront.orders import tasks as order_tasks  # noqa: F401
         from storefront.payments import receivers as payment_receivers  # noqa: F401

@@ -97,6 +97,6 @@ def password_reset_mail_send_task(
 
 @shared_task(name="storefront.idempotency_keys_purge", ignore_result=True, acks_late=True)
 def idempotency_keys_purge_task() -> int:
-    from storefront.idempotency import idempotency_keys_purge
+    from storefront.security.idempotency import idempotency_keys_purge
 
     return idempotency_keys_purge()

@@ -5,7 +5,7 @@ import hashlib
 
 from storefront.enqueue import task_enqueue_on_commit
 from storefront.errors import ValidationFailed
-from storefront.ratelimit import window_retry_after
+from storefront.security.ratelimit import window_retry_after
 
 
 def user_api_tokens_revoke(*, user) -> int:

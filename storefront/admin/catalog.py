@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import Count, Min, Q
 
 from storefront.admin.common import make_active, make_inactive, money_column
-from storefront.admin_money import MoneyAdminMixin
+from storefront.admin.money import MoneyAdminMixin
 from storefront.catalog.services import products_cheapest_refresh
 from storefront.models import Category, Offer, Product
 from storefront.money import format_money

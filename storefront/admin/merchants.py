@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import Count, Q, Subquery
 
 from storefront.admin.common import make_active, make_inactive, money_column
-from storefront.admin_money import MoneyAdminMixin
+from storefront.admin.money import MoneyAdminMixin
 from storefront.models import Merchant, Offer, ShippingZone
 from storefront.money import format_basis_points
 

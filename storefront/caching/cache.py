@@ -7,8 +7,8 @@ a 500 while Redis was down. Here each connection has short socket timeouts, and 
 failure the backend answers ``CacheUnavailable`` at once for ``OUTAGE_RETRY_S`` seconds (a
 circuit breaker, per process and location) instead of every request paying the timeout.
 
-Callers choose what an outage means for them (``storefront.ratelimit`` documents each limit's
-direction); nothing is silently served from a stale or local copy here.
+Callers choose what an outage means for them (``storefront.security.ratelimit`` documents each
+limit's direction); nothing is silently served from a stale or local copy here.
 """
 
 import functools

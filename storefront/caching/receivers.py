@@ -4,13 +4,13 @@ products, categories, a merchant's name, new and deleted merchants.
 
 Offers, a merchant's terms and shipping zones are recorded by ``offers_changed_notify``
 (``storefront.catalog.offer_changes``), which every writer of them calls (the model receivers in
-``storefront.receivers``, the admin's bulk actions, the feed import); writes that bypass
+``storefront.catalog.receivers``, the admin's bulk actions, the feed import); writes that bypass
 ``save()`` also go through ``catalog_cheapest_mark_stale``, which records the same versions.
 Every one of them records into the transaction's one pending bump, so a transaction replaces
 each version once, however many of these paths it took.
 
-Imported by ``storefront.receivers``, so connected whenever the models are; a merchant's saves
-are handled there, in one receiver (its terms, activity and the rest).
+Imported by ``storefront.catalog.receivers``, so connected whenever the models are; a
+merchant's saves are handled there, in one receiver (its terms, activity and the rest).
 """
 
 from django.db.models.signals import post_delete, post_save

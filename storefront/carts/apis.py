@@ -35,8 +35,8 @@ from storefront.carts.services import (
 )
 from storefront.catalog.selectors import offer_get
 from storefront.errors import NotFound, ValidationFailed
-from storefront.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 from storefront.models import MAX_LINE_QUANTITY, Cart
+from storefront.security.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
 # --- serializers --------------------------------------------------------------------------
 

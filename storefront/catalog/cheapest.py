@@ -9,7 +9,7 @@ lowest offer id); ``offer_count`` counts those offers. Both sides build their fi
 
 Freshness. A write that can change a product's cheapest offer inserts a
 ``CheapestOfferRefresh`` row in its own transaction (``catalog_cheapest_mark_stale``); the ORM
-signal receivers in ``storefront.receivers`` do it for every ``save()`` and ``delete()`` of
+signal receivers in ``storefront.catalog.receivers`` do it for every ``save()`` and ``delete()`` of
 offers and merchants, the feed import does it in SQL. Selectors use the stored values only for
 products that have them and no pending refresh; the others are read live, so results are
 always right and only their speed depends on the refresh task keeping up.

@@ -3,7 +3,7 @@
 Sent once per committed transaction that changed offers (price, stock, active, product),
 a merchant's terms (shipping, discount, active) or a merchant's shipping zones, with the ids
 of the products and merchants concerned. Every writer calls ``offers_changed_notify``: the
-model receivers (``storefront.receivers``) for ORM saves and deletes, the admin's bulk
+model receivers (``storefront.catalog.receivers``) for ORM saves and deletes, the admin's bulk
 actions, the feed import once per import (``offers_changed_deferred``: its batches commit
 one by one, and each would otherwise ask the listeners for a run of its own). Nothing is sent
 for a transaction that rolls back.

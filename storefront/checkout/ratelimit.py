@@ -4,8 +4,8 @@ shopper is counted by account, a guest by client address (``storefront.security.
 
 The rate is ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["order_place"]`` (env
 ``ORDER_PLACE_THROTTLE_RATE``, ``"10/min"``), counted in Django's cache by
-``storefront.ratelimit.throttle_rate_check``. A retried request with the same idempotency key
-counts too: the limit is far above what a person clicks.
+``storefront.security.ratelimit.throttle_rate_check``. A retried request with the same
+idempotency key counts too: the limit is far above what a person clicks.
 """
 
 import hashlib
@@ -13,8 +13,8 @@ import hashlib
 from django.http import HttpRequest
 from rest_framework.request import Request
 
-from storefront.ratelimit import throttle_rate_check
 from storefront.security.client_ip import client_ip
+from storefront.security.ratelimit import throttle_rate_check
 
 
 def order_place_ident(request: HttpRequest | Request) -> str:

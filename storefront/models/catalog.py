@@ -143,7 +143,7 @@ class ProductCheapest(models.Model):
         Product, primary_key=True, on_delete=models.CASCADE, related_name="stored_cheapest"
     )
     # No constraint, index or cascade: deleting an offer must not touch this table. A deleted
-    # offer always leaves its product with a pending refresh (storefront.receivers), so a
+    # offer always leaves its product with a pending refresh (storefront.catalog.receivers), so a
     # dangling id here is never read.
     offer = models.ForeignKey(
         "Offer",

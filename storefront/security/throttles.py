@@ -2,7 +2,7 @@
 
 DRF's ``SimpleRateThrottle`` reads a history list, appends and writes it back: parallel
 requests read the same list and all pass (13 through against 10/min). These count with
-``storefront.ratelimit.window_retry_after`` (cache ``add`` + ``incr``), per client address
+``storefront.security.ratelimit.window_retry_after`` (cache ``add`` + ``incr``), per client address
 from ``storefront.security.client_ip``.
 """
 
@@ -12,8 +12,8 @@ from typing import Any, cast
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
-from storefront.ratelimit import parse_rate, window_retry_after
 from storefront.security.client_ip import client_ip
+from storefront.security.ratelimit import parse_rate, window_retry_after
 
 
 class FixedWindowRateThrottle(BaseThrottle):

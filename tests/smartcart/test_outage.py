@@ -100,7 +100,7 @@ def test_improve_answers_503_and_writes_nothing_with_the_broker_down(redis_gone,
 
 
 def test_limits_fail_in_their_documented_direction(redis_gone):
-    from storefront.ratelimit import window_retry_after
+    from storefront.security.ratelimit import window_retry_after
 
     # "local": counted in this process, so the limit still holds.
     assert window_retry_after(key="t:local", allowed=1, window_s=60) is None

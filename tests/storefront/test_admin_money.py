@@ -8,7 +8,7 @@ from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from storefront.admin_money import MoneyFormField, MoneyInput, cents_to_units, units_to_cents
+from storefront.admin.money import MoneyFormField, MoneyInput, cents_to_units, units_to_cents
 from storefront.models import MAX_MONEY_CENTS, Merchant, MoneyField, Offer
 from tests.factories import MerchantFactory, OfferFactory, UserFactory
 

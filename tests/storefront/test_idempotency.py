@@ -1,4 +1,4 @@
-"""``Idempotency-Key`` on the API's POSTs (``storefront.idempotency``): replayed on retry,
+"""``Idempotency-Key`` on the API's POSTs (``storefront.security.idempotency``): replayed on retry,
 refused for a different body, failed requests leave nothing, expired keys are purged."""
 
 from datetime import timedelta
@@ -9,8 +9,8 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from storefront.idempotency import idempotency_keys_purge
 from storefront.models import CartLine, IdempotencyKey
+from storefront.security.idempotency import idempotency_keys_purge
 from tests.factories import OfferFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -172,7 +172,7 @@ if REDIS_URL:
         "default": {
             # Short timeouts and a circuit breaker: an outage is CacheUnavailable, never a hang
             # (storefront.caching.cache); each rate limit picks its direction
-            # (storefront.ratelimit).
+            # (storefront.security.ratelimit).
             # One redis-py client per pool, not per operation (storefront.caching.backend).
             "BACKEND": "storefront.caching.cache.ResilientRedisCache",
             "LOCATION": REDIS_URL,
@@ -239,7 +239,8 @@ STOREFRONT_CHEAPEST_DRAIN_S = float(os.environ.get("STOREFRONT_CHEAPEST_DRAIN_S"
 STOREFRONT_ZONE_INDEX_DEVICE = os.environ.get("STOREFRONT_ZONE_INDEX_DEVICE", "cpu")
 
 # --- REST API -----------------------------------------------------------------------------
-# Stored answers of POSTs sent with an Idempotency-Key live this long (storefront.idempotency).
+# Stored answers of POSTs sent with an Idempotency-Key live this long
+# (storefront.security.idempotency).
 IDEMPOTENCY_KEY_TTL_S = int(os.environ.get("IDEMPOTENCY_KEY_TTL_S", str(24 * 3600)))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from storefront.idempotency import idempotency_keys_purge
+from storefront.security.idempotency import idempotency_keys_purge
 
 
 class Command(BaseCommand):

@@ -11,10 +11,10 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from storefront import ratelimit
 from storefront.checkout.ratelimit import order_place_ident, order_place_rate_check
 from storefront.errors import Throttled
 from storefront.models import Order
+from storefront.security import ratelimit
 from tests.factories import UserFactory
 from tests.redis_server import private_redis, redis_down  # noqa: F401  (fixtures)
 from tests.storefront.orders.conftest import POSTAL_CODE

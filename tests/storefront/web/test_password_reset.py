@@ -9,9 +9,9 @@ from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
-from storefront import ratelimit
 from storefront.accounts import services as accounts
 from storefront.models import Cart, CartLine
+from storefront.security import ratelimit
 from tests.factories import TEST_PASSWORD, UserFactory
 from tests.storefront.web.conftest import add_to_cart
 

@@ -147,6 +147,6 @@ def shipping_zone_changed(sender, instance, **kwargs) -> None:
     offers_changed_notify(merchant_ids=[instance.merchant_id], using=kwargs.get("using"))
 
 
-# Connect the zone index's receivers and the page cache's versions.
+# Connect the page cache's receivers (the zone index's merchant receiver lives in
+# offer_changes, imported above).
 from storefront.caching import receivers as cache_receivers  # noqa: E402, F401
-from storefront.catalog import zone_index  # noqa: E402, F401

@@ -134,9 +134,9 @@ def _bench_cheapest(args) -> list[dict]:
         launch(0)
         check(name, out[0], out[1], 0)
         timing = time_ms(launch, NumbaEvent, repeats=args.catalog_repeats,
-                          batch=args.catalog_batch, sync=numba_sync)  # fmt: skip
+                         batch=args.catalog_batch, sync=numba_sync)  # fmt: skip
         rows.append(timed_row(f"cheapest/ours {name}", timing,
-                         tb_per_s=round(nbytes / timing[0] / 1e9, 3), **common))  # fmt: skip
+                             tb_per_s=round(nbytes / timing[0] / 1e9, 3), **common))  # fmt: skip
 
     vector_variants = [("shuffle", 128, "nc"), ("shuffle", 128, "plain"), ("shuffle", 128, "cs"),
                        ("shuffle", 256, "plain"), ("shared", 256, "nc")]  # fmt: skip
@@ -214,7 +214,7 @@ def _cheapest_one_launch(args, all_merchant, all_price, expected, common, group)
         per_set = (median / _ROTATION, low / _ROTATION, high / _ROTATION)
         rows.append(
             timed_row(f"cheapest/ours {name} (x3 in one launch, per set)", per_set,
-                 tb_per_s=round(common["bytes"] / per_set[0] / 1e9, 3), **common)
+                     tb_per_s=round(common["bytes"] / per_set[0] / 1e9, 3), **common)
         )  # fmt: skip
     return rows
 
@@ -267,9 +267,9 @@ def _cheapest_peers(args, sets, expected, common) -> list[dict]:
     ):
         sync = torch.cuda.synchronize if event is TorchEvent else cupy.cuda.Device().synchronize
         timing = time_ms(launch, event, repeats=args.catalog_repeats, batch=args.catalog_batch,
-                          sync=sync)  # fmt: skip
+                         sync=sync)  # fmt: skip
         rows.append(timed_row(f"cheapest/peer {name}", timing,
-                         tb_per_s=round(nbytes / timing[0] / 1e9, 3), **common))  # fmt: skip
+                             tb_per_s=round(nbytes / timing[0] / 1e9, 3), **common))  # fmt: skip
     return rows
 
 
@@ -337,9 +337,9 @@ def _bench_radix(args) -> list[dict]:
          cupy.cuda.Device().synchronize),
     ):  # fmt: skip
         timing = time_ms(launch, event, repeats=args.catalog_repeats, batch=args.catalog_batch,
-                          sync=sync)  # fmt: skip
+                         sync=sync)  # fmt: skip
         rows.append(timed_row(name, timing, lookups_per_s=round(q / timing[0] * 1e3),
-                         hit_rate=round(hit_rate, 4), **common))  # fmt: skip
+                             hit_rate=round(hit_rate, 4), **common))  # fmt: skip
     rows += _bench_lpm(args, rng, keys, common, radix_tree_build, radix_tree_match)
     return rows
 
@@ -400,9 +400,9 @@ def _bench_lpm(args, rng, keys, common, radix_tree_build, radix_tree_match) -> l
          cupy.cuda.Device().synchronize, 3),
     ):  # fmt: skip
         timing = time_ms(launch, event, repeats=repeats, batch=2 if repeats == 3 else
-                          args.catalog_batch, sync=sync)  # fmt: skip
+                         args.catalog_batch, sync=sync)  # fmt: skip
         rows.append(timed_row(name, timing, lookups_per_s=round(q / timing[0] * 1e3),
-                         hit_rate=round(hit_rate, 4), **common))  # fmt: skip
+                             hit_rate=round(hit_rate, 4), **common))  # fmt: skip
     return rows
 
 

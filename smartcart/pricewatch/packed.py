@@ -198,6 +198,33 @@ def _col(rows: list[tuple], k: int, dtype=np.int64) -> np.ndarray:
     return np.fromiter((row[k] for row in rows), dtype, len(rows))
 
 
+@dataclass(frozen=True)
+class _Lines:
+    """The chunk's cart lines as read (``chunk_line_rows``, in cart order): per line, the
+    position of its cart among the chunk's carts, its quantity and its own offer's merchant."""
+
+    rows: list[tuple]
+    cart: np.ndarray
+    qty: np.ndarray
+    merchant: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """Every (line, offer of the line's product) pair: its line, cart position, offer row,
+    merchant, unit price and pricing row; ``kept`` when the merchant ships to the cart (its
+    rule is known), ``eligible`` when kept and the offer's stock covers the line."""
+
+    line: np.ndarray
+    cart: np.ndarray
+    offer: np.ndarray
+    merchant: np.ndarray
+    price: np.ndarray
+    rule: np.ndarray
+    kept: np.ndarray
+    eligible: np.ndarray
+
+
 def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     """The packed batch of the carts of ``cart_ids`` as they stand, in two queries (plus the
     zone index's when it is rebuilt); see the module docstring."""
@@ -263,29 +290,20 @@ def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     bad[l_cpos[~has_own]] = True
     eligible = kept & ((o_stock[p_offer] < 0) | (o_stock[p_offer] >= l_qty[p_line]))
 
-    fallback = _bound_suspect(
-        n_carts, l_cpos, l_qty, p_line, p_cart, o_price[p_offer], eligible, kept, params, p_rule
-    )
-    good = ~bad & ~fallback
-    chunk = _pack(
-        good=good,
-        carts=carts,
-        line_rows=line_rows,
-        l_cpos=l_cpos,
-        l_qty=l_qty,
-        l_merchant=l_merchant,
-        p_line=p_line,
-        p_cart=p_cart,
-        p_offer=p_offer,
-        p_merchant=p_merchant,
-        p_rule=p_rule,
+    lines = _Lines(rows=line_rows, cart=l_cpos, qty=l_qty, merchant=l_merchant)
+    pairs = _Pairs(
+        line=p_line,
+        cart=p_cart,
+        offer=p_offer,
+        merchant=p_merchant,
+        price=o_price[p_offer],
+        rule=p_rule,
         kept=kept,
         eligible=eligible,
-        offer_rows=offer_rows,
-        o_price=o_price,
-        params=params,
-        rules=rules,
     )
+    fallback = _bound_suspect(n_carts, lines, pairs, params)
+    good = ~bad & ~fallback
+    chunk = _pack(good, carts, lines, pairs, offer_rows, params, rules)
     chunk.skipped = len(set(cart_ids)) - n_carts + int(bad.sum())
     chunk.fallback = [int(i) for i in carts[fallback & ~bad]]
     chunk.merchant_names = {r[_O_MERCHANT]: r[_O_NAME] for r in offer_rows}
@@ -310,58 +328,47 @@ def _params(keys, rules, discounts) -> np.ndarray:
     return out
 
 
-def _bound_suspect(n_carts, l_cpos, l_qty, p_line, p_cart, p_price, eligible, kept, params, p_rule):
+def _bound_suspect(n_carts: int, lines: _Lines, pairs: _Pairs, params: np.ndarray) -> np.ndarray:
     """Carts whose worst-case total (as ``CartProblem`` bounds it) may come near int64."""
-    dearest = np.zeros(l_qty.size)
-    np.maximum.at(dearest, p_line[eligible], p_price[eligible].astype(float))
-    goods = np.bincount(l_cpos, weights=l_qty * dearest, minlength=n_carts)
-    units = np.bincount(l_cpos, weights=l_qty.astype(float), minlength=n_carts)
-    lines = np.bincount(l_cpos, minlength=n_carts).astype(float)
+    eligible, kept = pairs.eligible, pairs.kept
+    dearest = np.zeros(lines.qty.size)
+    np.maximum.at(dearest, pairs.line[eligible], pairs.price[eligible].astype(float))
+    goods = np.bincount(lines.cart, weights=lines.qty * dearest, minlength=n_carts)
+    units = np.bincount(lines.cart, weights=lines.qty.astype(float), minlength=n_carts)
+    n_lines = np.bincount(lines.cart, minlength=n_carts).astype(float)
     base = np.zeros(n_carts)
     extra = np.zeros(n_carts)
-    np.maximum.at(base, p_cart[kept], params[0, p_rule[kept]].astype(float))
-    np.maximum.at(extra, p_cart[kept], params[1, p_rule[kept]].astype(float))
-    return goods + lines * base + extra * units + units >= _BOUND_CHECK
+    np.maximum.at(base, pairs.cart[kept], params[0, pairs.rule[kept]].astype(float))
+    np.maximum.at(extra, pairs.cart[kept], params[1, pairs.rule[kept]].astype(float))
+    return goods + n_lines * base + extra * units + units >= _BOUND_CHECK
 
 
 def _pack(
-    *,
     good: np.ndarray,
     carts: np.ndarray,
-    line_rows: list[tuple],
-    l_cpos: np.ndarray,
-    l_qty: np.ndarray,
-    l_merchant: np.ndarray,
-    p_line: np.ndarray,
-    p_cart: np.ndarray,
-    p_offer: np.ndarray,
-    p_merchant: np.ndarray,
-    p_rule: np.ndarray,
-    kept: np.ndarray,
-    eligible: np.ndarray,
+    lines: _Lines,
+    pairs: _Pairs,
     offer_rows: list[tuple],
-    o_price: np.ndarray,
     params: np.ndarray,
     rules: list,
 ) -> PackedChunk:
     """The chunk's ``good`` carts packed by ``gpu_engine.batch.pack_carts`` from the columns
-    read: per line (``l_*``), per (line, offer of its product) pair (``p_*``), per offer row
-    (``o_*``) and per pricing row (``params``, ``rules``)."""
+    read: per line, per (line, offer) pair and per pricing row (``params``, ``rules``)."""
     carts = carts[good]
     cart_new = np.cumsum(good) - 1  # old cart position -> packed position
-    line_keep = good[l_cpos]
-    lines = np.flatnonzero(line_keep)
+    line_keep = good[lines.cart]
+    kept_lines = np.flatnonzero(line_keep)
     line_new = np.cumsum(line_keep) - 1
-    p_keep = eligible & good[p_cart]
+    p_keep = pairs.eligible & good[pairs.cart]
     # Offers by packed line, unit price, merchant id (the problem's candidate order).
     sel = np.flatnonzero(p_keep)
-    price = o_price[p_offer[sel]]
-    merchant = p_merchant[sel]
-    sel = sel[np.lexsort((merchant, price, p_line[sel]))]
-    s_line = line_new[p_line[sel]]
-    s_cart = cart_new[p_cart[sel]]
-    s_merchant = p_merchant[sel]
-    span = int(p_merchant.max(initial=0)) + 1
+    price = pairs.price[sel]
+    merchant = pairs.merchant[sel]
+    sel = sel[np.lexsort((merchant, price, pairs.line[sel]))]
+    s_line = line_new[pairs.line[sel]]
+    s_cart = cart_new[pairs.cart[sel]]
+    s_merchant = pairs.merchant[sel]
+    span = int(pairs.merchant.max(initial=0)) + 1
     cm, s_cm = np.unique(s_cart * span + s_merchant, return_inverse=True)
     cm_cart = cm // span
     n = carts.size
@@ -370,18 +377,18 @@ def _pack(
     np.cumsum(merchant_counts, out=merch_ptr[1:])
     s_local = s_cm - merch_ptr[s_cart]
     merch_row = np.zeros(cm.size, np.int32)
-    merch_row[s_cm] = p_rule[sel]
+    merch_row[s_cm] = pairs.rule[sel]
     # The problem's merchants: every merchant with a rule, eligible for a line or not.
-    k_sel = np.flatnonzero(kept & good[p_cart])
-    problem_cm = np.unique(cart_new[p_cart[k_sel]] * span + p_merchant[k_sel])
+    k_sel = np.flatnonzero(pairs.kept & good[pairs.cart])
+    problem_cm = np.unique(cart_new[pairs.cart[k_sel]] * span + pairs.merchant[k_sel])
     problem_ptr = np.searchsorted(problem_cm, np.arange(n + 1) * span)
-    offers_per_cart = np.bincount(cart_new[p_cart[k_sel]], minlength=n)
+    offers_per_cart = np.bincount(cart_new[pairs.cart[k_sel]], minlength=n)
 
-    s_price = o_price[p_offer[sel]]
+    s_price = pairs.price[sel]
     batch = pack_carts(
-        line_counts=np.bincount(cart_new[l_cpos[lines]], minlength=n),
-        line_qty=l_qty[lines],
-        offer_counts=np.bincount(s_line, minlength=lines.size),
+        line_counts=np.bincount(cart_new[lines.cart[kept_lines]], minlength=n),
+        line_qty=lines.qty[kept_lines],
+        offer_counts=np.bincount(s_line, minlength=kept_lines.size),
         offer_merchant=s_local,
         offer_price=s_price,
         merchant_counts=merchant_counts,
@@ -389,31 +396,33 @@ def _pack(
         merchant_index=np.searchsorted(problem_cm, cm) - problem_ptr[cm_cart],
         params=params,
     )
-    l_qty = batch.line_qty
+    qty = batch.line_qty
     line_ptr = batch.line_ptr
     # Each packed line's own offer and merchant.
-    own_mask = s_merchant == l_merchant[lines][s_line]
-    own = np.zeros(lines.size, np.int64)
+    own_mask = s_merchant == lines.merchant[kept_lines][s_line]
+    own = np.zeros(kept_lines.size, np.int64)
     own[s_line[own_mask]] = np.flatnonzero(own_mask)
     current_choice = s_local[own].astype(np.int64)
-    snapshot = np.fromiter((line_rows[int(i)][_L_SNAPSHOT] for i in lines), np.int64, lines.size)
+    snapshot = np.fromiter(
+        (lines.rows[int(i)][_L_SNAPSHOT] for i in kept_lines), np.int64, kept_lines.size
+    )
     added_amount = batch.offer_amount.copy()
-    added_amount[own] = l_qty * snapshot
+    added_amount[own] = qty * snapshot
     current_parts, current = price_choice(batch, current_choice)
     _, added = price_choice(batch, current_choice, added_amount)
-    s_offer = p_offer[sel]
+    s_offer = pairs.offer[sel]
     return PackedChunk(
         batch=batch,
         cart_ids=[int(c) for c in carts],
-        versions=[line_rows[int(lines[int(p)])][_L_VERSION] for p in line_ptr[:-1]],
-        owners=[line_rows[int(lines[int(p)])][_L_OWNER] for p in line_ptr[:-1]],
+        versions=[lines.rows[int(kept_lines[int(p)])][_L_VERSION] for p in line_ptr[:-1]],
+        owners=[lines.rows[int(kept_lines[int(p)])][_L_OWNER] for p in line_ptr[:-1]],
         current=current,
         added=added,
         current_choice=current_choice,
         current_parts=current_parts,
-        line_ids=[line_rows[int(i)][_L_ID] for i in lines],
-        product_ids=[line_rows[int(i)][_L_PRODUCT] for i in lines],
-        names=[line_rows[int(i)][_L_NAME] for i in lines],
+        line_ids=[lines.rows[int(i)][_L_ID] for i in kept_lines],
+        product_ids=[lines.rows[int(i)][_L_PRODUCT] for i in kept_lines],
+        names=[lines.rows[int(i)][_L_NAME] for i in kept_lines],
         own=own.tolist(),
         offer_ids=[offer_rows[int(o)][_O_ID] for o in s_offer],
         offer_merchants=s_merchant.tolist(),

@@ -73,7 +73,7 @@ from storefront.models import ProductCheapest
 print("stored cheapest rows:", ProductCheapest.objects.count())' 2>&1 | tail -1 | tee -a "$LOG"; }
 stored
 phase cheapest_gpu_task 60 "$PY" manage.py shell -c '
-from storefront.tasks import catalog_cheapest_recompute_task as task
+from storefront.catalog.tasks import catalog_cheapest_recompute_task as task
 task.apply_async(kwargs={"all_products": True}, queue="gpu")
 print("sent to the gpu queue")
 '

@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 # Any constant works; it only has to be the same for every worker of the deployment.
 _ADVISORY_LOCK_KEY = 0x5C_C4EA_9E57
 _INT32_MAX = np.iinfo(np.int32).max
-# The task (``storefront.tasks``) that runs ``catalog_cheapest_recompute``, by its name.
+# The task (``storefront.catalog.tasks``) that runs ``catalog_cheapest_recompute``, by its name.
 RECOMPUTE_TASK = "storefront.catalog_cheapest_recompute"
 _ENQUEUED_KEY = "storefront:cheapest-recompute-enqueued"
 

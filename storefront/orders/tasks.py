@@ -2,10 +2,10 @@
 
 from celery import shared_task
 
+from storefront.config.celery import MAIL_TASK_OPTIONS
 from storefront.orders.emails import order_confirmation_mail_send
 from storefront.orders.expiry import orders_unpaid_expire
 from storefront.payments.services import merchant_order_refund
-from storefront.tasks import MAIL_TASK_OPTIONS
 
 
 @shared_task(name="storefront.order_confirmation_mail_send", **MAIL_TASK_OPTIONS)

@@ -10,11 +10,12 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from storefront.catalog import cheapest, services
+from storefront.catalog.tasks import catalog_cheapest_recompute_task
 from storefront.config.celery import app
 from storefront.errors import Conflict
 from storefront.imports import services as imports
+from storefront.imports.tasks import import_job_run_task
 from storefront.models import CheapestOfferRefresh, ImportJob, ProductCheapest
-from storefront.tasks import catalog_cheapest_recompute_task, import_job_run_task
 from tests.factories import MerchantFactory, OfferFactory, ProductFactory
 
 pytestmark = pytest.mark.django_db

@@ -133,7 +133,7 @@ def test_the_request_only_enqueues_the_mail(client, shopper, django_capture_on_c
 
 
 def test_the_mail_task_takes_no_secret(client, shopper, monkeypatch):
-    from storefront import tasks
+    from storefront.accounts import tasks
 
     sent = []
     monkeypatch.setattr(tasks.password_reset_mail_send_task, "delay", lambda *a: sent.append(a))

@@ -189,14 +189,14 @@ def pack_carts(
     merchant_counts: np.ndarray,
     merchant_row: np.ndarray,
     merchant_index: np.ndarray,
-    params: Sequence[np.ndarray],
+    params: Sequence[np.ndarray] | np.ndarray,
 ) -> PackedBatch:
     """The CSR batch (see the module docstring) from plain columns, carts in order:
     ``line_counts[c]`` lines and ``merchant_counts[c]`` packed merchants per cart;
     ``line_qty`` and ``offer_counts`` (eligible offers) per line; per offer, grouped by line in
     candidate order, its cart-local merchant and unit price; per packed merchant its pricing
-    row (into ``params``: base, extra, free_over, dmin, dbp) and its index in its problem.
-    Every builder of a batch goes through here, so the format is written once."""
+    row (into ``params``, five rows: base, extra, free_over, dmin, dbp) and its index in its
+    problem. Every builder of a batch goes through here, so the format is written once."""
     line_qty = np.ascontiguousarray(line_qty, dtype=np.int64)
     offer_ptr = csr_offsets(offer_counts)
     offer_line = np.repeat(np.arange(line_qty.size), offer_counts)

@@ -33,7 +33,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from gpu_engine.catalog.cheapest_offer.select import cheapest_offer_device, cheapest_offers
+from gpu_engine.catalog import cheapest_offer_device, cheapest_offers
 from storefront.catalog.cheapest_io import chunk_io
 from storefront.enqueue import task_enqueue, tasks_run_in_process
 from storefront.models import CheapestOfferRefresh, Offer, Product

@@ -48,13 +48,15 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 
-from gpu_engine.catalog.radix.codec import (
+from gpu_engine.catalog import (
     PostalCodec,
+    RadixTree,
     postal_codec_for,
     postal_prefix_keys,
     postal_query_keys,
+    radix_tree_build,
+    radix_tree_match,
 )
-from gpu_engine.catalog.radix.tree import RadixTree, radix_tree_build, radix_tree_match
 from storefront.catalog.shipping import ShippingRule
 from storefront.validators import postal_match_key
 

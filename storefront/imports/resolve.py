@@ -14,7 +14,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from gpu_engine.catalog.radix.tree import RadixTree, radix_tree_build, radix_tree_lookup
+from gpu_engine.catalog import RadixTree, radix_tree_build, radix_tree_lookup
 from storefront.imports.parse import MAX_GTIN_CHARS, OK, fixed_width, gtin_parse
 from storefront.models import Product
 

@@ -35,6 +35,8 @@ def _assert_exact(dicts, result: BatchResult, device: str) -> None:
         )
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(cart_lists, st.sampled_from([None, FULL, DP]))
 def test_cpu_batch_equals_brute_force(dicts, prefer):
@@ -42,6 +44,8 @@ def test_cpu_batch_equals_brute_force(dicts, prefer):
     _assert_exact(dicts, solve_problems(problems, device="cpu", prefer=prefer), "cpu")
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(carts(max_items=6, max_merchants=5, max_quantity=4), min_size=1, max_size=4))
 def test_cpu_batch_equals_the_per_cart_exact_solvers(dicts):
@@ -53,6 +57,7 @@ def test_cpu_batch_equals_the_per_cart_exact_solvers(dicts):
         assert solution.total == solve(problem, algorithm="cpu-dp").total
 
 
+@pytest.mark.cudasim
 @settings(max_examples=8, deadline=None)
 @given(st.lists(carts(max_items=4, max_merchants=3), min_size=1, max_size=3), st.booleans())
 def test_simulated_kernel_matches_the_cpu_twin(dicts, use_dp):
@@ -176,6 +181,7 @@ def test_importing_the_batch_solver_touches_no_cuda():
     assert out.strip() == "False"
 
 
+@pytest.mark.cudasim
 def test_simulated_kernel_matches_the_cpu_twin_on_synthetic_carts():
     batch = synthetic_batch(40, seed=3, max_lines=6, max_offers=6, pool=8)
     gpu = solve_packed(batch, device="gpu")
@@ -187,6 +193,7 @@ def test_simulated_kernel_matches_the_cpu_twin_on_synthetic_carts():
         assert solve(cart_problem(batch, c), algorithm="cpu-full").total == cpu.total[c]
 
 
+@pytest.mark.cudasim
 @settings(max_examples=10, deadline=None)
 @given(st.lists(carts(max_items=5, max_merchants=4), min_size=1, max_size=5))
 def test_simulated_plan_kernel_matches_the_cpu_plan(dicts):
@@ -199,6 +206,7 @@ def test_simulated_plan_kernel_matches_the_cpu_plan(dicts):
         np.testing.assert_array_equal(getattr(gpu, name), getattr(cpu, name), err_msg=name)
 
 
+@pytest.mark.cudasim
 def test_every_simulated_kernel_variant_matches_the_cpu_twin(monkeypatch):
     from gpu_engine.batch import cuda as batch_cuda
     from gpu_engine.batch import launch as batch_launch
@@ -236,6 +244,7 @@ def test_values_that_do_not_fit_the_narrow_types_travel_wide():
     np.testing.assert_array_equal(gpu.choice, cpu.choice)
 
 
+@pytest.mark.cudasim
 def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
     from gpu_engine.batch import gpu as batch_gpu
     from gpu_engine.batch.pack import TOO_LARGE
@@ -249,6 +258,7 @@ def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
         assert (total[plan.method != TOO_LARGE] > 0).all(), variant
 
 
+@pytest.mark.cudasim
 def test_simulated_overlap_chunks_give_the_cpu_twins_answers(monkeypatch):
     from gpu_engine.batch import cuda as batch_cuda
     from gpu_engine.batch import gpu as batch_gpu
@@ -297,3 +307,54 @@ def test_overlap_chunks_cover_the_batch_in_order():
         bounds = chunk_bounds(batch, chunks)
         assert bounds[0] == 0 and bounds[-1] == 50 and (np.diff(bounds) > 0).all()
         assert bounds.size - 1 <= chunks
+
+
+def test_pack_problems_writes_the_csr_format_byte_for_byte():
+    """The format every builder shares (``pack_carts``), pinned on two copies of the warm-up
+    cart: types, offsets, candidate order (by unit price), amounts and one pricing row each."""
+    from gpu_engine import WARMUP_CART
+
+    batch = pack_problems([CartProblem.from_dict(WARMUP_CART)] * 2)
+    want = {
+        "line_ptr": (np.int64, [0, 3, 6]),
+        "line_qty": (np.int64, [2, 1, 3] * 2),
+        "offer_ptr": (np.int64, [0, 2, 4, 6, 8, 10, 12]),
+        "offer_merchant": (np.int32, [0, 1, 1, 0, 0, 1] * 2),
+        "offer_amount": (np.int64, [3998, 4200, 450, 500, 2997, 3600] * 2),
+        "merch_ptr": (np.int64, [0, 2, 4]),
+        "merch_row": (np.int32, [0, 1, 2, 3]),
+        "base": (np.int64, [499, 299] * 2),
+        "extra": (np.int64, [100, 0] * 2),
+        "free_over": (np.int64, [5000, -1] * 2),
+        "dmin": (np.int64, [3, 0] * 2),
+        "dbp": (np.int64, [500, 0] * 2),
+        "merchant_index": (np.int64, [0, 1] * 2),
+    }
+    assert set(want) == set(batch.__dataclass_fields__)
+    for name, (dtype, values) in want.items():
+        got = getattr(batch, name)
+        assert got.dtype == dtype and got.flags.c_contiguous, name
+        assert got.tobytes() == np.array(values, dtype=dtype).tobytes(), name
+
+
+def test_pack_carts_shares_pricing_rows_between_carts():
+    from gpu_engine.batch import pack_carts
+
+    params = np.array([[499, 0], [100, 0], [5000, -1], [0, 2], [0, 300]])
+    batch = pack_carts(
+        line_counts=np.array([1, 2]),
+        line_qty=np.array([2, 1, 3]),
+        offer_counts=np.array([2, 1, 2]),
+        offer_merchant=np.array([0, 1, 0, 0, 1]),
+        offer_price=np.array([700, 650, 90, 100, 80]),
+        merchant_counts=np.array([2, 2]),
+        merchant_row=np.array([0, 1, 1, 0]),
+        merchant_index=np.array([0, 1, 1, 0]),
+        params=params,
+    )
+    assert batch.offer_amount.tolist() == [1400, 1300, 90, 300, 240]
+    assert batch.line_ptr.tolist() == [0, 1, 3] and batch.merch_ptr.tolist() == [0, 2, 4]
+    assert batch.base.tolist() == [499, 0] and batch.merch_row.dtype == np.int32
+    cpu = solve_packed(batch, device="cpu")
+    for c in range(batch.n_carts):
+        assert solve(cart_problem(batch, c), algorithm="cpu-full").total == cpu.total[c]

@@ -2,9 +2,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import gpu_engine
 
 
+@pytest.mark.slow
 def test_gpu_engine_never_imports_django_or_touches_cuda():
     code = (
         "import sys, json, gpu_engine\n"
@@ -29,6 +32,22 @@ def test_public_api():
         "gpu_available",
     ]:
         assert hasattr(gpu_engine, name)
+
+
+def test_every_declared_name_resolves_without_touching_cuda():
+    """The apps import only these three modules and the names their ``__all__`` lists."""
+    code = (
+        "import importlib, sys\n"
+        "for name in ('gpu_engine', 'gpu_engine.batch', 'gpu_engine.catalog'):\n"
+        "    module = importlib.import_module(name)\n"
+        "    for attr in module.__all__:\n"
+        "        getattr(module, attr)\n"
+        "print('numba.cuda' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert out.stdout.strip().splitlines()[-1] == "False"
 
 
 def test_gpu_available_is_false_in_the_simulator():

@@ -8,7 +8,8 @@ range launch covers as many carts as the scratch budget allows (usually all of t
 as range launches) and give the heaviest carts bigger blocks, heaviest first. The DP scratch is
 kept between batches and grown as needed, one set per device (:mod:`gpu_engine.batch.kept`: a
 thread on another GPU neither reads these buffers nor waits for their lock). :class:`Launch`
-says which of these a run takes; benchmarks compare others (:mod:`gpu_engine.bench.batch`).
+says which of these a run takes; benchmarks compare others
+(:mod:`gpu_engine.bench.batch_variants`).
 """
 
 from __future__ import annotations

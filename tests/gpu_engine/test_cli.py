@@ -2,9 +2,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from gpu_engine import WARMUP_CART as _TINY
 from gpu_engine.bench import discover_suites
 from gpu_engine.cli import format_table
+
+pytestmark = pytest.mark.slow
 
 
 def _run(*args, stdin=None):

@@ -74,6 +74,7 @@ def test_merchant_cost_is_exact_for_huge_subtotals():
     assert merchant_cost(0, 0, 499, 100, -1, 0, 0) == 0
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(carts(max_items=5, max_merchants=4), st.randoms(use_true_random=False))
 def test_pricing_matches_reference(cart, rnd):

@@ -57,6 +57,7 @@ def test_the_huge_integer_is_refused_naming_its_field():
     assert "5001 digits" in str(refused.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [*sorted(OPTIMUM), "huge-integer-traceback"])
 def test_the_cli_exits_cleanly_on_each(name):
     """As the issue ran them: the HiGHS crash exited 139, the huge integer printed a traceback."""

@@ -110,6 +110,7 @@ def test_cli_refuses_every_gpu_algorithm_alike_without_a_gpu(tmp_path, capsys, n
     )
 
 
+@pytest.mark.slow
 def test_cli_process_prints_no_traceback(tmp_path):
     """The same refusals from a real process, CUDA simulator off (no GPU on this machine)."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")

@@ -46,6 +46,7 @@ def test_the_warmup_cart_makes_the_ga_run_generations():
     assert solution.stats["generations"] >= 1 and solution.stats["stop"] != "bound"
 
 
+@pytest.mark.slow
 def test_after_warmup_no_request_compiles_anything():
     """Pins the warm-up's coverage (numba's cache keys follow module paths): in a fresh process
     after ``warmup(include_gpu=False)``, requests of every CPU algorithm on small, seed, sparse

@@ -5,6 +5,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 
 def test_batch_suite_runs_and_its_sample_agrees(tmp_path):
     path = tmp_path / "rows.json"

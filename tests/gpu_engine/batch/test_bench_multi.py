@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from gpu_engine.bench.batch_multi import gpu_counts
 
 
@@ -17,6 +19,7 @@ def test_gpu_counts_are_powers_of_two_and_all():
     assert gpu_counts(4, "1,3,9") == [1, 3, 4]
 
 
+@pytest.mark.slow
 def test_batch_multi_suite_runs_and_every_count_agrees(tmp_path):
     path = tmp_path / "rows.json"
     args = ["--batch-devices", "0,0,1", "--batch-multi-sizes", "400", "--batch-multi-repeats", "1"]

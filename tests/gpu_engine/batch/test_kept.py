@@ -192,6 +192,7 @@ def test_exit_hook_releases_every_devices_state_in_its_context_once(fake_devices
     assert kept_module.release_every_device(context_of) == [] and len(entered) == 2
 
 
+@pytest.mark.cudasim
 def test_exit_hook_uses_the_simulators_device_context(fake_devices):
     from gpu_engine.batch import kept as kept_module
 

@@ -54,6 +54,7 @@ def test_cpu_shares_in_threads_equal_one_device(device_ids):
         assert len({name for _, name in seen}) == len(device_ids)
 
 
+@pytest.mark.cudasim
 def test_simulated_kernel_split_over_two_contexts_equals_one_device():
     batch = synthetic_batch(30, seed=3, max_lines=6, max_offers=6, pool=8)
     want = solve_packed(batch, device="gpu")
@@ -95,6 +96,8 @@ def test_a_slice_is_a_batch_of_its_own():
     )
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(carts(max_items=5, max_merchants=4), min_size=0, max_size=8),

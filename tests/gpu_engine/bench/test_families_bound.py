@@ -3,7 +3,11 @@ above the optimum, and a warm start at the optimum proved with and without HiGHS
 
 import argparse
 
+import pytest
+
 from gpu_engine.bench import families_bound
+
+pytestmark = pytest.mark.slow
 
 
 def test_the_bound_suite_reports_every_family_and_size():

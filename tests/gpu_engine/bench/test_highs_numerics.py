@@ -3,8 +3,12 @@ no wrong proof with the engine's tolerance, HiGHS not run beyond its exact range
 
 import argparse
 
+import pytest
+
 from gpu_engine.bench import highs_numerics
 from gpu_engine.solvers.milp import runner
+
+pytestmark = pytest.mark.slow
 
 
 def _args(*extra: str) -> argparse.Namespace:

@@ -131,6 +131,7 @@ def capped_carts(draw):
     return {"items": items, "merchants": merchants, "offers": offers}
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(capped_carts())
 def test_the_capped_rows_keep_the_bounds_valid_and_the_milp_exact(cart):

@@ -46,6 +46,7 @@ def _result(values, indexes):
 
 
 # The first example compiles the njit functions.
+@pytest.mark.cudasim
 @settings(deadline=None)
 @given(st.integers(-3, 3), st.integers(-1, 5), st.integers(-3, 3), st.integers(-1, 5))
 def test_the_order_is_value_then_index_and_empty_slots_lose(v, i, w, j):
@@ -58,6 +59,7 @@ def test_the_order_is_value_then_index_and_empty_slots_lose(v, i, w, j):
     assert lower_first(v, i, w, j) == ((v, i) < (w, j))
 
 
+@pytest.mark.cudasim
 @pytest.mark.parametrize("group", [1, 2, 8, 32])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_shared_memory_group_min_matches_a_scan(group, seed):

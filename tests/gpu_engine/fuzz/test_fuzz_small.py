@@ -3,10 +3,14 @@ extreme carts. Any crash, traceback, wrong proof, answer below the optimum or to
 not re-price fails it; the findings say which cart (re-run: ``python -m gpu_engine fuzz --seed
 SEED --first INDEX --carts 1``)."""
 
+import pytest
+
 from gpu_engine.fuzz.judge import FAILURES
 from gpu_engine.fuzz.report import format_findings
 from gpu_engine.fuzz.routes import default_routes
 from gpu_engine.fuzz.runner import FuzzConfig, run_fuzz
+
+pytestmark = pytest.mark.slow
 
 CARTS = 40
 

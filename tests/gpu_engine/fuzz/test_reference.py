@@ -31,6 +31,7 @@ def _random_assignment(rng, cart):
     return {line: rng.choice(ms) for line, ms in eligible_merchants(cart).items()}
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(cart=carts(max_items=5, max_merchants=4, max_quantity=6), seed=st.integers(0, 2**32))
 def test_pricing_matches_the_engine_on_strategy_carts(cart, seed):
@@ -52,6 +53,7 @@ def test_pricing_matches_the_engine_on_fuzz_carts(index):
         assert cart_total(cart, assignment) == _engine_total(cart, assignment)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(cart=carts(max_items=4, max_merchants=3))
 def test_brute_force_matches_the_engine_reference(cart):

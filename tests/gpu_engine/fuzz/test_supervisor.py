@@ -1,7 +1,11 @@
 """The pool survives what kills, hangs or fails its workers, and counts it against the route
 (fault routes of :mod:`gpu_engine.fuzz.faults` stand in for the engine's own defects)."""
 
+import pytest
+
 from gpu_engine.fuzz.runner import FuzzConfig, run_fuzz
+
+pytestmark = pytest.mark.slow
 
 
 def _counts(result, route):

@@ -193,6 +193,7 @@ def test_beyond_highs_range_the_ga_keeps_going_until_the_budget(monkeypatch):
     assert solution.elapsed_ms == pytest.approx(5_000)
 
 
+@pytest.mark.slow
 def test_a_proof_ends_the_rest_at_once(monkeypatch):
     """HiGHS proves on its second run: nothing runs after it (the budget is not spent for
     nothing)."""

@@ -127,6 +127,7 @@ def test_single_offer(device):
     assert (got.merchant[0], got.price[0], got.index[0]) == (42, 1999, 0)
 
 
+@pytest.mark.cudasim
 @pytest.mark.parametrize("unroll", [4, 8])
 def test_row_kernels_in_the_simulator(unroll):
     """The 16-byte vector kernel and the dense-rows kernel, shared-memory reduction."""
@@ -175,6 +176,7 @@ def test_cpu_twin_matches_brute_force_on_any_csr(counts, seed):
     )
 
 
+@pytest.mark.cudasim
 @given(counts=st.lists(st.integers(0, 9), min_size=1, max_size=5), seed=st.integers(0, 999))
 @settings(max_examples=8, deadline=None)
 def test_kernel_matches_cpu_twin_on_any_csr(counts, seed):

@@ -153,6 +153,8 @@ def test_duplicate_rules_keep_the_first_value(device):
     np.testing.assert_array_equal(radix_tree_match(tree, [0xF0 << 56, 0xF1 << 56]), [3, 1])
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 @given(
     keys=st.lists(st.integers(0, 2**64 - 1), max_size=40),
     extra=st.lists(st.integers(0, 2**64 - 1), max_size=10),
@@ -168,6 +170,8 @@ def test_cpu_exact_lookup_on_any_keys(keys, extra, leaf_size):
     )
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 @given(
     rules=st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 64)), max_size=30),
     queries=st.lists(st.integers(0, 2**64 - 1), max_size=10),
@@ -185,6 +189,7 @@ def test_cpu_prefix_match_on_any_rules(rules, queries, leaf_size):
     )
 
 
+@pytest.mark.cudasim
 @given(keys=st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=24), seed=st.integers(0, 99))
 @settings(max_examples=6, deadline=None)
 def test_kernels_match_cpu_twin_on_any_keys(keys, seed):

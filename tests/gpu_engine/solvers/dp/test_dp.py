@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
@@ -19,6 +20,7 @@ def _offer(item, merchant, price):
     return {"item": item, "merchant": merchant, "price": price, "stock": None}
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(carts(max_items=6, max_merchants=4))
 def test_dp_equals_brute_force(cart):

@@ -13,6 +13,7 @@ from gpu_engine.solvers.dp.solve import merchant_dp_inputs, run_merchant_cpu
 from tests.gpu_engine.strategies import carts
 
 
+@pytest.mark.cudasim
 @settings(max_examples=15, deadline=None)
 @given(carts(max_items=5, max_merchants=4))
 def test_simulated_merchant_dp_equals_brute_force(cart):
@@ -50,6 +51,7 @@ def _njit_in_kernel():
     assert out.tolist() == expected
 
 
+@pytest.mark.cudasim
 def test_njit_pricing_runs_inside_a_cuda_kernel_in_the_simulator():
     _njit_in_kernel()
 
@@ -99,6 +101,7 @@ def test_prepared_tables_give_each_line_set_once_and_warps_one_merchant_part(k):
             assert (parts == parts[:, :1]).all()
 
 
+@pytest.mark.cudasim
 @settings(max_examples=6, deadline=None)
 @given(carts(max_items=5, max_merchants=12))
 def test_simulated_dp_in_launches_of_a_few_layers_equals_one_launch(cart):
@@ -121,6 +124,7 @@ def test_simulated_dp_in_launches_of_a_few_layers_equals_one_launch(cart):
         assert late is not None and late[0] == whole  # finished in one launch: kept
 
 
+@pytest.mark.cudasim
 def test_simulated_dp_past_its_deadline_stops_after_the_first_launch():
     import time
 

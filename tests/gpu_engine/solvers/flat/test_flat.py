@@ -84,6 +84,7 @@ def _check_against_reference(cart: dict) -> None:
     assert result.optimal and result.total == best == result.bound
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(flat_carts())
 def test_flat_carts_are_solved_to_the_brute_force_optimum(cart):

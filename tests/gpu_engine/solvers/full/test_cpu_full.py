@@ -1,6 +1,7 @@
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
 from gpu_engine import CartProblem, solve
@@ -11,6 +12,7 @@ from gpu_engine.solvers.full.cpu import search_layout
 from tests.gpu_engine.strategies import carts
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(carts(max_items=5, max_merchants=4))
 def test_cpu_full_equals_brute_force(cart):

@@ -15,6 +15,7 @@ from gpu_engine.solvers.full.cuda import LaunchConfig, row_size, search_rows, so
 from tests.gpu_engine.strategies import carts
 
 
+@pytest.mark.cudasim
 @settings(max_examples=8, deadline=None)
 @given(carts(max_items=4, max_merchants=3))
 def test_simulated_kernel_equals_brute_force(cart):
@@ -30,6 +31,7 @@ def test_simulated_kernel_equals_brute_force(cart):
         assert solution.total == best and solution.optimal
 
 
+@pytest.mark.cudasim
 def test_simulated_kernel_matches_cpu_on_ranges_and_ties():
     cart = {
         "items": [{"id": f"i{i}", "quantity": 1 + i % 2} for i in range(4)],

@@ -118,6 +118,7 @@ def test_lower_bound_is_a_bound(cart):
 
 
 # Under the CUDA simulator numba.cuda.random compiles its host functions in object mode.
+@pytest.mark.cudasim
 @pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaWarning")
 def test_rng_matches_numba_cuda_random():
     from numba.cuda.random import (
@@ -171,6 +172,8 @@ def test_config_validation():
         GaConfig(p_mutation=1.5)
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(cart=carts(max_items=8, max_merchants=5), pick=st.integers(0, 2**32))
 def test_the_grow_move_takes_the_prefix_whose_real_change_is_lowest(cart, pick):

@@ -45,6 +45,7 @@ def _assert_same(cpu, gpu):
     assert np.array_equal(fit, cpu.fit_in)
 
 
+@pytest.mark.cudasim
 @pytest.mark.parametrize("seed", [1, 2])
 def test_kernels_equal_the_cpu_twin_in_the_simulator(seed):
     cart = random_cart(seed, 5, n_merchants=4, offers=(1, 4))

@@ -68,6 +68,7 @@ def test_restarts_stop_at_a_proven_bound_and_without_a_budget():
     assert free.stats["stop"] == "stall" and free.stats["restarts"] == []
 
 
+@pytest.mark.cudasim
 def test_restarts_are_the_same_on_both_devices(monkeypatch):
     """The restart loop is the driver's: the GPU GA (the simulator here) restarts from the same
     seeds and ends with the CPU twin's answer. One restart, whatever the clock (the simulator is

@@ -26,6 +26,7 @@ def _compact_optimum(cart) -> tuple[int, float]:
     return _cost(problem, outcome.choice), outcome.bound
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(carts(max_items=5, max_merchants=4))
 def test_the_compact_form_equals_brute_force(cart):
@@ -34,6 +35,7 @@ def test_the_compact_form_equals_brute_force(cart):
     assert total == best and math.ceil(bound - 1e-4) == best
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(boundary_carts())
 def test_the_compact_form_at_thresholds_and_discounts_boundaries(cart):
@@ -50,6 +52,7 @@ def test_its_x_columns_read_as_the_extended_forms_do():
     assert np.array_equal(choice_from_x(problem, model, x[: model.x_line.size]), cheapest)
 
 
+@pytest.mark.slow
 def test_the_portfolio_proves_what_either_lane_proves():
     """A one-cent cart the compact form proves in seconds (the extended one took ~6 s)."""
     problem = CartProblem.from_dict(family_cart("one_cent", 2))

@@ -37,6 +37,7 @@ def _assert_exact(cart):
     return solution
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(carts(max_items=5, max_merchants=4))
 def test_equals_brute_force(cart):
@@ -294,6 +295,7 @@ def deep_threshold_carts(draw):
     return {"items": items, "merchants": merchants, "offers": offers}
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(deep_threshold_carts())
 def test_deep_thresholds_and_discounts_equal_brute_force(cart):

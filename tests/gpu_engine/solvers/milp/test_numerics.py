@@ -21,6 +21,7 @@ from gpu_engine.solvers.milp.runner import (
 
 # Carts on which HiGHS, at its default tolerance and warm-started as the planner does, proved
 # a total above the optimum (14,569,431 against 14,529,297 on seed 11).
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [11, 14, 15])
 def test_highs_proves_only_the_optimum_on_expensive_carts(seed):
     problem = CartProblem.from_dict(expensive_cart(seed, 1e6))

@@ -15,6 +15,13 @@ def cart_line_list(*, cart: Cart) -> QuerySet[CartLine]:
     )
 
 
+def cart_line_for_product(*, cart: Cart, product) -> CartLine | None:
+    """The cart's line of ``product`` (a cart holds at most one per product), with its offer
+    and merchant; ``None`` when the product is not in the cart."""
+    lines = CartLine.objects.select_related("offer__merchant")
+    return lines.filter(cart=cart, product=product).first()
+
+
 def cart_get(
     *, cart_id: int, owner=None, session_key: str | None = None, with_lines: bool = True
 ) -> Cart:

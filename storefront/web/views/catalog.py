@@ -15,10 +15,11 @@ from storefront.caching.fragments import (
     render_shared_page,
 )
 from storefront.caching.versions import CATALOG, SHARED, product_version_name
+from storefront.carts.selectors import cart_line_for_product
 from storefront.catalog.selectors import category_list_read, product_offers_read
 from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
 from storefront.errors import NotFound
-from storefront.models import MAX_LINE_QUANTITY, CartLine, Offer
+from storefront.models import MAX_LINE_QUANTITY, Offer
 from storefront.money import format_money
 from storefront.search import search_prepare
 from storefront.search.facets import CatalogFilters, product_facets
@@ -191,10 +192,7 @@ def render_product(
     ``add_target`` names the form that failed (an offer id, or ``"cheapest"``)."""
     cart = request_cart_find(request)
     postal_code = cart.postal_code if cart else ""
-    line = None
-    if cart is not None:
-        lines = CartLine.objects.select_related("offer__merchant")
-        line = lines.filter(cart=cart, product=product).first()
+    line = cart_line_for_product(cart=cart, product=product) if cart is not None else None
 
     def rows() -> list[OfferRow]:
         offers = product_offers_read(product=product)

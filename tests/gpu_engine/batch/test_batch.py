@@ -36,9 +36,6 @@ def _assert_exact(dicts, result: BatchResult, device: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.slow
-@pytest.mark.slow
-@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(cart_lists, st.sampled_from([None, FULL, DP]))
 def test_cpu_batch_equals_brute_force(dicts, prefer):
@@ -46,9 +43,6 @@ def test_cpu_batch_equals_brute_force(dicts, prefer):
     _assert_exact(dicts, solve_problems(problems, device="cpu", prefer=prefer), "cpu")
 
 
-@pytest.mark.slow
-@pytest.mark.slow
-@pytest.mark.slow
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(carts(max_items=6, max_merchants=5, max_quantity=4), min_size=1, max_size=4))
@@ -61,7 +55,6 @@ def test_cpu_batch_equals_the_per_cart_exact_solvers(dicts):
         assert solution.total == solve(problem, algorithm="cpu-dp").total
 
 
-@pytest.mark.cudasim
 @pytest.mark.cudasim
 @settings(max_examples=8, deadline=None)
 @given(st.lists(carts(max_items=4, max_merchants=3), min_size=1, max_size=3), st.booleans())
@@ -187,7 +180,6 @@ def test_importing_the_batch_solver_touches_no_cuda():
 
 
 @pytest.mark.cudasim
-@pytest.mark.cudasim
 def test_simulated_kernel_matches_the_cpu_twin_on_synthetic_carts():
     batch = synthetic_batch(40, seed=3, max_lines=6, max_offers=6, pool=8)
     gpu = solve_packed(batch, device="gpu")
@@ -199,7 +191,6 @@ def test_simulated_kernel_matches_the_cpu_twin_on_synthetic_carts():
         assert solve(cart_problem(batch, c), algorithm="cpu-full").total == cpu.total[c]
 
 
-@pytest.mark.cudasim
 @pytest.mark.cudasim
 @settings(max_examples=10, deadline=None)
 @given(st.lists(carts(max_items=5, max_merchants=4), min_size=1, max_size=5))
@@ -213,7 +204,6 @@ def test_simulated_plan_kernel_matches_the_cpu_plan(dicts):
         np.testing.assert_array_equal(getattr(gpu, name), getattr(cpu, name), err_msg=name)
 
 
-@pytest.mark.cudasim
 @pytest.mark.cudasim
 def test_every_simulated_kernel_variant_matches_the_cpu_twin(monkeypatch):
     from gpu_engine.batch import cuda as batch_cuda
@@ -253,7 +243,6 @@ def test_values_that_do_not_fit_the_narrow_types_travel_wide():
 
 
 @pytest.mark.cudasim
-@pytest.mark.cudasim
 def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
     from gpu_engine.batch import gpu as batch_gpu
     from gpu_engine.batch.pack import TOO_LARGE
@@ -267,7 +256,6 @@ def test_every_simulated_variant_leaves_too_large_carts_at_minus_one():
         assert (total[plan.method != TOO_LARGE] > 0).all(), variant
 
 
-@pytest.mark.cudasim
 @pytest.mark.cudasim
 def test_simulated_overlap_chunks_give_the_cpu_twins_answers(monkeypatch):
     from gpu_engine.batch import cuda as batch_cuda

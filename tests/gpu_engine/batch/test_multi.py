@@ -97,7 +97,6 @@ def test_a_slice_is_a_batch_of_its_own():
 
 
 @pytest.mark.slow
-@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(carts(max_items=5, max_merchants=4), min_size=0, max_size=8),

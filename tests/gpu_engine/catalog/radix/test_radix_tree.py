@@ -154,7 +154,6 @@ def test_duplicate_rules_keep_the_first_value(device):
 
 
 @pytest.mark.slow
-@pytest.mark.slow
 @given(
     keys=st.lists(st.integers(0, 2**64 - 1), max_size=40),
     extra=st.lists(st.integers(0, 2**64 - 1), max_size=10),
@@ -170,7 +169,6 @@ def test_cpu_exact_lookup_on_any_keys(keys, extra, leaf_size):
     )
 
 
-@pytest.mark.slow
 @pytest.mark.slow
 @given(
     rules=st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 64)), max_size=30),

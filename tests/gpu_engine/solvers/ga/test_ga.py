@@ -173,7 +173,6 @@ def test_config_validation():
 
 
 @pytest.mark.slow
-@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(cart=carts(max_items=8, max_merchants=5), pick=st.integers(0, 2**32))
 def test_the_grow_move_takes_the_prefix_whose_real_change_is_lowest(cart, pick):

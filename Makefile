@@ -1,4 +1,5 @@
-# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint, mypy and the whole suite.
+# Smart Cart: `make demo` serves the seeded shop, `make test` runs lint, mypy and the whole suite
+# (`make test-fast`: the same without the browser, worker, CUDA simulator and slow tests).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -9,7 +10,7 @@ GPU    ?= 0
 # numba host threads per gpu worker: with N workers on a host, cores // N (empty: every core).
 HOST_THREADS ?=
 
-.PHONY: venv demo test lint format worker worker-cpu worker-gpu beat bench calibrate clean prod-local loadtest
+.PHONY: venv demo test test-fast lint format worker worker-cpu worker-gpu beat bench calibrate clean prod-local loadtest
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -76,6 +77,16 @@ test: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+
+# The inner loop: lint, types and the unit tests, leaving out the markers that need browsers,
+# Celery workers, the CUDA simulator or many examples (tests/conftest.py, pyproject.toml).
+FAST_TESTS ?= not e2e and not integration and not cudasim and not slow and not gpu
+
+test-fast: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "$(FAST_TESTS)"
 
 lint: venv
 	$(BIN)/ruff check .

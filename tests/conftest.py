@@ -20,6 +20,8 @@ os.environ.setdefault(
     ),
 )
 
+from pathlib import Path
+
 import pytest
 
 # Under xdist (`make test`: -n 2 --dist loadgroup) tests of one group run on one worker, one
@@ -29,8 +31,26 @@ import pytest
 # prefixes per test, pytest-django's per-worker test database, which the Celery worker is given).
 XDIST_GROUPS = {"e2e": "browser", "integration": "celery-worker"}
 
+# `make test-fast` leaves out e2e, integration, cudasim and slow tests (pyproject.toml says what
+# each means). Most carry their mark in their module; these two kinds are marked here, so that
+# a new file gets its mark without remembering it: every test under tests/e2e, and every test
+# parametrised with a simulated CUDA device, which runs its kernels in Numba's simulator.
+E2E_DIR = Path(__file__).resolve().parent / "e2e"
+SIMULATED_DEVICES = {"cuda", "gpu"}
 
+
+def _simulated(item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and callspec.params.get("device") in SIMULATED_DEVICES
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if E2E_DIR in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+        if _simulated(item):
+            item.add_marker(pytest.mark.cudasim)
     for item in items:
         for marker, group in XDIST_GROUPS.items():
             if marker in item.keywords:

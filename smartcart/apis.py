@@ -24,10 +24,9 @@ from smartcart.services import (
     optimization_run_dismiss,
     optimization_run_lease_check,
 )
-from storefront.api.cart_fields import cart_resource_serializer
 from storefront.api.errors import error_responses
 from storefront.api.inputs import validated
-from storefront.carts.apis import CartBaseView, cart_response, no_cart, own_cart
+from storefront.carts.apis import CartBaseView, CartResource, cart_response, no_cart, own_cart
 from storefront.security.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
 # --- serializers shared by the views ----------------------------------------------------
@@ -255,7 +254,7 @@ class OptimizationApplyView(CartBaseView):
         "done, already applied or dismissed (`not_done`, `already_applied`, `dismissed`).",
         request=None,
         responses={
-            200: OpenApiResponse(cart_resource_serializer(), description="The updated cart."),
+            200: OpenApiResponse(CartResource, description="The updated cart."),
             **error_responses(401, 403, 404, 409, 429),
         },
     )

@@ -9,8 +9,8 @@ importing them (as ``storefront.web.cart_panels`` is for the cart page).
 and returns JSON-ready fields, merged into the response in the providers' order (a provider
 must not reuse a name the cart serializer has). Providers only read. A provider documents its
 fields in the OpenAPI schema with a ``schema_fields()`` method returning
-``{name: serializer field}``: ``cart_resource_serializer()`` is the cart serializer with
-those fields added (the ``CartResource`` component: the cart endpoints' bodies; the
+``{name: serializer field}``: ``cart_resource_serializer(CartSerializer)`` is the cart
+serializer with those fields added (the ``CartResource`` component: the cart endpoints' bodies; the
 checkout review's ``cart`` is the plain ``Cart``, without them).
 """
 
@@ -47,27 +47,30 @@ def cart_api_fields(*, cart: Cart) -> dict[str, Any]:
 
 
 @cache
-def _resource_serializer(paths: tuple[str, ...]) -> type[serializers.Serializer]:
-    from storefront.carts.apis import CartSerializer
-
+def _resource_serializer(
+    cart_serializer: type[serializers.Serializer], paths: tuple[str, ...]
+) -> type[serializers.Serializer]:
     declared: dict[str, serializers.Field] = {}
     for provider in _providers(paths):
         schema_fields = getattr(provider, "schema_fields", None)
         if schema_fields is not None:
             declared.update(schema_fields())
-    clash = set(declared) & set(CartSerializer().fields)
+    clash = set(declared) & set(cart_serializer().fields)
     if clash:
         raise ValueError(f"cart API fields reuse the cart serializer's names: {sorted(clash)}")
     resource = type(
         "CartResourceSerializer",
-        (CartSerializer,),
-        {"__module__": __name__, "__doc__": CartSerializer.__doc__, **declared},
+        (cart_serializer,),
+        {"__module__": __name__, "__doc__": cart_serializer.__doc__, **declared},
     )
     return resource
 
 
-def cart_resource_serializer() -> type[serializers.Serializer]:
-    """The API's cart as responses hold it, for the schema: ``CartSerializer`` and every
+def cart_resource_serializer(
+    cart_serializer: type[serializers.Serializer],
+) -> type[serializers.Serializer]:
+    """The API's cart as responses hold it, for the schema: ``cart_serializer`` (the cart API's
+    ``CartSerializer``, passed in so that this module imports no feature's API) and every
     provider's ``schema_fields()`` (the body itself is ``CartSerializer``'s data merged with
     ``cart_api_fields``)."""
-    return _resource_serializer(_paths())
+    return _resource_serializer(cart_serializer, _paths())

@@ -122,7 +122,7 @@ def own_cart(request) -> Cart:
     return cart
 
 
-CartResource = cart_resource_serializer()
+CartResource = cart_resource_serializer(CartSerializer)
 
 
 def cart_response(cart: Cart, *, status_code: int = status.HTTP_200_OK) -> Response:

@@ -76,7 +76,7 @@ class ProductSerializer(serializers.Serializer):
 
     def to_representation(self, product):
         # The fields above, written out: DRF's field-by-field walk (nested category and
-        # method field included) was a sixth of the product search's render. The fields stay
+        # method field included) is a large share of the product search's render. The fields stay
         # declared for the schema; tests compare both.
         category = product.category
         return {

@@ -4,6 +4,7 @@ and a cycle finder: shared by the engine's graph test and the apps' dependency t
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,6 +26,12 @@ def package_modules(packages: Iterable[str], *, skip: Iterable[str] = ()) -> dic
     return found
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of the file at ``path``, read once per test session."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
 def _absolute(node: ast.ImportFrom, name: str, path: Path) -> str | None:
     """The module ``from ... import`` reads, made absolute for a relative import in ``name``."""
     if node.level == 0:
@@ -39,7 +46,7 @@ def module_imports(path: Path, modules: dict[str, Path], name: str = "") -> set[
     body, inside functions too; ``from pkg import name`` counts as ``pkg.name`` when that is a
     module, else as ``pkg``."""
     targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             targets.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):

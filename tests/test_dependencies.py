@@ -14,7 +14,7 @@ import ast
 
 import pytest
 
-from tests.import_graph import ROOT, find_cycle, import_graph, package_modules
+from tests.import_graph import ROOT, find_cycle, import_graph, package_modules, parsed
 
 PACKAGES = ("storefront", "smartcart", "gpu_engine")
 # The engine's public modules: the apps import these and the names their ``__all__`` lists.
@@ -52,8 +52,7 @@ def _imported_roots(tree: ast.AST) -> set[str]:
 def _violations(package: str) -> list[str]:
     found = []
     for path in sorted((ROOT / package).rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for root in sorted(_imported_roots(tree) & FORBIDDEN[package]):
+        for root in sorted(_imported_roots(parsed(path)) & FORBIDDEN[package]):
             found.append(f"{path.relative_to(ROOT)} imports {root}")
     return found
 
@@ -106,8 +105,8 @@ def test_services_never_import_tasks():
     graph = import_graph(modules)
     found = []
     for name in sorted(n for n in graph if _is("services", n)):
-        tree = ast.parse(modules[name].read_text(encoding="utf-8"))
-        targets = graph[name] | {m for m in _imported_modules(tree) if m.split(".")[0] in PACKAGES}
+        imported = _imported_modules(parsed(modules[name]))
+        targets = graph[name] | {m for m in imported if m.split(".")[0] in PACKAGES}
         found += [f"{name} imports {target}" for target in sorted(targets) if _is("tasks", target)]
     assert found == []
 
@@ -142,8 +141,7 @@ def _deep_engine_imports(package: str) -> list[str]:
     api = {module: _declared_names(module) for module in GPU_ENGINE_API}
     found = []
     for path in sorted((ROOT / package).rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for use in sorted(set(_engine_uses(tree))):
+        for use in sorted(set(_engine_uses(parsed(path)))):
             module, _, name = use.partition(":")
             if module not in api:
                 if not name:  # the module is named once, not again for each of its names

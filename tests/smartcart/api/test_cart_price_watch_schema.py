@@ -8,6 +8,7 @@ from tests.storefront.api.test_schema import _json_schema
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow
 def test_a_cart_with_a_price_watch_notice_matches_the_schema(client_for, shopper):
     """The cart resource's hook fields are in the schema: a real body with a notice
     validates against the documented response, ``price_watch`` included."""

@@ -8,6 +8,7 @@ from tests.carts import cart_with_choices
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow
 def test_a_retried_optimization_post_starts_one_run(alice_api, shopper):
     cart_with_choices(owner=shopper)
     first = alice_api.post(

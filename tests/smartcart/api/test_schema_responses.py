@@ -41,6 +41,7 @@ def _check(schema, template: str, method: str, response) -> None:
     schema[template][method].validate_response(wrapped)
 
 
+@pytest.mark.slow
 def test_every_endpoint_answers_as_documented(api, alice_api, shopper, schema):
     cart = cart_with_choices(owner=shopper)
     line = cart.lines.first()

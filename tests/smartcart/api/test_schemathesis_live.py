@@ -25,6 +25,7 @@ print(Token.objects.create(user=user).key)
 """
 
 
+@pytest.mark.slow
 def test_schemathesis_finds_no_server_error(tmp_path):
     port = free_port()
     env = server_env(

@@ -84,6 +84,7 @@ def _seen(carts) -> dict:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_the_packed_path_checks_carts_as_the_problem_path_does(seed):
     cart_ids = _random_market(random.Random(seed), 30)
@@ -100,6 +101,7 @@ def test_the_packed_path_checks_carts_as_the_problem_path_does(seed):
     assert chunk.n_carts == len(by_packed) and not chunk.fallback
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_the_packed_chunk_has_the_bytes_pack_problems_gives_its_problems(seed):
     """Both builders go through ``pack_carts``: the chunk's batch equals, array by array and

@@ -17,6 +17,7 @@ REPRO = Path(__file__).resolve().parents[2] / "gpu_engine" / "repro"
 OPTIMUM = 45_794_863
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("inline_max_ms", "route"), [(10_000, "inline"), (0, "cpu")]
 )  # solved in the request, or by the (in-process) queue

@@ -1,2 +1,3 @@
-"""Checkout and orders: a reviewed cart becomes one paid order with one package per
-merchant (services), read back by shoppers and merchant staff (selectors)."""
+"""Orders after checkout: the merchant workflow of packages, status changes, expiry of unpaid
+orders and the confirmation mail (services), read back by shoppers and merchant staff
+(selectors)."""

@@ -123,6 +123,7 @@ def _carts_create(specs, merchants: list[Merchant]):
     return carts
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     merchant_specs=st.lists(_merchant, min_size=1, max_size=4),
@@ -152,6 +153,7 @@ def test_batch_prices_every_cart_like_the_per_cart_sql_resolution(merchant_specs
         pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_batch_parity_on_a_seeded_random_market(seed):
     """Larger than the examples above: a dozen merchants (some inactive) with nested, catch-all

@@ -70,6 +70,7 @@ def random_market(seed: int) -> None:
                 OfferFactory(product=product, merchant=merchant, unit_price=1, active=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_stored_values_equal_the_live_query_and_the_definition(seed, settings):
     settings.STOREFRONT_CHEAPEST_CHUNK = 7  # several chunks, ragged offer counts

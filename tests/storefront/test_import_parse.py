@@ -4,6 +4,7 @@ import re
 from decimal import Decimal
 
 import numpy as np
+import pytest
 from django.core.exceptions import ValidationError
 from hypothesis import given
 from hypothesis import strategies as st
@@ -51,6 +52,7 @@ number_text = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(st.lists(number_text, max_size=30), st.sampled_from([0, 2, 3]))
 def test_decimal_parse_matches_python_decimals(texts, decimals):
     texts = [t for t in texts if len(t) <= parse.MAX_NUMBER_CHARS]
@@ -95,6 +97,7 @@ gtin_text = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(st.lists(gtin_text, max_size=30))
 def test_gtin_parse_agrees_with_the_model_validator(texts):
     array, refused = parse.fixed_width(texts, max_chars=parse.MAX_GTIN_CHARS)

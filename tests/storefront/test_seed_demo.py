@@ -20,6 +20,7 @@ def seed(*args: str) -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow
 def test_same_seed_same_catalog_other_seed_other_catalog():
     output = seed("--seed", "7", *SMALL)
     first = catalog_checksum()
@@ -30,6 +31,7 @@ def test_same_seed_same_catalog_other_seed_other_catalog():
     assert catalog_checksum() != first
 
 
+@pytest.mark.slow
 def test_catalog_is_realistic_and_valid():
     seed("--seed", "3", *SMALL)
     assert Category.objects.count() >= 10

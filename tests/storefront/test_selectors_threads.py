@@ -4,6 +4,8 @@ and drop its merchant join ("missing FROM-clause entry for table u1", a 500 on t
 
 import threading
 
+import pytest
+
 from storefront.catalog import selectors
 
 
@@ -14,6 +16,7 @@ def _sql() -> tuple[str, ...]:
     )
 
 
+@pytest.mark.slow
 def test_selectors_compile_the_same_sql_in_many_threads_at_once():
     expected = _sql()
     wrong: list[tuple[str, ...]] = []

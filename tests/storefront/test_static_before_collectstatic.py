@@ -28,6 +28,7 @@ def test_pages_render_before_collectstatic(client, no_collectstatic, caplog):
     assert "collectstatic" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_production_server_serves_pages_and_styles_without_collectstatic(tmp_path):
     import re
 

@@ -49,6 +49,7 @@ _merchant = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(merchants=st.lists(_merchant, min_size=1, max_size=4), codes=st.lists(_codes, max_size=6))
 def test_parity_with_the_per_destination_selector(merchants, codes):

@@ -7,6 +7,7 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/auth/token/"
 
 
+@pytest.mark.slow
 def test_token_obtain_and_use(api, shopper):
     response = api.post(URL, {"username": "alice", "password": TEST_PASSWORD}, format="json")
     assert response.status_code == 200

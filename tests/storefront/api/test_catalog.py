@@ -51,6 +51,7 @@ def test_product_search_and_filters(api, catalog):
     assert names("available=true&ordering=-price") == ["World Atlas", "Claw Hammer"]
 
 
+@pytest.mark.slow
 def test_product_list_has_facets_whose_counts_match_the_filtered_lists(api, catalog):
     def get(query):
         return api.get(f"/api/v1/products/?{query}").json()

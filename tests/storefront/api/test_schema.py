@@ -4,6 +4,7 @@ from django.core.management import call_command
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow
 def test_schema_is_valid_openapi_without_warnings(tmp_path):
     out = tmp_path / "schema.yaml"
     # --validate checks against the OpenAPI 3 JSON schema; --fail-on-warn makes any

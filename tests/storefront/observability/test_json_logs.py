@@ -4,9 +4,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.live_server import ROOT, server_env
 
 
+@pytest.mark.slow
 def test_json_log_lines(tmp_path):
     env = server_env(database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}", LOG_FORMAT="json")
     env["LOG_LEVEL"] = "INFO"

@@ -10,6 +10,7 @@ from tests.live_server import ROOT, server_env
 PROBE = "import sentry_sdk; print(sentry_sdk.get_client().is_active())"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("dsn", "active"), [("", "False"), ("https://public@sentry.example.invalid/1", "True")]
 )

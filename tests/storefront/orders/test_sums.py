@@ -38,6 +38,7 @@ def _spec_cost(lines, terms) -> int:
     return goods + shipping
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(terms=st.lists(merchant_terms, min_size=4, max_size=4), lines=cart_lines)

@@ -45,6 +45,7 @@ def expected(query: str) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", DEMO_QUERIES)
 def test_demo_query_finds_exactly_the_products_with_its_words(demo, query):
     found = set(product_list(query=query).values_list("gtin", flat=True))
@@ -52,6 +53,7 @@ def test_demo_query_finds_exactly_the_products_with_its_words(demo, query):
     assert found == expected(query)
 
 
+@pytest.mark.slow
 def test_ordinary_words_find_their_products_by_name_first(demo):
     for query, noun in [("kettle", "kettle"), ("headphones", "headphones"), ("coffee", "coffee")]:
         first = product_list(query=query).first()

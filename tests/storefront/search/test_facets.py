@@ -36,6 +36,7 @@ def chosen(filters: CatalogFilters, **change) -> CatalogFilters:
     return CatalogFilters(**values)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("start", STARTS, ids=lambda f: repr(f))
 def test_counts_equal_the_filtered_list(demo, start):
     facets = product_facets(filters=start, postal_code=DEMO_DESTINATION)
@@ -57,6 +58,7 @@ def test_counts_equal_the_filtered_list(demo, start):
     assert facets.listed == listed(shown)
 
 
+@pytest.mark.slow
 def test_counts_follow_a_stale_stored_cheapest_offer_and_a_category_id(demo):
     """Products whose stored cheapest offer is pending a refresh are counted on their live
     price, as the list filters them; a category chosen by id counts as by slug."""
@@ -97,6 +99,7 @@ def queries(client, url: str) -> int:
     return len(captured)
 
 
+@pytest.mark.slow
 def test_search_page_queries_are_bounded_whatever_the_catalog_size(client, demo):
     client.login(username="demo", password="demo-shopper-pass")  # a cart shipping to 10115
     url = reverse("catalog") + "?q=kettle&in_stock=on&free=on&price=25-50&sort=relevance"

@@ -71,6 +71,7 @@ filters_strategy = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -112,6 +113,7 @@ def test_the_same_shape_for_other_values_of_the_same_kind(demo_values):
     assert by_id[0] != first[0]  # an id compiles to another condition than a slug
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", QUERIES[1:])
 def test_a_search_prepares_alike_through_kept_sql(demo_values, settings, query):
     query = {"GTIN": demo_values["gtin"], "SKU": demo_values["sku"]}.get(query, query)

@@ -12,14 +12,16 @@ def no_collectstatic(settings, tmp_path):
     settings.STATIC_ROOT = tmp_path / "staticfiles"
     settings.STORAGES = {
         **settings.STORAGES,
-        "staticfiles": {"BACKEND": "storefront.staticstorage.ForgivingManifestStaticFilesStorage"},
+        "staticfiles": {
+            "BACKEND": "storefront.config.staticstorage.ForgivingManifestStaticFilesStorage"
+        },
     }
     yield
     staticfiles_storage._wrapped = None  # the next test builds the storage of its settings
 
 
 def test_pages_render_before_collectstatic(client, no_collectstatic, caplog):
-    from storefront.staticstorage import ForgivingManifestStaticFilesStorage
+    from storefront.config.staticstorage import ForgivingManifestStaticFilesStorage
 
     ForgivingManifestStaticFilesStorage._warned = False
     response = client.get("/")

@@ -76,7 +76,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "storefront.context_processors.shop",
+                "storefront.web.context_processors.shop",
                 "smartcart.pricewatch.web.price_watch",
             ],
         },
@@ -395,7 +395,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_boo
 # folders) and the log says what to run, instead of every page answering 500.
 if not DEBUG:
     STORAGES["staticfiles"]["BACKEND"] = (
-        "storefront.staticstorage.ForgivingManifestStaticFilesStorage"
+        "storefront.config.staticstorage.ForgivingManifestStaticFilesStorage"
     )
     WHITENOISE_USE_FINDERS = not (STATIC_ROOT / "staticfiles.json").exists()
 

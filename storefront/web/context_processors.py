@@ -1,3 +1,5 @@
+"""The shop-wide template context: the currency every price is shown in."""
+
 from django.conf import settings
 from django.http import HttpRequest
 

@@ -208,7 +208,7 @@ def csrf_token_get(request: HttpRequest) -> str:
     """``django.middleware.csrf.get_token``'s token, in its format (a random mask and the
     secret ciphered with it; the cookie's secret, else a new one and its cookie), drawn from
     one ``os.urandom`` call: Django draws each of the 64 characters a cookie-less visitor needs
-    with a system call of its own, 0.14 ms, most of what a cached page's hit costs. After
+    with a system call of its own, most of what a cached page's hit costs. After
     ``CsrfViewMiddleware.process_request``; its ``process_response`` sets the cookie."""
     secret = request.META.get("CSRF_COOKIE")
     if secret is None:

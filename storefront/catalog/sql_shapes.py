@@ -2,7 +2,7 @@
 
 Django builds and compiles a queryset's SQL on every evaluation: for the catalog's list and
 facets (five CASEs of subqueries for the best offer, a full-text match, grouped counts) that
-was a third of an uncached search's CPU (6.5 of 19 ms, measured in-process). Yet the SQL text
+is a large share of an uncached search's CPU (BENCHMARKS.md has the figures). Yet the SQL text
 depends only on the query's *shape* (which filters are present, how many ids an ``IN`` holds,
 the order, the page's slice); the values (the words searched, a merchant's id) are only its
 parameters.

@@ -12,7 +12,6 @@ from storefront.models import MerchantOrder, Order, OrderEvent, Payment
 from storefront.orders.status import order_fail, order_lock_with_cart, order_status_set
 
 _PAID = {"confirmed", "preauth"}
-
 _FAILED = {"rejected", "error"}
 
 

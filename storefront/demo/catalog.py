@@ -15,6 +15,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -62,21 +63,26 @@ class Department:
     series: tuple[str, ...] = ("Plus", "Pro", "Max", "Lite", "II", "S", "X", "Neo", "Air", "One")
 
 
+def _department(entry: dict[str, Any]) -> Department:
+    defaults_replaced: dict[str, Any] = {}
+    if "name_format" in entry:
+        defaults_replaced["name_format"] = entry["name_format"]
+    if "series" in entry:
+        defaults_replaced["series"] = tuple(entry["series"])
+    return Department(
+        tuple(entry["brands"]),
+        tuple(Kind(*kind) for kind in entry["kinds"]),
+        tuple(entry["variants"]),
+        **defaults_replaced,
+    )
+
+
 def _catalog_load() -> tuple[dict[str, Department], tuple[list[str], ...], list[tuple[str, str]]]:
     """The departments, merchant name words and shipping zones of ``catalog.json``. A kind is
     ``[noun, low, high, shape, blurb]``; a department leaves out ``name_format`` and ``series``
     where it uses the defaults."""
     data = json.loads((Path(__file__).with_name("catalog.json")).read_text(encoding="utf-8"))
-    catalog = {
-        name: Department(
-            tuple(entry["brands"]),
-            tuple(Kind(*kind) for kind in entry["kinds"]),
-            tuple(entry["variants"]),
-            **({"name_format": entry["name_format"]} if "name_format" in entry else {}),
-            **({"series": tuple(entry["series"])} if "series" in entry else {}),
-        )
-        for name, entry in data["departments"].items()
-    }
+    catalog = {name: _department(entry) for name, entry in data["departments"].items()}
     words = tuple(list(group) for group in data["merchant_words"])
     # (prefix, name): German postal regions, so the demo destination 10115 (Berlin) matters.
     zones = [(prefix, name) for prefix, name in data["zones"]]

@@ -82,6 +82,9 @@ test: venv
 # Celery workers, the CUDA simulator or many examples (tests/conftest.py, pyproject.toml).
 FAST_TESTS ?= not e2e and not integration and not cudasim and not slow and not gpu
 
+# Bytecode and pytest's rewritten test modules are kept in __pycache__ (git-ignored) even where
+# the environment turns them off: compiling the suite afresh costs each worker ~10 s.
+test-fast: export PYTHONDONTWRITEBYTECODE :=
 test-fast: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -30,6 +30,7 @@ def compilations(monkeypatch):
     return seen
 
 
+@pytest.mark.slow
 def test_after_warmup_a_product_page_compiles_nothing(client, compilations, capsys):
     call_command("warmup")
     assert "Kernels ready" in capsys.readouterr().out

@@ -58,6 +58,7 @@ def test_each_device_key_has_its_own_state_and_the_same_key_the_same(fake_device
     assert len({id(k) for k in seen}) == 1
 
 
+@pytest.mark.cudasim
 @pytest.mark.parametrize("variant", KEEPING)
 def test_a_batch_on_one_device_never_waits_for_another_devices_locks(fake_devices, variant):
     batch = synthetic_batch(12, seed=4, max_lines=6, max_offers=5, pool=8)
@@ -82,6 +83,7 @@ def test_a_batch_on_one_device_never_waits_for_another_devices_locks(fake_device
     assert not (busy.scratch or busy.arrays or busy.streams or busy.pinned)
 
 
+@pytest.mark.cudasim
 def test_batches_on_the_same_device_take_turns_and_reuse_its_buffers(fake_devices):
     batch = synthetic_batch(12, seed=4, max_lines=6, max_offers=5, pool=8)
     want = solve_packed(batch, device="cpu")
@@ -111,6 +113,7 @@ def test_batches_on_the_same_device_take_turns_and_reuse_its_buffers(fake_device
     assert all(kept_for(32).arrays[name] is not held for name, held in arrays.items())
 
 
+@pytest.mark.cudasim
 def test_release_gives_back_every_devices_state(fake_devices):
     from gpu_engine.batch import launch as batch_launch
 
@@ -154,6 +157,7 @@ def test_the_casts_release_the_gil():
     assert staging._cast_serial.targetoptions["nogil"]
 
 
+@pytest.mark.cudasim
 def test_exit_hook_releases_every_devices_state_in_its_context_once(fake_devices, monkeypatch):
     """At exit every device's kept state is freed inside that device's context (numba's
     finalizers would otherwise free it during teardown, after the contexts); a second call

@@ -134,6 +134,7 @@ def test_gpu_split_over_every_visible_gpu_equals_one_gpu():
         _assert_same(got, want)
 
 
+@pytest.mark.cudasim
 @pytest.mark.parametrize("overlap_min", [1, 10**9])
 def test_shares_on_two_devices_run_the_engines_variant_on_state_of_their_own(
     monkeypatch, fake_devices, overlap_min

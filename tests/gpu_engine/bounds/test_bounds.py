@@ -15,6 +15,7 @@ from gpu_engine.solvers.milp.runner import milp_best, solve_milp
 from tests.gpu_engine.strategies import carts
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(carts(max_items=5, max_merchants=4))
 def test_the_lp_bound_never_exceeds_the_optimum(cart):

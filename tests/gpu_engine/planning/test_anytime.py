@@ -30,6 +30,7 @@ GA_FIRST = _profile(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None)
 @given(
     cart=carts(max_items=6, max_merchants=5),
@@ -170,6 +171,7 @@ def test_beside_the_gpu_ga_the_step_starts_from_the_cheapest_offers_and_keeps_th
     assert int(priced) == merged.total
 
 
+@pytest.mark.slow
 def test_the_lp_bound_proves_a_ga_answer_that_meets_it(monkeypatch):
     """A flat fixed-fee cart whose LP is tight: the GA's answer is proven by the bound."""
     from gpu_engine.planning import tuning

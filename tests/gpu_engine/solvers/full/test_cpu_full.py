@@ -33,6 +33,7 @@ def test_split_ranges_cover_the_search(cart):
     assert min(parts) == whole
 
 
+@pytest.mark.slow
 def test_time_boxed_search_is_flagged_not_optimal():
     cart = {
         "items": [{"id": f"i{i}", "quantity": 1} for i in range(8)],

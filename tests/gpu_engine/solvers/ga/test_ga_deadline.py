@@ -158,6 +158,7 @@ def test_a_cut_step_keeps_what_it_found():
     assert np.array_equal(population.fit_in, before)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaDeprecationWarning")
 def test_a_large_cart_stops_at_the_deadline(monkeypatch):
     """10,000 lines, 3 offers a line: one individual's descent takes ~15 ms, a full first
@@ -181,6 +182,7 @@ def test_a_large_cart_stops_at_the_deadline(monkeypatch):
     assert solution.total <= _cost(problem, arrays.to_original(drop))
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None)
 @given(
     seed=st.integers(0, 50),

@@ -75,6 +75,7 @@ def boundary_carts(draw):
     return {"items": items, "merchants": merchants, "offers": offers}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(boundary_carts())
 def test_thresholds_and_discounts_at_the_boundary(cart):

@@ -4,6 +4,7 @@ the optimum of the cart the GA stalls on."""
 import time
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,6 +74,7 @@ def test_a_deadline_that_has_passed_returns_the_incumbent():
     assert np.array_equal(result.choice, incumbent)
 
 
+@pytest.mark.slow
 def test_the_configuration_step_finds_the_optimum_the_ga_stalls_short_of():
     """The LP's rounding of the merchants' open and free-shipping switches is the optimum's:
     HiGHS with them fixed finds it from any incumbent (here every line's cheapest offer)."""

@@ -60,6 +60,7 @@ def test_amounts_beyond_highs_range_are_refused_by_milp_and_solved_by_the_planne
         assert all(p.get("phase") != "lns" or p.get("skipped") for p in answer.plan["ran"])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), exponent=st.integers(3, 9))
 def test_a_proven_answer_is_the_exact_optimum_at_every_money_scale(seed, exponent):

@@ -11,8 +11,7 @@ which has neither, builds the same rows from its arrays with ``suggestion_line_r
 
 from typing import NamedTuple
 
-from gpu_engine import Solution
-from gpu_engine.solution import MerchantCost, json_safe
+from gpu_engine import MerchantCost, Solution, json_safe
 from smartcart.selectors import CartProblemBuild, OfferSnapshot, cart_current_breakdown
 from storefront.carts.pricing import missing_for_free_shipping
 

@@ -1,7 +1,7 @@
 """Price-watch-shaped batch jobs through the ``gpu`` queue, for the multi-GPU bench (issue 17).
 
 A price-watch run reads the affected carts, solves them in one batch and writes the answers.
-Here the carts are synthetic (:func:`gpu_engine.batch.synthetic.synthetic_batch`), cut into
+Here the carts are synthetic (:func:`gpu_engine.batch.synthetic_batch`), cut into
 jobs of contiguous carts and stored once as ``.npz`` files on the host (the stand-in for the
 database read: a worker loads its job's arrays, timed as ``load_ms``), so a run measures the
 queue and the solve, not the generator. One job = one message naming its file; the worker
@@ -30,9 +30,7 @@ import numpy as np
 from celery import shared_task
 from django.conf import settings
 
-from gpu_engine.batch import PackedBatch, solve_packed
-from gpu_engine.batch.multi import slice_batch
-from gpu_engine.batch.synthetic import synthetic_batch
+from gpu_engine.batch import PackedBatch, slice_batch, solve_packed, synthetic_batch
 
 REPLY_TTL_S = 3600
 

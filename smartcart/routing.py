@@ -38,9 +38,15 @@ from typing import Any
 
 from django.conf import settings
 
-from gpu_engine import CartProblem, gpu_available
-from gpu_engine.planning import GpuState, Plan, make_plan
-from gpu_engine.planning.profile import RateProfile, load_profile
+from gpu_engine import (
+    CartProblem,
+    GpuState,
+    Plan,
+    RateProfile,
+    gpu_available,
+    load_profile,
+    make_plan,
+)
 from smartcart.errors import ServiceUnavailable
 from smartcart.models import OptimizationRun
 

@@ -50,8 +50,7 @@ def cpu_warmup() -> dict[str, float]:
     """Runs every CPU solver (``gpu_engine.warmup(include_gpu=False)``, which never touches
     CUDA) and then the planner once on the same tiny cart. Returns seconds per solver."""
     from gpu_engine import WARMUP_CART, CartProblem, solve, warmup
-    from gpu_engine.catalog.cheapest_offer.select import cheapest_offers_warmup
-    from gpu_engine.catalog.radix.tree import radix_tree_warmup
+    from gpu_engine.catalog import cheapest_offers_warmup, radix_tree_warmup
 
     timings = warmup(include_gpu=False)
     start = time.perf_counter()
@@ -159,7 +158,7 @@ def on_worker_ready(sender=None, **kwargs) -> None:
 def on_worker_process_init(**kwargs) -> None:
     # Sent in each prefork child, and by the solo pool in the worker process itself, in the
     # thread that runs its jobs: numba's thread count (GPU_ENGINE_HOST_THREADS) is per thread.
-    from gpu_engine.batch.threads import host_threads_apply
+    from gpu_engine.batch import host_threads_apply
 
     logger.info("gpu_engine host threads: %s", host_threads_apply() or "numba's default")
     if warmup_enabled():

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpu_engine import MONEY_LIMIT
 from gpu_engine.batch import PackedBatch, pack_carts, price_choice
-from gpu_engine.problem import MONEY_LIMIT
 from smartcart.answers import LineOffer, answer_fields, suggestion_line_row, suggestion_merchant_row
 from smartcart.pricewatch.selectors import (
     LINE_AT,

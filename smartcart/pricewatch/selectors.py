@@ -19,8 +19,7 @@ from datetime import datetime
 import numpy as np
 from django.db.models import Q, QuerySet
 
-from gpu_engine import ProblemError
-from gpu_engine.pricing import assignment_cost
+from gpu_engine import ProblemError, assignment_cost
 from smartcart.models import OptimizationRun, PriceWatchChange
 from smartcart.selectors.problems import (
     _LINE_FIELDS,

@@ -34,10 +34,8 @@ from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from gpu_engine import Solution, solve
-from gpu_engine.batch import price_choice, solve_batch, solve_packed
-from gpu_engine.batch.pack import METHOD_NAMES, TOO_LARGE
-from gpu_engine.results import SolverInconsistency
+from gpu_engine import Solution, SolverInconsistency, solve
+from gpu_engine.batch import METHOD_NAMES, TOO_LARGE, price_choice, solve_batch, solve_packed
 from smartcart.answers import answer_from_solution, answer_keeps_current
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchEmailOptIn, PriceWatchRun
 from smartcart.pricewatch.packed import carts_packed_read

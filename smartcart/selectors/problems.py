@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from django.db import router
 from django.db.models import FilteredRelation, Q, QuerySet
 
-from gpu_engine import CartProblem, ProblemError, price_assignment
-from gpu_engine.solution import MerchantCost
+from gpu_engine import CartProblem, MerchantCost, ProblemError, price_assignment
 from smartcart.prepared import PreparedQuery
 from storefront.carts.pricing_summary import line_unavailable_reason
 from storefront.catalog.shipping import (

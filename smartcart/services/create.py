@@ -8,7 +8,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from gpu_engine.solution import json_safe
+from gpu_engine import json_safe
 from smartcart.answers import answer_from_solution, solver_plan
 from smartcart.models import OptimizationRun
 from smartcart.ratelimit import improve_rate_check

@@ -45,6 +45,7 @@ def test_every_algorithm_answers_right_or_refuses_clearly(name, algorithm, budge
         assert answer.optimal  # HiGHS proves each of them within a second here
 
 
+@pytest.mark.slow
 def test_the_planner_gets_the_optimum_of_each_at_a_second():
     for name, optimum in OPTIMUM.items():
         assert solve(_problem(name), budget_ms=1000, allow_gpu=False).total == optimum

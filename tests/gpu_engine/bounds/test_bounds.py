@@ -83,6 +83,7 @@ def one_merchant_carts(draw):
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(one_merchant_carts())
 def test_the_lp_is_exact_where_the_assignment_is_forced(cart):
@@ -149,6 +150,7 @@ def test_the_capped_rows_keep_the_bounds_valid_and_the_milp_exact(cart):
     assert proof is not None and proof.optimal and proof.total == best
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     bp=st.integers(1, 10_000),

@@ -55,6 +55,7 @@ def test_a_larger_budget_is_never_worse(cart, budgets, seed):
         assert run.total >= best and (not run.optimal or run.total == best)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(
     cart=carts(max_items=6, max_merchants=5), gens=st.tuples(st.integers(0, 6), st.integers(0, 6))

@@ -95,6 +95,7 @@ def test_if_empty_seeds_an_empty_catalog():
     assert Product.objects.count() == 80
 
 
+@pytest.mark.slow
 def test_reset_clears_carts_that_point_at_the_old_catalog():
     seed(*SMALL)
     line = CartLineFactory(offer=Offer.objects.first())
@@ -113,6 +114,7 @@ def test_fewer_merchants_than_minimum_offers():
     assert set(counts.values()) == {3}
 
 
+@pytest.mark.slow
 def test_demo_merchant_staff_and_past_orders():
     from storefront.demo.orders import DEMO_MERCHANT_STAFF
     from storefront.models import MerchantStaff, Order

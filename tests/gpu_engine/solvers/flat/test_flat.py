@@ -91,6 +91,7 @@ def test_flat_carts_are_solved_to_the_brute_force_optimum(cart):
     _check_against_reference(cart)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(carts(max_items=4, max_merchants=4))
 def test_flatness_holds_on_the_general_carts_it_accepts(cart):

@@ -37,6 +37,7 @@ def carts_with_incumbents(draw: st.DrawFn):
     return problem, np.asarray(picks, dtype=np.int64)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(carts_with_incumbents())
 def test_a_step_never_returns_a_total_above_its_incumbent_and_prices_exactly(case):

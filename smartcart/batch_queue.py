@@ -1,4 +1,4 @@
-"""Price-watch-shaped batch jobs through the ``gpu`` queue, for the multi-GPU bench (issue 17).
+"""Price-watch-shaped batch jobs through the ``gpu`` queue, for the multi-GPU bench.
 
 A price-watch run reads the affected carts, solves them in one batch and writes the answers.
 Here the carts are synthetic (:func:`gpu_engine.batch.synthetic_batch`), cut into

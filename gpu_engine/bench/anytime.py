@@ -1,4 +1,4 @@
-"""Anytime (issue 25): does the engine use its whole budget, and prove what one-thread HiGHS does?
+"""Anytime: does the engine use its whole budget, and prove what one-thread HiGHS does?
 
 Per cart of :mod:`gpu_engine.bench.anytime_carts` (``--anytime-families``, seeds
 ``--anytime-seeds``): ``gpu_engine.solve`` (algorithm "auto") with ``--anytime-budget-ms``,

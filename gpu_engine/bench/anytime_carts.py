@@ -1,4 +1,4 @@
-"""Cart families where the planner's anytime routes must use the whole budget (issue 25).
+"""Cart families where the planner's anytime routes must use the whole budget.
 
 Spec-format dicts (version 1), deterministic per seed:
 

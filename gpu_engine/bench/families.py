@@ -1,4 +1,4 @@
-"""The planner on the instance families of :mod:`gpu_engine.bench.family_carts` (issue 13).
+"""The planner on the instance families of :mod:`gpu_engine.bench.family_carts`.
 
 Per family, cart size and budget: the gap of the planner's answer to a proven optimum
 (HiGHS, one thread, ``--families-reference-s``) at p50/p95/max, the share of answers the engine

@@ -1,4 +1,4 @@
-"""Lower bounds on the instance families (issue 13): how far the LP relaxation of the exact
+"""Lower bounds on the instance families: how far the LP relaxation of the exact
 MILP sits below the optimum, what it costs, and how long HiGHS needs to prove an optimal answer
 handed to it as a warm start (the planner's proof after the GA, when the GA is at the optimum).
 

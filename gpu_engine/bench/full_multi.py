@@ -1,4 +1,4 @@
-"""Full search split over several GPUs (issue 17): one 11- and one 12-line cart (8 offers a
+"""Full search split over several GPUs: one 11- and one 12-line cart (8 offers a
 line, 24 merchants, :func:`gpu_engine.bench.instances.uniform_cart`, as the ``full_search``
 suite), its rows cut evenly over 1, 2, 4 ... of ``--full-multi-devices`` by
 ``solve_gpu_full(device_ids=...)``: assignments/s per GPU count, speedup, scaling efficiency,

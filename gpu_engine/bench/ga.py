@@ -1,4 +1,4 @@
-"""GA quality against the HiGHS optimum on random carts (issue 4's benchmark).
+"""GA quality against the HiGHS optimum on random carts.
 
 For each size (default 30, 50 and 100 lines; 5-20 offers a line, 100 merchants, thresholds and
 discounts: :mod:`gpu_engine.planning.carts`) the same carts go to HiGHS (``highspy``, one thread

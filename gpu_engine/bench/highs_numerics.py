@@ -1,4 +1,4 @@
-"""HiGHS's answers on expensive carts against the exact DP (issue 13): how often HiGHS proves a
+"""HiGHS's answers on expensive carts against the exact DP: how often HiGHS proves a
 total above the optimum, or fails, as the money grows.
 
 The carts (:func:`expensive_cart`) have merchants with free-shipping thresholds and discounts

@@ -9,7 +9,7 @@ from smartcart import batch_queue
 
 class Command(BaseCommand):
     help = (
-        "Price-watch-shaped batch jobs through the gpu queue (issue 17): N synthetic carts cut "
+        "Price-watch-shaped batch jobs through the gpu queue: N synthetic carts cut "
         "into jobs, each solved by whichever gpu worker takes it (workers started with "
         "-I smartcart.batch_queue); jobs/s, carts/s, round-trip p50/p95, answers compared "
         "with a reference pass (--digests)."

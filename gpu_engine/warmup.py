@@ -248,8 +248,8 @@ def _warm_batch_gpu_variants(problem: CartProblem) -> None:
     """Both variants the GPU batch picks by size (small batches "split-warp", large ones
     "overlap", see gpu_engine.batch.gpu.default_variant) run here once, each method each."""
     from gpu_engine.batch import staging
-    from gpu_engine.batch.gpu import DEFAULT_VARIANT, SMALL_BATCH_VARIANT
     from gpu_engine.batch.engine import solve_packed
+    from gpu_engine.batch.gpu import DEFAULT_VARIANT, SMALL_BATCH_VARIANT
     from gpu_engine.batch.pack import DP, FULL, pack_problems
 
     # The parallel cast into pinned buffers only runs on large batches: compile it here too.

@@ -38,18 +38,25 @@ demo: venv
 
 # The production-like stack on this machine from the Procfile (honcho): gunicorn, a cpu
 # worker and beat, after migrate and collectstatic. DEBUG off, plain HTTP on loopback.
-# Needs DATABASE_URL (PostgreSQL) and REDIS_URL; SECRET_KEY defaults to a fresh random one.
+# Needs DATABASE_URL (PostgreSQL) and REDIS_URL. SECRET_KEY comes from the environment, else from
+# .prod-local-secret (generated once, mode 600, git-ignored), so restarts keep sessions and the
+# key is never printed: the commands echo the file's name, not its content. Beat keeps its
+# schedule in this checkout (.celerybeat-schedule), so two checkouts never share one file.
 # SEED=1 seeds the demo catalog and logins into an empty database (local use only). Mail is
 # printed by the worker unless EMAIL_BACKEND says otherwise.
-ifndef SECRET_KEY
-SECRET_KEY := $(shell $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
-endif
-PROD_ENV = env -u DEBUG PATH="$(abspath $(BIN)):$$PATH" SECRET_KEY="$(SECRET_KEY)" \
+SECRET_FILE := .prod-local-secret
+PROD_ENV = env -u DEBUG PATH="$(abspath $(BIN)):$$PATH" \
+	SECRET_KEY="$${SECRET_KEY:-$$(cat $(SECRET_FILE))}" \
+	CELERY_BEAT_SCHEDULE_FILE="$${CELERY_BEAT_SCHEDULE_FILE:-$(abspath .celerybeat-schedule)}" \
 	ALLOWED_HOSTS="$${ALLOWED_HOSTS:-127.0.0.1,localhost}" SECURE_SSL_REDIRECT=0 \
 	SECURE_HSTS_SECONDS=0 SECURE_COOKIES=0 WEB_BIND="$(HOST):$(PORT)" \
 	EMAIL_BACKEND="$${EMAIL_BACKEND:-django.core.mail.backends.console.EmailBackend}"
 
-prod-local: venv
+$(SECRET_FILE):
+	@umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))' > $@
+	@echo "  A new SECRET_KEY is in $@ (kept across restarts; delete it to log everyone out)."
+
+prod-local: venv $(SECRET_FILE)
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || \
 		{ echo "prod-local needs DATABASE_URL and REDIS_URL, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/smartcart REDIS_URL=redis://127.0.0.1:6379/0 make prod-local"; exit 1; }
 	$(PROD_ENV) $(BIN)/python manage.py migrate --noinput

@@ -1,9 +1,9 @@
-"""Checkout and orders for mobile clients: review the cart, place it (``Idempotency-Key``),
+"""Checkout and orders for mobile clients: review the cart, place it (``Idempotency-Key``:
+a retry with the same body replays the first answer, another body is a 422),
 pay (the configured provider's form fields; the dummy provider's in demos and tests), list
 and read orders. Signed-in callers only; another shopper's order is a 404."""
 
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     extend_schema_serializer,
@@ -25,6 +25,7 @@ from storefront.errors import ValidationFailed
 from storefront.models import Order
 from storefront.orders.selectors import order_get, order_list
 from storefront.payments.services import order_payment_for
+from storefront.security.idempotency import idempotency_key_parameter, idempotent
 
 SIGNED_IN_ONLY = (
     "Signed-in callers only (`Authorization: Token ...` or the site's session), like the cart "
@@ -155,13 +156,7 @@ class OrderListView(APIView):
         summary="Place the reviewed cart as an order (one package per merchant)",
         description=SIGNED_IN_ONLY,
         parameters=[
-            OpenApiParameter(
-                "Idempotency-Key",
-                location=OpenApiParameter.HEADER,
-                required=True,
-                description="8-100 letters, digits or '_.:-'. The same key again returns the "
-                "order it placed.",
-            )
+            idempotency_key_parameter(required=True, rule="8 to 100 letters, digits or '_.:-'")
         ],
         request=InputSerializer,
         responses={
@@ -172,6 +167,7 @@ class OrderListView(APIView):
                 403,
                 404,
                 409,
+                422,
                 429,
                 e400="Bad input: an address field, the `Idempotency-Key` header, or the "
                 "review token (`review_token_missing`: review first; `review_token_invalid`).",
@@ -180,11 +176,15 @@ class OrderListView(APIView):
                 "`details.changes` says what, `details.total` is the new total. `cart_empty`: "
                 "nothing left to order (placed with another key?). `review_expired`: the "
                 "review is over an hour old.",
+                e422="`idempotency_key_reused`: this `Idempotency-Key` placed an order (or "
+                "answered another request) with a different body: nothing was ordered; send a "
+                "new key for a new order.",
                 e429="Too many orders placed by this account: retry after `Retry-After` "
                 "seconds (`ORDER_PLACE_THROTTLE_RATE`).",
             ),
         },
     )
+    @idempotent
     def post(self, request):
         data = validated(self.InputSerializer, request.data)
         key = request.headers.get("Idempotency-Key")

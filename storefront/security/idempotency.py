@@ -3,16 +3,17 @@
 same key gets that answer again (header ``Idempotent-Replayed: true``) instead of doing the
 work twice: a line added once, one optimisation started.
 
-Decorate an ``APIView`` method with ``@idempotent`` (cart lines, optimizations; checkout's POST
-when it exists). Rules:
+Decorate an ``APIView`` method with ``@idempotent`` (cart lines, optimizations, placing an
+order); it documents the ``Idempotent-Replayed`` response header in the OpenAPI schema. Rules:
 
 - The key is optional; 1 to 255 printable ASCII characters, scoped to the signed-in user.
 - The request runs in one transaction with the stored answer, so a request that fails (an
   error answer, a crash, a lost race with its own twin) leaves neither its writes nor its key
   behind, and its retry runs again. Only successful (2xx) answers are stored.
 - The same key with a different method, path or body answers 422
-  (``idempotency_key_reused``); two concurrent requests with one key run once: the second
-  waits for the first's row and replays it (PostgreSQL).
+  (``idempotency_key_reused``) and does nothing, the body compared as canonical JSON (key
+  order and whitespace do not matter) through the row's ``fingerprint``; two concurrent
+  requests with one key run once: the second waits for the first's row and replays it (PostgreSQL).
 - Keys expire after ``IDEMPOTENCY_KEY_TTL_S`` (default 24 h); ``manage.py
   purge_idempotency_keys`` and celery beat's ``storefront.idempotency_keys_purge`` delete them.
 """
@@ -26,7 +27,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -37,15 +38,43 @@ HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
 
-IDEMPOTENCY_KEY_PARAMETER = OpenApiParameter(
-    name=HEADER,
+
+def _kept_for() -> str:
+    hours = settings.IDEMPOTENCY_KEY_TTL_S / 3600
+    return f"{hours:g} h" if hours >= 1 else f"{settings.IDEMPOTENCY_KEY_TTL_S} s"
+
+
+def idempotency_key_parameter(*, required: bool = False, rule: str = "") -> OpenApiParameter:
+    """The ``Idempotency-Key`` request header as OpenAPI documents it; ``rule`` states the
+    endpoint's own limits on the key when it has stricter ones than 1 to 255 characters."""
+    rule = rule or f"1 to {MAX_KEY_LENGTH} printable ASCII characters"
+    return OpenApiParameter(
+        name=HEADER,
+        type=OpenApiTypes.STR,
+        location=OpenApiParameter.HEADER,
+        required=required,
+        description=f"{'Required' if required else 'Optional'}: {rule}, one per request you "
+        "mean, scoped to your account. A retry with the same key and the same JSON body (key "
+        "order and whitespace do not matter) gets the first successful answer again, status "
+        f"and body, with `{REPLAYED_HEADER}: true`, instead of doing it twice; the same key "
+        "with a different body (or on another endpoint) is a 422 `idempotency_key_reused` "
+        "and does nothing. Only successful (2xx) answers are kept: after an error, retry with "
+        f"the same key. Keys are kept {_kept_for()} (`IDEMPOTENCY_KEY_TTL_S`), then deleted "
+        "(`manage.py purge_idempotency_keys`, hourly) and the key is new again.",
+    )
+
+
+IDEMPOTENT_REPLAYED_PARAMETER = OpenApiParameter(
+    name=REPLAYED_HEADER,
     type=OpenApiTypes.STR,
     location=OpenApiParameter.HEADER,
-    required=False,
-    description="Optional, up to 255 characters, unique per request you mean: a retry with "
-    "the same key gets the first successful answer again (`Idempotent-Replayed: true`) "
-    "instead of doing it twice; the same key with a different body is a 422.",
+    response=[200, 201, 202],
+    enum=["true"],
+    description=f"`true` when this answer is the stored answer to an earlier request with the "
+    f"same `{HEADER}`; absent on a first answer.",
 )
+
+IDEMPOTENCY_KEY_PARAMETER = idempotency_key_parameter()
 
 
 class IdempotencyKeyReused(DomainError):
@@ -69,6 +98,7 @@ class _Duplicate(Exception):
 def idempotent(method):
     """Makes an ``APIView`` method honour ``Idempotency-Key`` (see the module docstring)."""
 
+    @extend_schema(parameters=[IDEMPOTENCY_KEY_PARAMETER, IDEMPOTENT_REPLAYED_PARAMETER])
     @functools.wraps(method)
     def wrapper(view, request, *args, **kwargs):
         key = request.headers.get(HEADER)
@@ -105,6 +135,8 @@ def _check_key(key: str) -> None:
 
 
 def request_fingerprint(request) -> str:
+    """SHA-256 of the method, the path and the canonical JSON of the parsed body (sorted keys,
+    no whitespace), so a retry that serialises the same body differently still matches."""
     body = json.dumps(request.data, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(f"{request.method}\n{request.path}\n{body}".encode()).hexdigest()
 

@@ -206,3 +206,87 @@ def test_paying_a_paid_order_again_is_refused(api):
     again = api.post(f"/api/v1/orders/{number}/payment/", PAID, format="json")
     assert again.status_code == 400
     assert again.json()["error"]["code"] == "order_not_pending"
+
+
+# --- Idempotency-Key, like Stripe's: same body replayed, another body refused ---------------
+
+
+@pytest.mark.parametrize("changed", [{"full_name": "Someone Else"}, {"city": "Hamburg"}])
+def test_the_same_key_with_another_body_is_a_422_and_orders_nothing(api, changed):
+    limited = _fill_cart(api)
+    token = _review(api)["review_token"]
+    first = _place(api, token)
+    assert first.status_code == 201
+    reused = _place(api, token, **changed)
+    assert reused.status_code == 422, reused.json()
+    assert reused.json()["error"]["code"] == "idempotency_key_reused"
+    assert reused.json()["error"]["field"] == "Idempotency-Key"
+    assert "Idempotent-Replayed" not in reused
+    assert Order.objects.count() == 1
+    assert Order.objects.get().full_name == ADDRESS["full_name"]
+    assert Offer.objects.get(pk=limited.pk).stock == 2
+
+
+def test_a_replay_with_the_same_body_is_the_first_answer_with_the_header_twice(api):
+    _fill_cart(api)
+    token = _review(api)["review_token"]
+    first = _place(api, token)
+    assert first.status_code == 201
+    assert "Idempotent-Replayed" not in first
+    for _ in range(2):
+        again = _place(api, token)
+        assert again.status_code == 201
+        assert again.json() == first.json()
+        assert again["Idempotent-Replayed"] == "true"
+    assert Order.objects.count() == 1
+
+
+def test_the_same_body_in_another_key_order_and_whitespace_is_replayed(api):
+    _fill_cart(api)
+    body = {**ADDRESS, "review_token": _review(api)["review_token"]}
+    first = api.post("/api/v1/orders/", body, format="json", HTTP_IDEMPOTENCY_KEY="spaced-key-1")
+    assert first.status_code == 201
+    shuffled = (
+        "{\n  "
+        + ",\n  ".join(f'"{name}" :  "{value}"' for name, value in reversed(body.items()))
+        + "\n}"
+    )
+    again = api.post(
+        "/api/v1/orders/",
+        shuffled,
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="spaced-key-1",
+    )
+    assert again.status_code == 201, again.json()
+    assert again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+
+
+def test_a_failed_placement_keeps_no_key_and_its_retry_with_the_key_places(api):
+    limited = _fill_cart(api)
+    token = _review(api)["review_token"]
+    offer_update(offer=limited, unit_price=1600)
+    refused = _place(api, token)
+    assert refused.status_code == 409
+    # The 409 is not stored: a retry with the same key (and the new review's token, another
+    # body) runs again instead of replaying the refusal or being a 422.
+    placed = _place(api, _review(api)["review_token"])
+    assert placed.status_code == 201, placed.json()
+    assert "Idempotent-Replayed" not in placed
+    assert Order.objects.count() == 1
+
+
+def test_the_schema_documents_the_idempotency_headers_and_limits(api):
+    schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    post = schema["paths"]["/api/v1/orders/"]["post"]
+    (key,) = [p for p in post["parameters"] if p["name"] == "Idempotency-Key"]
+    assert key["in"] == "header" and key["required"] is True
+    assert "8 to 100" in key["description"] and "24 h" in key["description"]
+    assert "purge_idempotency_keys" in key["description"]
+    assert "Idempotent-Replayed" in post["responses"]["201"]["headers"]
+    assert "Idempotent-Replayed" not in post["responses"]["409"].get("headers", {})
+    assert "idempotency_key_reused" in post["responses"]["422"]["description"]
+    lines = schema["paths"]["/api/v1/cart/lines/"]["post"]
+    assert "Idempotent-Replayed" in lines["responses"]["201"]["headers"]
+    (optional,) = [p for p in lines["parameters"] if p["name"] == "Idempotency-Key"]
+    assert optional.get("required", False) is False and "255" in optional["description"]

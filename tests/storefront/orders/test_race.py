@@ -219,6 +219,45 @@ def test_two_api_clients_placing_one_cart_at_once_get_a_201_and_a_409_with_a_cod
     assert Order.objects.count() == 1 and Offer.objects.get().stock == 0
 
 
+@pytest.mark.parametrize("cities", [("Berlin", "Berlin"), ("Berlin", "Hamburg")])
+def test_one_key_sent_twice_at_once_places_once_and_the_twin_replays_or_is_a_422(cities):
+    """The twin waits for the first's cart lock, finds its order, loses the key row's race
+    and answers from the stored row: a replay for the same body, a 422 for another."""
+    user = UserFactory()
+    apis = [APIClient(), APIClient()]
+    for api in apis:
+        api.force_authenticate(user)
+    offer = OfferFactory(stock=5)
+    assert apis[0].post("/api/v1/cart/").status_code == 201
+    apis[0].post("/api/v1/cart/lines/", {"offer_id": offer.pk, "quantity": 1}, format="json")
+    review = apis[0].post("/api/v1/checkout/review/", {"postal_code": POSTAL_CODE}, format="json")
+    token = review.json()["review_token"]
+    results = _race(
+        [
+            lambda api=api, city=city: api.post(
+                "/api/v1/orders/",
+                {**ADDRESS, "city": city, "review_token": token},
+                format="json",
+                HTTP_IDEMPOTENCY_KEY="one-key-two-calls",
+            )
+            for api, city in zip(apis, cities, strict=True)
+        ]
+    )
+    order = Order.objects.get()
+    assert Offer.objects.get().stock == 4
+    if cities[0] == cities[1]:
+        assert [r.status_code for r in results] == [201, 201], results
+        assert results[0].json() == results[1].json()
+        assert sorted(r.get("Idempotent-Replayed", "") for r in results) == ["", "true"]
+    else:
+        by_city = dict(zip(cities, results, strict=True))
+        assert by_city[order.city].status_code == 201, results
+        (other,) = [r for city, r in by_city.items() if city != order.city]
+        assert other.status_code == 422 and other.json()["error"]["code"] == (
+            "idempotency_key_reused"
+        )
+
+
 def test_signing_in_while_the_payment_fails_puts_the_lines_in_the_account_cart_either_way():
     """A sign-in's merge locks the carts, then moves the order to the account's cart; the
     failing payment locks the cart, then the order: whichever comes first, no deadlock."""

@@ -105,3 +105,36 @@ def test_expired_keys_are_purged_and_no_longer_replayed(api, user):
     IdempotencyKey.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     call_command("purge_idempotency_keys")
     assert not IdempotencyKey.objects.exists()
+
+
+def test_the_body_is_compared_in_canonical_form_key_order_and_whitespace_do_not_matter(api):
+    offer = OfferFactory(stock=50)
+    first = api.post(
+        LINES,
+        f'{{"offer_id": {offer.pk}, "quantity": 2}}',
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="canon",
+    )
+    again = api.post(
+        LINES,
+        f'{{\n  "quantity" :2,\n\t"offer_id":{offer.pk}\n}}',
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="canon",
+    )
+    assert first.status_code == again.status_code == 201
+    assert again["Idempotent-Replayed"] == "true" and again.json() == first.json()
+    assert CartLine.objects.get(offer=offer).quantity == 2
+    assert len(IdempotencyKey.objects.get().fingerprint) == 64
+
+
+def test_every_idempotent_post_documents_both_headers_and_the_limits(api):
+    schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    for path in ("/api/v1/cart/lines/", "/api/v1/cart/optimizations/", "/api/v1/orders/"):
+        post = schema["paths"][path]["post"]
+        (key,) = [p for p in post["parameters"] if p["name"] == "Idempotency-Key"]
+        assert key["in"] == "header" and "purge_idempotency_keys" in key["description"]
+        assert "IDEMPOTENCY_KEY_TTL_S" in key["description"]
+        successes = [code for code in post["responses"] if code.startswith("2")]
+        for code in successes:
+            assert "Idempotent-Replayed" in post["responses"][code]["headers"], (path, code)
+        assert "422" in post["responses"], path

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
+from storefront.api.inputs import IdField, id_or_slug
 from storefront.caching.api import CachedListMixin
 from storefront.caching.versions import CATALOG, SHARED
 from storefront.catalog.selectors import (
@@ -105,9 +106,7 @@ class ProductFilterSerializer(serializers.Serializer):
     category = serializers.CharField(
         required=False, max_length=120, help_text="Category id or slug."
     )
-    merchant = serializers.IntegerField(
-        required=False, min_value=1, help_text="Only products this merchant sells."
-    )
+    merchant = IdField(required=False, help_text="Only products this merchant sells.")
     available = serializers.BooleanField(
         required=False, default=False, help_text="Only products that can be bought now."
     )
@@ -132,6 +131,9 @@ class ProductFilterSerializer(serializers.Serializer):
         default="relevance",
         help_text="relevance: best match first with a search, else by name.",
     )
+
+    def validate_category(self, value: str) -> str | int:
+        return id_or_slug(value)
 
 
 class FacetValueSerializer(serializers.Serializer):

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 from django.forms.renderers import Jinja2
 
+from storefront.bounds import DB_INT_MAX
 from storefront.catalog.selectors import PRODUCT_ORDERINGS
 from storefront.errors import DomainError
 from storefront.models import MAX_LINE_QUANTITY
@@ -20,6 +21,13 @@ SORT_LABELS = {
 }
 # Built from the selector's orderings so a new one cannot be offered without a label.
 SORT_CHOICES = [(value, SORT_LABELS[value]) for value in PRODUCT_ORDERINGS]
+
+
+def id_field(**kwargs) -> forms.IntegerField:
+    """A row id: 1 to the database's largest integer (a larger one would overflow its query)."""
+    return forms.IntegerField(
+        required=False, min_value=1, max_value=DB_INT_MAX, widget=forms.HiddenInput, **kwargs
+    )
 
 
 class DomainErrorsMixin(forms.BaseForm):
@@ -50,7 +58,7 @@ class CatalogFilterForm(forms.Form):
     category = forms.ChoiceField(label="Category", required=False)
     sort = forms.ChoiceField(label="Sort by", required=False, choices=SORT_CHOICES)
     # The facets (links and checkboxes in the catalog's side panel).
-    merchant = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    merchant = id_field()
     price = forms.ChoiceField(
         required=False, choices=[("", "Any price")] + [(r.key, r.label) for r in PRICE_RANGES]
     )
@@ -85,8 +93,8 @@ def quantity_field(**kwargs) -> forms.IntegerField:
 class AddToCartForm(DomainErrorsMixin, forms.Form):
     """Adds an offer, or a product's cheapest offer that can supply the quantity."""
 
-    offer = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
-    product = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    offer = id_field()
+    product = id_field()
     quantity = quantity_field(initial=1, label="Quantity")
     next = forms.CharField(required=False, widget=forms.HiddenInput)
 

@@ -301,11 +301,23 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # A 4xx (permission denied, CSRF failure, lockout) is one line; a 5xx keeps its traceback.
+    "filters": {"client_errors": {"()": "storefront.log_filters.ClientErrorWithoutTraceback"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["client_errors"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # Numba's CUDA driver logs every device allocation and free at INFO: thousands of lines a
-    # minute from a gpu worker (seen on the lent H200), burying the task log.
-    "loggers": {"numba": {"level": os.environ.get("NUMBA_LOG_LEVEL", "WARNING")}},
+    "loggers": {
+        # Django's request logger: filtered at the logger too, so every handler gets one line.
+        "django.request": {"filters": ["client_errors"]},
+        # Numba's CUDA driver logs every device allocation and free at INFO: thousands of
+        # lines a minute from a gpu worker (seen on the lent H200), burying the task log.
+        "numba": {"level": os.environ.get("NUMBA_LOG_LEVEL", "WARNING")},
+    },
 }
 
 # --- Security (production) ----------------------------------------------------------------

@@ -302,7 +302,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     # A 4xx (permission denied, CSRF failure, lockout) is one line; a 5xx keeps its traceback.
-    "filters": {"client_errors": {"()": "storefront.log_filters.ClientErrorWithoutTraceback"}},
+    "filters": {
+        "client_errors": {"()": "storefront.observability.log_filters.ClientErrorWithoutTraceback"}
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",

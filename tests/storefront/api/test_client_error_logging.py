@@ -60,7 +60,7 @@ def test_a_server_error_keeps_its_traceback(caplog):
 
 
 def test_the_console_handler_drops_a_4xx_traceback():
-    from storefront.log_filters import ClientErrorWithoutTraceback
+    from storefront.observability.log_filters import ClientErrorWithoutTraceback
 
     try:
         raise PermissionDenied("no")

@@ -8,6 +8,7 @@ The rate is ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["order_place"]`` (env
 idempotency key counts too: the limit is far above what a person clicks.
 """
 
+import functools
 import hashlib
 
 from django.http import HttpRequest
@@ -37,3 +38,15 @@ def order_place_rate_check(*, ident: str) -> None:
         # database), and the limit stays bounded by the number of web processes.
         on_outage="local",
     )
+
+
+def order_place_rate_limited(method):
+    """Counts every request to an API view method that places orders, before the
+    ``Idempotency-Key`` replay (put it above ``idempotent``): a retried key counts too."""
+
+    @functools.wraps(method)  # keeps the schema annotations of the decorators below
+    def wrapper(view, request, *args, **kwargs):
+        order_place_rate_check(ident=order_place_ident(request))
+        return method(view, request, *args, **kwargs)
+
+    return wrapper

@@ -19,7 +19,7 @@ from storefront.api.inputs import validated
 from storefront.carts.apis import CartSerializer, own_cart
 from storefront.carts.services import cart_destination_set
 from storefront.checkout.address import shipping_address_validate
-from storefront.checkout.ratelimit import order_place_ident
+from storefront.checkout.ratelimit import order_place_rate_limited
 from storefront.checkout.services import checkout_review_prepare, order_place
 from storefront.errors import ValidationFailed
 from storefront.models import Order
@@ -184,6 +184,7 @@ class OrderListView(APIView):
             ),
         },
     )
+    @order_place_rate_limited
     @idempotent
     def post(self, request):
         data = validated(self.InputSerializer, request.data)
@@ -202,7 +203,6 @@ class OrderListView(APIView):
             address=address,
             review_token=token,
             idempotency_key=key,
-            rate_limit_ident=order_place_ident(request),
         )
         order = _own_order(request, order.number)
         return Response(OrderSerializer(order).data, status=status.HTTP_201_CREATED)

@@ -29,7 +29,7 @@ def _problem(name: str) -> CartProblem:
     return CartProblem.from_json((REPRO / f"{name}.json").read_bytes())
 
 
-@pytest.mark.parametrize("budget_ms", [200, 1000, None])
+@pytest.mark.parametrize("budget_ms", [200, pytest.param(1000, marks=pytest.mark.slow), None])
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize("name", sorted(OPTIMUM))
 def test_every_algorithm_answers_right_or_refuses_clearly(name, algorithm, budget_ms):

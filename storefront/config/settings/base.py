@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "payments",
     "storefront",
+    "storefront.outbox",
     "smartcart",
 ]
 
@@ -200,6 +201,8 @@ PAGE_CACHE_LOCAL_ENTRIES = int(os.environ.get("PAGE_CACHE_LOCAL_ENTRIES", "256")
 SQL_SHAPES = env_bool("SQL_SHAPES", True)
 
 from storefront.config.settings.celery import *  # noqa: E402, F403
+from storefront.config.settings.outbox import *  # noqa: E402, F403
+from storefront.config.settings.payments import *  # noqa: E402, F403
 
 # --- Storefront extension points (dotted paths; storefront never imports the apps above it) ---
 # Providers of panels on the cart page, in order (storefront.web.cart_panels).

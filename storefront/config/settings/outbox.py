@@ -1,0 +1,1 @@
+"""The transactional outbox's relay."""

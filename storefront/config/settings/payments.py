@@ -1,0 +1,1 @@
+"""Money: the payment ledger, refunds and marketplace commission."""

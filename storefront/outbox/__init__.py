@@ -1,0 +1,1 @@
+"""Transactional outbox: follow-up work written in the same transaction as its cause."""

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class OutboxConfig(AppConfig):
+    name = "storefront.outbox"
+    label = "outbox"
+    verbose_name = "Outbox"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -4,8 +4,6 @@ headers match the documented schema)."""
 
 import pytest
 import requests
-import schemathesis
-from schemathesis.core.transport import Response
 
 from tests.carts import cart_with_choices
 from tests.factories import TEST_PASSWORD, OfferFactory, ProductFactory
@@ -25,10 +23,16 @@ PAID = {"status": "confirmed", "fraud_status": "accept", "gateway_response": "3d
 
 @pytest.fixture
 def schema(api):
+    # Imported here: schemathesis takes ~2 s to import, paid by every test worker that
+    # collects this module, even where its slow tests are deselected (make test-fast).
+    import schemathesis
+
     return schemathesis.openapi.from_dict(api.get("/api/v1/schema/?format=json").json())
 
 
 def _check(schema, template: str, method: str, response) -> None:
+    from schemathesis.core.transport import Response
+
     headers = {name.lower(): [value] for name, value in response.headers.items()}
     wrapped = Response(
         status_code=response.status_code,

@@ -361,17 +361,26 @@ AUTHENTICATION_BACKENDS = [
 # storefront.security.client_ip); empty: the peer's own address is the client.
 TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")
 
-# Failed logins (web, admin, API token) are counted per client address in the database; past
-# the limit every login from that address answers 429 with Retry-After until the cool-off ends.
+# Failed logins (web, admin, API token) are counted in the database per account and client
+# address together, and per account alone; past the limit on either, logins to that account
+# (from that address, or from anywhere) answer 429 with Retry-After until the cool-off ends.
+# Per account: rotating addresses does not help a guesser. Never per address alone: one
+# attacker behind a NAT must not lock everyone behind it out of their own accounts.
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
 AXES_COOLOFF_TIME = timedelta(seconds=int(os.environ.get("LOGIN_LOCKOUT_S", "900")))
-AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "username"]
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "storefront.security.client_ip.client_ip"
 AXES_LOCKOUT_CALLABLE = "storefront.security.lockout.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 # Successful logins are not logged row by row (the access log grows without bound).
 AXES_DISABLE_ACCESS_LOG = True
+
+# Anonymous forms a script could repeat, per client address (and per order number asked for):
+# storefront.security.form_limits. "N/second|minute|hour|day"; empty: no limit.
+SIGNUP_RATE = os.environ.get("SIGNUP_RATE", "10/hour")
+ORDER_LOOKUP_RATE = os.environ.get("ORDER_LOOKUP_RATE", "20/hour")
+ORDER_LOOKUP_NUMBER_RATE = os.environ.get("ORDER_LOOKUP_NUMBER_RATE", "10/hour")
 
 # JSON bodies: Django's size limit also applies to the API's parser, plus a nesting limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", str(2_621_440)))

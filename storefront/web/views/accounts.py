@@ -23,6 +23,7 @@ from django.views.generic.base import ContextMixin
 
 from storefront.accounts.services import password_reset_request, user_api_tokens_revoke
 from storefront.security.client_ip import client_ip
+from storefront.security.form_limits import signup_rate_limited
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import SignUpForm
 from storefront.web.views.common import safe_next
@@ -55,6 +56,7 @@ class ShopLogoutView(LogoutView):
         return response
 
 
+@signup_rate_limited
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("catalog")

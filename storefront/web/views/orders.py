@@ -12,6 +12,7 @@ from storefront.errors import NotFound
 from storefront.models import Order
 from storefront.orders.selectors import order_get, order_list
 from storefront.payments.services import order_payment_for
+from storefront.security.form_limits import order_lookup_rate_limited
 from storefront.web.checkout_forms import OrderLookupForm
 
 ORDERS_SESSION_KEY = "orders_placed"
@@ -63,6 +64,7 @@ def order_history(request: HttpRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@order_lookup_rate_limited
 def order_lookup(request: HttpRequest) -> HttpResponse:
     form = OrderLookupForm(request.POST or None)
     if request.method == "POST":

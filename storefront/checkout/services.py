@@ -33,6 +33,7 @@ from storefront.errors import Conflict, ValidationFailed
 from storefront.models import (
     Cart,
     CartLine,
+    Merchant,
     MerchantOrder,
     Order,
     OrderEvent,
@@ -192,6 +193,7 @@ def _order_create(
         shipping=summary.shipping,
         total=summary.total,
     )
+    rates = _commission_rates(merchant_ids=[group.merchant_id for group in summary.groups])
     packages = MerchantOrder.objects.bulk_create(
         MerchantOrder(
             order=order,
@@ -202,6 +204,7 @@ def _order_create(
             discount=group.discount,
             shipping=group.shipping,
             cost=group.total,
+            commission_bps=rates[group.merchant_id],
         )
         for group in summary.groups
     )
@@ -225,6 +228,13 @@ def _order_create(
         billing_country_code=order.country,
     )
     return order
+
+
+def _commission_rates(*, merchant_ids: list[int]) -> dict[int, int]:
+    """The commission in force now for each merchant: its own rate, else the shop's."""
+    own = dict(Merchant.objects.filter(pk__in=merchant_ids).values_list("pk", "commission_bps"))
+    default = settings.MARKETPLACE_COMMISSION_BPS
+    return {pk: default if own.get(pk) is None else own[pk] for pk in merchant_ids}
 
 
 def _order_line(package: MerchantOrder, priced) -> OrderLine:

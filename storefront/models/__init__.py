@@ -9,6 +9,7 @@ from storefront.models.catalog import (
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
 from storefront.models.idempotency import IdempotencyKey
 from storefront.models.imports import ImportJob, ImportJobBatch
+from storefront.models.ledger import PaymentEvent, Refund
 from storefront.models.merchants import MAX_BASIS_POINTS, Merchant, ShippingZone
 from storefront.models.orders import (
     MerchantOrder,
@@ -40,7 +41,9 @@ __all__ = [
     "OrderEvent",
     "OrderLine",
     "Payment",
+    "PaymentEvent",
     "Product",
     "ProductCheapest",
+    "Refund",
     "ShippingZone",
 ]

@@ -60,6 +60,14 @@ class Merchant(ShippingFields):
         validators=[MaxValueValidator(MAX_BASIS_POINTS)],
         help_text="Discount in hundredths of a percent (500 = 5%). Empty: no discount.",
     )
+    commission_bps = models.PositiveIntegerField(
+        "commission (basis points)",
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(MAX_BASIS_POINTS)],
+        help_text="The marketplace's cut in hundredths of a percent (1000 = 10%). Empty: the "
+        "shop's default (MARKETPLACE_COMMISSION_BPS).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -85,6 +93,12 @@ class Merchant(ShippingFields):
                 | Q(discount_basis_points__gte=0, discount_basis_points__lte=MAX_BASIS_POINTS),
                 name="merchant_discount_basis_points_range",
                 violation_error_message="Discount basis points must be between 0 and 10000.",
+            ),
+            models.CheckConstraint(
+                condition=Q(commission_bps__isnull=True)
+                | Q(commission_bps__gte=0, commission_bps__lte=MAX_BASIS_POINTS),
+                name="merchant_commission_bps_range",
+                violation_error_message="Commission basis points must be between 0 and 10000.",
             ),
         ]
 

@@ -92,6 +92,11 @@ class Order(models.Model):  # type: ignore[django-manager-missing]
     updated_at = models.DateTimeField(auto_now=True)
     # Set by the mail task once the confirmation went out: a retried task sends it once.
     confirmation_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Sums of the order's ledger events (``PaymentEvent``), kept in the transaction that
+    # writes each event; the events stay the record, these only make reads and checks cheap.
+    amount_authorized = MoneyField(default=0, editable=False)
+    amount_captured = MoneyField(default=0, editable=False)
+    amount_refunded = MoneyField(default=0, editable=False)
 
     class Meta:
         ordering = ["-placed_at", "-id"]
@@ -108,6 +113,11 @@ class Order(models.Model):  # type: ignore[django-manager-missing]
                 name="order_total_adds_up",
                 violation_error_message="total = subtotal - discount + shipping.",
             ),
+            models.CheckConstraint(
+                condition=Q(amount_refunded__lte=F("amount_captured")),
+                name="order_refunded_within_captured",
+                violation_error_message="More refunded than captured.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -119,6 +129,11 @@ class Order(models.Model):  # type: ignore[django-manager-missing]
     @property
     def goods(self) -> int:
         return self.subtotal - self.discount
+
+    @property
+    def amount_net(self) -> int:
+        """What the shop holds of the shopper's money now: captured less refunded."""
+        return self.amount_captured - self.amount_refunded
 
 
 class MerchantOrder(models.Model):
@@ -146,6 +161,9 @@ class MerchantOrder(models.Model):
     cancel_reason = models.CharField(max_length=300, blank=True)
     # Set once the cost of a cancelled package of a paid order went back to the shopper.
     refunded_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The marketplace's rate when the package was placed: a later change of the merchant's
+    # rate or of the default never rewrites what was agreed for it.
+    commission_bps = models.PositiveIntegerField("commission (basis points)", default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

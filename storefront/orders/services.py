@@ -1,13 +1,15 @@
-"""The merchant side of orders: a package accepted, shipped, delivered or cancelled (its
-stock given back, and its cost refunded when the order was paid), by whom and when."""
+"""Packages moving on: the merchant side (accepted, shipped, delivered or cancelled) and the
+shopper's cancellation of an order or of a package not shipped yet. A cancelled package's
+stock goes back, and its money is settled through the payment ledger: a lower amount due
+before payment, a refund after it."""
 
 from django.db import transaction
 
 from storefront.checkout.stock import stock_release
-from storefront.enqueue import task_enqueue_on_commit
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import MerchantOrder, Order
 from storefront.orders.status import order_status_set, package_status_set
+from storefront.payments.ledger import order_money_settle
 
 _TRANSITIONS = {
     "accept": ({MerchantOrder.Status.PLACED}, MerchantOrder.Status.ACCEPTED),
@@ -67,14 +69,98 @@ def merchant_order_transition(
         )
     if action in ("accept", "ship") and order.status != Order.Status.PAID:
         raise Conflict("The order is not paid yet.", code="order_not_paid", field="action")
-    package_status_set(package, target, by=user, note=tracking or why)
-    package.tracking_reference = tracking or package.tracking_reference
-    package.cancel_reason = why or package.cancel_reason
-    package.save(update_fields=["status", "tracking_reference", "cancel_reason", "updated_at"])
     if action == "cancel":
-        stock_release(packages=[package])
-        if order.status == Order.Status.PAID:
-            task_enqueue_on_commit("storefront.merchant_order_refund", args=[package.pk])
-        if not order.merchant_orders.exclude(status=MerchantOrder.Status.CANCELLED).exists():
-            order_status_set(order, Order.Status.CANCELLED, by=user, note=why)
+        _package_cancel(order=order, package=package, by=user, reason=why)
+        return package
+    package_status_set(package, target, by=user, note=tracking)
+    package.tracking_reference = tracking or package.tracking_reference
+    package.save(update_fields=["status", "tracking_reference", "updated_at"])
+    return package
+
+
+# Not handed to the carrier yet: the shopper may still cancel.
+SHOPPER_CANCELLABLE = (MerchantOrder.Status.PLACED, MerchantOrder.Status.ACCEPTED)
+SHOPPER_REASON = "Cancelled by the shopper."
+
+
+def _actor(by):
+    return by if by is not None and getattr(by, "is_authenticated", False) else None
+
+
+def _package_cancel(*, order: Order, package: MerchantOrder, by, reason: str) -> None:
+    """Cancels a package of the locked ``order`` (the package locked too): its stock back,
+    its money settled (the open payment lowered, or a refund), the order cancelled with
+    its last package."""
+    package_status_set(package, MerchantOrder.Status.CANCELLED, by=by, note=reason)
+    package.cancel_reason = reason
+    package.save(update_fields=["status", "cancel_reason", "updated_at"])
+    stock_release(packages=[package])
+    order_money_settle(order=order, package=package)
+    live = order.merchant_orders.exclude(status=MerchantOrder.Status.CANCELLED)
+    if order.status in (Order.Status.PENDING, Order.Status.PAID) and not live.exists():
+        order_status_set(order, Order.Status.CANCELLED, by=by, note=reason)
+
+
+def _cancellable_order(order: Order) -> Order:
+    order = Order.objects.select_for_update().get(pk=order.pk)
+    if order.status not in (Order.Status.PENDING, Order.Status.PAID):
+        raise Conflict(
+            f"This order is {order.get_status_display().lower()}: nothing to cancel.",
+            code="order_not_cancellable",
+        )
+    return order
+
+
+def _shipped_conflict(package: MerchantOrder) -> Conflict:
+    return Conflict(
+        f"The package from {package.merchant_name} is {package.get_status_display().lower()}: "
+        "it can no longer be cancelled.",
+        code="package_shipped",
+    )
+
+
+@transaction.atomic
+def order_cancel(*, order: Order, by=None, reason: str = SHOPPER_REASON) -> Order:
+    """The shopper cancels a whole order: unpaid, or paid with no package shipped yet. Every
+    package's stock goes back and, where paid, what was captured is refunded through the
+    ledger (one refund per package). The caller has checked that ``by`` (a user, or
+    ``None`` for a guest) may see the order. ``Conflict`` when the order is settled
+    already (``order_not_cancellable``) or a package has shipped (``package_shipped``)."""
+    order = _cancellable_order(order)
+    packages = list(
+        MerchantOrder.objects.select_for_update()
+        .filter(order=order)
+        .exclude(status=MerchantOrder.Status.CANCELLED)
+        .order_by("pk")
+    )
+    for package in packages:
+        if package.status not in SHOPPER_CANCELLABLE:
+            raise _shipped_conflict(package)
+    actor = _actor(by)
+    for package in packages:
+        _package_cancel(order=order, package=package, by=actor, reason=reason)
+    if order.status != Order.Status.CANCELLED:
+        order_status_set(order, Order.Status.CANCELLED, by=actor, note=reason)
+    return order
+
+
+@transaction.atomic
+def merchant_order_cancel_by_shopper(
+    *, order: Order, merchant_order_id: int, by=None, reason: str = SHOPPER_REASON
+) -> MerchantOrder:
+    """The shopper cancels one package of ``order`` not shipped yet: its stock goes back,
+    what is due drops (before payment) or its cost is refunded (after). ``NotFound`` for a
+    package of another order; ``Conflict`` when it is shipped (``package_shipped``),
+    cancelled already (``package_cancelled``) or the order is settled."""
+    order = _cancellable_order(order)
+    package = (
+        MerchantOrder.objects.select_for_update().filter(order=order, pk=merchant_order_id).first()
+    )
+    if package is None:
+        raise NotFound("No such package.", code="package_not_found", field="package")
+    if package.status == MerchantOrder.Status.CANCELLED:
+        raise Conflict("This package is cancelled already.", code="package_cancelled")
+    if package.status not in SHOPPER_CANCELLABLE:
+        raise _shipped_conflict(package)
+    _package_cancel(order=order, package=package, by=_actor(by), reason=reason)
     return package

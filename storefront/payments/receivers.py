@@ -1,5 +1,5 @@
-"""Follows django-payments: every provider status change updates the order (connected in
-``StorefrontConfig.ready``)."""
+"""Follows django-payments: every provider status change updates the order and its ledger
+(connected in ``StorefrontConfig.ready``)."""
 
 from django.dispatch import receiver
 from payments.signals import status_changed
@@ -7,6 +7,10 @@ from payments.signals import status_changed
 
 @receiver(status_changed, dispatch_uid="storefront.orders.payment_status_changed")
 def payment_status_changed(sender, instance, **kwargs) -> None:
+    from storefront.payments.ledger import cents
     from storefront.payments.services import order_payment_sync
 
-    order_payment_sync(payment_id=instance.pk)
+    # What the provider took is on the instance it changed, which the row may not show yet
+    # (the dummy's form saves after signalling, and may then overwrite captured_amount).
+    charged = cents(instance.captured_amount or instance.total)
+    order_payment_sync(payment_id=instance.pk, charged=charged)

@@ -408,9 +408,13 @@ SPECTACULAR_SETTINGS.update(
 # pool (Django 5.2, psycopg_pool) of at most DB_POOL_MAX_SIZE connections; connections are
 # returned to it after each request, so threads (runserver) never pin one each. CONN_MAX_AGE
 # must be 0 with a pool. DB_POOL=0 falls back to CONN_MAX_AGE.
+# With a pool, CONN_HEALTH_CHECKS makes Django pass psycopg_pool's check_connection as the
+# pool's ``check``: each connection is checked (one round trip) as the pool hands it out, and
+# one the server closed (a restart, a failover, pg_terminate_backend, an idle timeout) is
+# replaced instead of reaching a request that would answer 500.
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_POOL", True):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": int(os.environ.get("DB_POOL_MIN_SIZE", "1")),
         "max_size": int(os.environ.get("DB_POOL_MAX_SIZE", "8")),

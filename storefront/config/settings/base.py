@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from storefront.config.settings.env import REDIS_URL, env_bool, env_list
@@ -52,6 +53,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Above the page cache, so that cached pages get the Content-Security-Policy header too.
+    "csp.middleware.CSPMiddleware",
     # Whole cached pages and API lists for visitors with no session, cookie of their own or
     # token, in one Redis round trip, before the middlewares below run (nothing below may add
     # a per-request header to such a response): storefront/caching/middleware.py.
@@ -341,7 +344,7 @@ if not DEBUG:
 # --- Operations and edge security ---------------------------------------------------------
 # Kept in one block: observability apps and middleware, login lockout, trusted proxies, the
 # API's bounded JSON parsing, database connection bounds and the static files fallback.
-INSTALLED_APPS += ["axes", "django_prometheus", "drf_spectacular_sidecar"]
+INSTALLED_APPS += ["axes", "django_prometheus", "drf_spectacular_sidecar", "csp"]
 MIDDLEWARE = [
     # Outermost: latency and status of every response, including those made below.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
@@ -375,6 +378,24 @@ AXES_LOCKOUT_CALLABLE = "storefront.security.lockout.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 # Successful logins are not logged row by row (the access log grows without bound).
 AXES_DISABLE_ACCESS_LOG = True
+
+# Content-Security-Policy (django-csp): everything from this site only, no inline scripts or
+# style elements. A nonce is added only where a page uses one (Swagger UI's start-up script and
+# style: templates/drf_spectacular/swagger_ui.html). Inline style *attributes* are allowed:
+# the catalog's tiles set their colour as a CSS variable (style="--hue: ..."); an attribute
+# cannot run script. Product pictures are SVG in data: URIs on <img> (where SVG runs no script).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 # Anonymous forms a script could repeat, per client address (and per order number asked for):
 # storefront.security.form_limits. "N/second|minute|hour|day"; empty: no limit.

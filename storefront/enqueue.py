@@ -1,34 +1,33 @@
-"""The one way services hand work to Celery: by task name, after the transaction commits.
+"""The one way services hand work to Celery: by task name, durably.
 
 Services never import task modules (tasks import services, never the other way round), so a
-task is named by its registered ``name=``. The task is looked up in the Celery app's registry
-and sent with ``apply_async``, which honours ``CELERY_TASK_ALWAYS_EAGER`` (the no-Redis
-default and the tests) exactly as ``.delay()`` does. This module is the seam that a
-transactional outbox replaces later: callers keep calling the same two functions.
+task is named by its registered ``name=``. ``task_enqueue_on_commit`` writes the task into the
+transactional outbox (``storefront.outbox``) in the caller's transaction and sends it once that
+commits; ``task_enqueue`` sends at once and keeps the task in the outbox only when the broker
+refuses it. Either way a broker outage never reaches the request, and the relay sends the task
+once the broker is back. Tasks sent this way are idempotent: delivery is at least once.
+
+With ``CELERY_TASK_ALWAYS_EAGER`` (no Redis: the embedded default and the tests) the task runs
+in-process after the commit, exactly as ``.delay()`` did.
 """
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
-from celery import current_app
-from celery.app.task import Task
+from django.conf import settings
 from django.db import transaction
+
+from storefront.outbox.sending import task_by_name, task_send, tasks_run_in_process
+from storefront.outbox.services import (
+    outbox_message_create,
+    outbox_message_deliver,
+    outbox_relay_in_process,
+)
 
 __all__ = ["task_enqueue", "task_enqueue_on_commit", "tasks_run_in_process"]
 
-
-def _task(name: str) -> Task:
-    tasks = current_app.tasks
-    if name not in tasks:
-        # The task modules are imported by autodiscovery, which a process that never started a
-        # worker (a shell, a script) may not have run yet.
-        current_app.loader.import_default_modules()
-    return tasks[name]
-
-
-def tasks_run_in_process() -> bool:
-    """Whether a sent task runs right here (eager: no broker, and the tests)."""
-    return bool(current_app.conf.task_always_eager)
+logger = logging.getLogger(__name__)
 
 
 def task_enqueue(
@@ -39,15 +38,32 @@ def task_enqueue(
     kwargs: dict[str, Any] | None = None,
     queue: str | None = None,
     countdown: float | None = None,
+    durable: bool = True,
+    coalesce: bool = False,
 ) -> None:
-    """Sends the task now (eagerly run in-process when Celery is eager). Only the options
-    given are passed on, so the task's own defaults (its queue, no countdown) apply."""
-    task = _task(name)
-    if queue is None and countdown is None:
-        task.delay(*(args or ()), **(kwargs or {}))  # exactly what callers of .delay() did
-        return
-    given: dict[str, Any] = {"args": args, "kwargs": kwargs, "queue": queue, "countdown": countdown}
-    task.apply_async(**{key: value for key, value in given.items() if value is not None})
+    """Sends the task now (run in-process when Celery is eager, its errors raised). Only the
+    options given are passed on, so the task's own defaults (its queue, no countdown) apply.
+
+    A broker that refuses the task: ``durable``, it is kept in the outbox and sent by the
+    relay; else the error is raised, for a caller that fails its own job instead.
+    ``coalesce``: the task drains whatever is recorded, so one kept copy is enough."""
+    task_by_name(name)  # an unknown name is a bug, raised in every mode
+    try:
+        task_send(name, args=args, kwargs=kwargs, queue=queue, countdown=countdown)
+    except Exception as error:
+        if not durable or tasks_run_in_process():
+            raise
+        logger.warning("Broker refused %s; kept in the outbox", name, exc_info=True)
+        outbox_message_create(
+            task_name=name,
+            args=args,
+            kwargs=kwargs,
+            queue=queue,
+            countdown=countdown,
+            coalesce=coalesce,
+            due_in_s=settings.OUTBOX_RETRY_FIRST_S,
+            error=error,
+        )
 
 
 def task_enqueue_on_commit(
@@ -59,10 +75,28 @@ def task_enqueue_on_commit(
     queue: str | None = None,
     countdown: float | None = None,
     using: str | None = None,
+    coalesce: bool = False,
 ) -> None:
-    """Sends the task once the current transaction commits (at once outside one), so a worker
-    never sees rows that are not there yet, and a rolled-back write sends nothing."""
-    transaction.on_commit(
-        lambda: task_enqueue(name, args=args, kwargs=kwargs, queue=queue, countdown=countdown),
+    """Writes the task into the outbox in the current transaction and sends it once that
+    commits (at once outside one), so a worker never sees rows that are not there yet, a
+    rolled-back write sends nothing, and a committed one is sent even if the broker is down
+    (by the relay, later). Nothing raises into the caller after its commit."""
+    task_by_name(name)
+    message = outbox_message_create(
+        task_name=name,
+        args=args,
+        kwargs=kwargs,
+        queue=queue,
+        countdown=countdown,
+        coalesce=coalesce,
         using=using,
     )
+    if message is None:
+        return  # a pending message already sends this work
+
+    def deliver() -> None:
+        outbox_message_deliver(message=message, using=using)
+        if tasks_run_in_process():
+            outbox_relay_in_process()
+
+    transaction.on_commit(deliver, using=using, robust=True)

@@ -94,7 +94,14 @@ def price_watch_request() -> None:
         # task that finds nothing recorded does nothing).
         first = True
     if first:
-        task_enqueue(PRICE_WATCH_RUN, kwargs={"route": route}, countdown=countdown, queue=route)
+        # Coalesced: while the broker is down one kept request covers every change.
+        task_enqueue(
+            PRICE_WATCH_RUN,
+            kwargs={"route": route},
+            countdown=countdown,
+            queue=route,
+            coalesce=True,
+        )
 
 
 def price_watch_offers_changed(*, product_ids: Sequence[int], merchant_ids: Sequence[int]) -> None:

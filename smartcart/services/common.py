@@ -137,7 +137,12 @@ def optimization_run_enqueue(*, run: OptimizationRun) -> None:
     """Sends the run's job to its queue (``run.route``). Called on commit, never before, so
     the worker always finds the row."""
     try:
-        task_enqueue(OPTIMIZATION_RUN_EXECUTE, kwargs={"run_id": run.pk}, queue=str(run.route))
+        task_enqueue(
+            OPTIMIZATION_RUN_EXECUTE,
+            kwargs={"run_id": run.pk},
+            queue=str(run.route),
+            durable=False,
+        )
     except Exception:
         # The broker is down (or, in-process, the job itself raised a database error after
         # its retries): fail the run now rather than leave it queued with no message, which

@@ -34,6 +34,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from gpu_engine.catalog import cheapest_offer_device, cheapest_offers
+from storefront.caching.cache import CacheUnavailable
 from storefront.catalog.cheapest_io import chunk_io
 from storefront.enqueue import task_enqueue, tasks_run_in_process
 from storefront.models import CheapestOfferRefresh, Offer, Product
@@ -144,8 +145,18 @@ def _recompute_enqueue() -> None:
     debounce = settings.STOREFRONT_CHEAPEST_DEBOUNCE_S
     # The key lives exactly as long as the countdown: a change committed while it exists is
     # committed before the queued task starts, so that task sees it.
-    if cache.add(_ENQUEUED_KEY, True, timeout=debounce):
-        task_enqueue(RECOMPUTE_TASK, countdown=debounce, queue=settings.STOREFRONT_CHEAPEST_QUEUE)
+    try:
+        first = cache.add(_ENQUEUED_KEY, True, timeout=debounce)
+    except CacheUnavailable:
+        first = True  # nothing to coalesce on: the task drains whatever is pending
+    if first:
+        # Coalesced: while the broker is down one kept request covers every change.
+        task_enqueue(
+            RECOMPUTE_TASK,
+            countdown=debounce,
+            queue=settings.STOREFRONT_CHEAPEST_QUEUE,
+            coalesce=True,
+        )
 
 
 # --- recomputing ------------------------------------------------------------------------

@@ -115,7 +115,12 @@ def import_job_create(
 
 def import_job_enqueue(*, job_id: int) -> None:
     try:
-        task_enqueue("storefront.import_job_run", args=[job_id], queue=settings.OFFER_IMPORT_QUEUE)
+        task_enqueue(
+            "storefront.import_job_run",
+            args=[job_id],
+            queue=settings.OFFER_IMPORT_QUEUE,
+            durable=False,
+        )
     except Exception:
         # Runs on commit: a broker outage must not turn the saved upload into a 500 that the
         # admin retries (a second job). The job fails with the reason and can be resumed.

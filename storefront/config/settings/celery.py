@@ -42,6 +42,16 @@ CELERY_BEAT_SCHEDULE = {
         "task": "storefront.idempotency_keys_purge",
         "schedule": 3600.0,
     },
+    "storefront-outbox-relay": {
+        "task": "storefront.outbox_relay",
+        "schedule": float(os.environ.get("OUTBOX_RELAY_EVERY_S", "5")),
+        # A relay run that waited out an outage in the queue is as good as the next one.
+        "options": {"expires": float(os.environ.get("OUTBOX_RELAY_EVERY_S", "5"))},
+    },
+    "storefront-purge-outbox-messages": {
+        "task": "storefront.outbox_messages_purge",
+        "schedule": 3600.0,
+    },
     "storefront-expire-unpaid-orders": {
         "task": "storefront.orders_unpaid_expire",
         "schedule": 60.0,

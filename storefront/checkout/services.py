@@ -233,8 +233,9 @@ def _order_create(
 def _commission_rates(*, merchant_ids: list[int]) -> dict[int, int]:
     """The commission in force now for each merchant: its own rate, else the shop's."""
     own = dict(Merchant.objects.filter(pk__in=merchant_ids).values_list("pk", "commission_bps"))
-    default = settings.MARKETPLACE_COMMISSION_BPS
-    return {pk: default if own.get(pk) is None else own[pk] for pk in merchant_ids}
+    default: int = settings.MARKETPLACE_COMMISSION_BPS
+    rates = {pk: own.get(pk) for pk in merchant_ids}
+    return {pk: default if rate is None else rate for pk, rate in rates.items()}
 
 
 def _order_line(package: MerchantOrder, priced) -> OrderLine:

@@ -9,9 +9,6 @@ from storefront.orders.expiry import orders_unpaid_expire
 from storefront.payments.refunds import refund_process, refunds_due_process
 from storefront.payments.services import merchant_order_refund
 
-# Provider errors are kept on the refund row and retried by the beat sweep, not by Celery.
-_REFUND_TASK_OPTIONS = {"acks_late": True, "reject_on_worker_lost": True, "ignore_result": True}
-
 
 @shared_task(name="storefront.order_confirmation_mail_send", **MAIL_TASK_OPTIONS)
 def order_confirmation_mail_send_task(order_id: int) -> None:
@@ -23,16 +20,29 @@ def orders_unpaid_expire_task() -> int:
     return orders_unpaid_expire()
 
 
-@shared_task(name="storefront.refund_process", **_REFUND_TASK_OPTIONS)
+# Provider errors are kept on the refund row and retried by the beat sweep, not by Celery.
+@shared_task(
+    name="storefront.refund_process", acks_late=True, reject_on_worker_lost=True, ignore_result=True
+)
 def refund_process_task(refund_id: int) -> None:
     refund_process(refund_id=refund_id)
 
 
-@shared_task(name="storefront.refunds_due_process", **_REFUND_TASK_OPTIONS)
+@shared_task(
+    name="storefront.refunds_due_process",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+)
 def refunds_due_process_task() -> int:
     return refunds_due_process()
 
 
-@shared_task(name="storefront.merchant_order_refund", **_REFUND_TASK_OPTIONS)
+@shared_task(
+    name="storefront.merchant_order_refund",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+)
 def merchant_order_refund_task(merchant_order_id: int) -> None:
     merchant_order_refund(merchant_order_id=merchant_order_id)

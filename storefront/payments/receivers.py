@@ -4,6 +4,8 @@
 from django.dispatch import receiver
 from payments.signals import status_changed
 
+from storefront.payments.metrics import metrics_register
+
 
 @receiver(status_changed, dispatch_uid="storefront.orders.payment_status_changed")
 def payment_status_changed(sender, instance, **kwargs) -> None:
@@ -14,3 +16,7 @@ def payment_status_changed(sender, instance, **kwargs) -> None:
     # (the dummy's form saves after signalling, and may then overwrite captured_amount).
     charged = cents(instance.captured_amount or instance.total)
     order_payment_sync(payment_id=instance.pk, charged=charged)
+
+
+# Registered with the receivers, which StorefrontConfig.ready imports once per process.
+metrics_register()

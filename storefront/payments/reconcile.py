@@ -1,0 +1,97 @@
+"""The ledger's invariant, checked where no database constraint can hold it.
+
+For every order: the sums kept on the order equal the sums of its events; and once its money
+is settled (no refund still being asked of the provider), captured - refunded equals the cost
+of its packages not cancelled. A paid order has money captured or authorised.
+"""
+
+from dataclasses import dataclass
+
+from django.db.models import Exists, IntegerField, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+
+from storefront.models import MerchantOrder, Order, PaymentEvent, Refund
+
+Kind = PaymentEvent.Kind
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    order_number: str
+    code: str
+    message: str
+
+
+def _sum_of(queryset: QuerySet, field: str) -> Coalesce:
+    summed = queryset.order_by().values("order_id").annotate(total=Sum(field)).values("total")
+    return Coalesce(Subquery(summed, output_field=IntegerField()), Value(0))
+
+
+def _events(kind: str) -> Coalesce:
+    return _sum_of(PaymentEvent.objects.filter(order_id=OuterRef("pk"), kind=kind), "amount")
+
+
+def orders_with_ledger() -> QuerySet[Order]:
+    """Orders with their event sums, the amount due and whether a refund is still open."""
+    live = MerchantOrder.objects.filter(order_id=OuterRef("pk")).exclude(
+        status=MerchantOrder.Status.CANCELLED
+    )
+    return Order.objects.annotate(
+        ledger_authorized=_events(Kind.AUTHORIZATION),
+        ledger_captured=_events(Kind.CAPTURE),
+        ledger_refunded=_events(Kind.REFUND_SUCCEEDED),
+        due=_sum_of(live, "cost"),
+        refund_open=Exists(
+            Refund.objects.filter(order_id=OuterRef("pk"), status=Refund.Status.PENDING)
+        ),
+    )
+
+
+def payment_mismatches(*, orders: QuerySet[Order] | None = None) -> list[Mismatch]:
+    """Every order that breaks the invariant, with what is wrong, oldest first."""
+    rows = (orders if orders is not None else orders_with_ledger()).order_by("pk")
+    found: list[Mismatch] = []
+    for order in rows.iterator(chunk_size=2000):
+        found.extend(_order_mismatches(order))
+    return found
+
+
+def payment_mismatch_count() -> int:
+    return len(payment_mismatches())
+
+
+def _only_authorized(order) -> bool:
+    # Money held but not taken yet: nothing is settled until it is captured.
+    return order.ledger_captured == 0 and order.ledger_authorized > 0
+
+
+def _order_mismatches(order) -> list[Mismatch]:
+    found = []
+    for field, summed in (
+        ("amount_authorized", order.ledger_authorized),
+        ("amount_captured", order.ledger_captured),
+        ("amount_refunded", order.ledger_refunded),
+    ):
+        if getattr(order, field) != summed:
+            found.append(
+                Mismatch(
+                    order.number,
+                    "sums_differ",
+                    f"{field} is {getattr(order, field)} but its events add up to {summed}",
+                )
+            )
+    net = order.ledger_captured - order.ledger_refunded
+    settled = not order.refund_open and (
+        order.ledger_captured > 0 or order.status != Order.Status.PENDING
+    )
+    if order.status == Order.Status.PAID and not (order.ledger_captured or order.ledger_authorized):
+        found.append(Mismatch(order.number, "paid_without_capture", "paid, but nothing captured"))
+    elif settled and not _only_authorized(order) and net != order.due:
+        found.append(
+            Mismatch(
+                order.number,
+                "net_differs",
+                f"captured - refunded = {net}, but the live packages cost {order.due}",
+            )
+        )
+    return found

@@ -9,7 +9,7 @@ import pytest
 from storefront.models import MerchantStaff
 from storefront.payments.services import order_payment_for
 from tests.factories import UserFactory
-from tests.storefront.orders.conftest import place, two_merchant_cart  # noqa: F401
+from tests.storefront.orders.conftest import place, two_merchant_cart
 from tests.storefront.payments.conftest import merchant_cancel, pay_with_dummy_form
 
 __all__ = ["two_merchant_cart"]

@@ -20,9 +20,7 @@ def statement(package, period=NOVEMBER):
     return merchant_statement(user=user, merchant_id=package.merchant_id, period=period)
 
 
-def test_a_paid_package_is_a_sale_in_the_month_of_its_capture(
-    two_merchant_cart, clock, paid
-):
+def test_a_paid_package_is_a_sale_in_the_month_of_its_capture(two_merchant_cart, clock, paid):
     clock.set(2026, 10, 31, 23, 0)  # placed in October, paid in November
     order, first, second = placed(two_merchant_cart, bps=(1250, 800))
     clock.set(2026, 11, 1, 0, 0)

@@ -34,14 +34,20 @@ XDIST_GROUPS = {"e2e": "browser", "integration": "celery-worker"}
 # `make test-fast` leaves out e2e, integration, cudasim and slow tests (pyproject.toml says what
 # each means). Most carry their mark in their module; these two kinds are marked here, so that
 # a new file gets its mark without remembering it: every test under tests/e2e, and every test
-# parametrised with a simulated CUDA device, which runs its kernels in Numba's simulator.
+# parametrised with a simulated CUDA device or a gpu-* algorithm, which runs its kernels in
+# Numba's simulator.
 E2E_DIR = Path(__file__).resolve().parent / "e2e"
 SIMULATED_DEVICES = {"cuda", "gpu"}
 
 
 def _simulated(item) -> bool:
     callspec = getattr(item, "callspec", None)
-    return callspec is not None and callspec.params.get("device") in SIMULATED_DEVICES
+    if callspec is None:
+        return False
+    algorithm = callspec.params.get("algorithm")
+    return callspec.params.get("device") in SIMULATED_DEVICES or (
+        isinstance(algorithm, str) and algorithm.startswith("gpu")
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by these marks

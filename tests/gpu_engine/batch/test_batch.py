@@ -226,6 +226,7 @@ def test_every_simulated_kernel_variant_matches_the_cpu_twin(monkeypatch):
     batch_launch.release_scratch()
 
 
+@pytest.mark.cudasim
 def test_values_that_do_not_fit_the_narrow_types_travel_wide():
     from gpu_engine.batch import staging
 

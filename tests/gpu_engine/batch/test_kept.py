@@ -140,6 +140,7 @@ def test_parallel_casts_take_turns_only_where_the_threading_layer_needs_it(
     assert not staging._workqueue_lock.locked()
 
 
+@pytest.mark.slow  # compiles the parallel cast, which no other fast test runs (seconds)
 def test_parallel_casts_take_turns_before_numba_has_chosen_a_layer(monkeypatch):
     monkeypatch.setattr(staging, "threading_layer", lambda: None)
     with staging._parallel_turns():

@@ -203,6 +203,7 @@ def test_kernels_match_cpu_twin_on_any_keys(keys, seed):
         np.testing.assert_array_equal(find(gpu, queries), find(cpu, queries))
 
 
+@pytest.mark.cudasim
 def test_device_queries_stay_on_the_device():
     from numba import cuda
 

@@ -74,6 +74,7 @@ def test_real_gpu_merchant_dp_matches_cpu():
         assert solve(problem, algorithm="gpu-dp").total == cpu_total
 
 
+@pytest.mark.cudasim
 @pytest.mark.parametrize("k", [0, 1, 4, 7, 11])
 def test_prepared_tables_give_each_line_set_once_and_warps_one_merchant_part(k):
     from gpu_engine.solvers.dp.cuda import _get_kernels, deposit_order

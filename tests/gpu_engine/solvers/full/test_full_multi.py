@@ -28,6 +28,7 @@ def _cart() -> dict:
     }
 
 
+@pytest.mark.cudasim
 def test_a_launch_refused_after_another_thread_switched_the_pricing_form_retries(monkeypatch):
     cart = _cart()
     layout = full_search_layout(CartProblem.from_dict(cart))

@@ -81,6 +81,7 @@ def test_refuses_more_than_int64_assignments():
         solve(problem, algorithm="cpu-full")
 
 
+@pytest.mark.cudasim
 def test_int32_state_is_refused_when_totals_do_not_fit():
     cart = {
         "items": [{"id": "a", "quantity": 1}, {"id": "b", "quantity": 1}],
@@ -138,6 +139,7 @@ def test_real_gpu_time_box_and_split_cover_the_search():
     assert solve_gpu_full(problem, device_ids=[0, 0]).total == whole[0]
 
 
+@pytest.mark.cudasim
 def test_rows_split_over_several_devices_cover_the_search():
     # The simulator has one device; naming it twice still exercises the split and the merge.
     cart = {

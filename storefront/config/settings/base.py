@@ -31,7 +31,8 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" if DEBUG else ""
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # django.contrib.admin whose admin.site can ask staff for a one-time password.
+    "storefront.security.admin_site.StaffAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -344,12 +345,22 @@ if not DEBUG:
 # --- Operations and edge security ---------------------------------------------------------
 # Kept in one block: observability apps and middleware, login lockout, trusted proxies, the
 # API's bounded JSON parsing, database connection bounds and the static files fallback.
-INSTALLED_APPS += ["axes", "django_prometheus", "drf_spectacular_sidecar", "csp"]
+INSTALLED_APPS += [
+    "axes",
+    "django_prometheus",
+    "drf_spectacular_sidecar",
+    "csp",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
+]
 MIDDLEWARE = [
     # Outermost: latency and status of every response, including those made below.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "storefront.security.middleware.ApiJsonErrorsMiddleware",
     *MIDDLEWARE,
+    # After authentication: request.user.is_verified() for the admin (STAFF_TOTP_REQUIRED).
+    "django_otp.middleware.OTPMiddleware",
     # Last, as django-axes requires: turns a flagged login into the lockout response.
     "axes.middleware.AxesMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
@@ -396,6 +407,12 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": [NONE],
     }
 }
+
+# Staff sign in to the admin with a one-time password too (django-otp: an authenticator app's
+# TOTP device, or `manage.py addstatictoken <user>` to get in the first time); see
+# storefront.security.admin_site. Off by default, so the demo's admin works as it is.
+STAFF_TOTP_REQUIRED = env_bool("STAFF_TOTP_REQUIRED")
+OTP_TOTP_ISSUER = os.environ.get("OTP_TOTP_ISSUER", "Smart Cart")
 
 # Anonymous forms a script could repeat, per client address (and per order number asked for):
 # storefront.security.form_limits. "N/second|minute|hour|day"; empty: no limit.

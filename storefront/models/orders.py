@@ -131,6 +131,15 @@ class Order(models.Model):  # type: ignore[django-manager-missing]
         return self.subtotal - self.discount
 
     @property
+    def amount_due(self) -> int:
+        """What the shopper owes for the packages not cancelled (prefetch-friendly)."""
+        return sum(
+            package.cost
+            for package in self.merchant_orders.all()
+            if package.status != MerchantOrder.Status.CANCELLED
+        )
+
+    @property
     def amount_net(self) -> int:
         """What the shop holds of the shopper's money now: captured less refunded."""
         return self.amount_captured - self.amount_refunded

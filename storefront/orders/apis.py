@@ -24,6 +24,7 @@ from storefront.checkout.services import checkout_review_prepare, order_place
 from storefront.errors import ValidationFailed
 from storefront.models import Order
 from storefront.orders.selectors import order_get, order_list
+from storefront.orders.services import merchant_order_cancel_by_shopper, order_cancel
 from storefront.payments.services import order_payment_for
 from storefront.security.idempotency import idempotency_key_parameter, idempotent
 
@@ -53,6 +54,7 @@ class OrderLineSerializer(serializers.Serializer):
 
 
 class MerchantOrderSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="Cancel with POST .../packages/{id}/cancel/.")
     merchant_id = serializers.IntegerField()
     merchant_name = serializers.CharField()
     status = serializers.CharField()
@@ -78,7 +80,10 @@ class OrderSerializer(serializers.Serializer):
     subtotal = serializers.IntegerField()
     discount = serializers.IntegerField()
     shipping = serializers.IntegerField()
-    total = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="As placed, cancelled packages included.")
+    amount_due = serializers.IntegerField(help_text="The packages not cancelled: what is paid.")
+    amount_captured = serializers.IntegerField(help_text="Charged by the payment provider.")
+    amount_refunded = serializers.IntegerField(help_text="Given back by the payment provider.")
     placed_at = serializers.DateTimeField()
     packages = MerchantOrderSerializer(many=True, source="merchant_orders.all")
 
@@ -255,3 +260,43 @@ class OrderPaymentView(APIView):
         raise ValidationFailed(
             str(errors[0]), code="payment_invalid", field=None if field == "__all__" else field
         )
+
+
+_CANCEL_409 = (
+    "`package_shipped`: a package is with the carrier already; `order_not_cancellable`: the "
+    "order is failed or cancelled already; `package_cancelled`: cancelled already."
+)
+
+
+class OrderCancelView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Cancel one of your orders (unpaid, or paid with nothing shipped yet)",
+        description="Every package is cancelled and its stock returned; what was paid is "
+        "refunded (one refund per package, made by the payment provider shortly after).",
+        request=None,
+        responses={200: OrderSerializer, **error_responses(401, 403, 404, 409, e409=_CANCEL_409)},
+    )
+    def post(self, request, number: str):
+        order_cancel(order=_own_order(request, number), by=request.user)
+        return Response(OrderSerializer(_own_order(request, number)).data)
+
+
+class OrderPackageCancelView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        tags=["orders"],
+        summary="Cancel one package of your order that has not shipped",
+        description="Its stock is returned. Before payment the order then costs less; after "
+        "payment the package's cost is refunded. The last package cancels the order.",
+        request=None,
+        responses={200: OrderSerializer, **error_responses(401, 403, 404, 409, e409=_CANCEL_409)},
+    )
+    def post(self, request, number: str, package_id: int):
+        merchant_order_cancel_by_shopper(
+            order=_own_order(request, number), merchant_order_id=package_id, by=request.user
+        )
+        return Response(OrderSerializer(_own_order(request, number)).data)

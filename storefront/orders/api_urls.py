@@ -1,5 +1,5 @@
-"""The orders API's URLs (checkout review, placing, reading, paying and cancelling orders), mounted under
-``/api/v1/`` in the ``api`` namespace by the root URLconf (``API_URLCONFS``)."""
+"""The orders API's URLs (checkout review; placing, reading, paying and cancelling orders),
+mounted under ``/api/v1/`` in the ``api`` namespace by the root URLconf (``API_URLCONFS``)."""
 
 from django.urls import path
 

@@ -5,6 +5,6 @@ related rows in the same query, and the bulk actions go through services over qu
 not loops. Importing the modules registers their admins.
 """
 
-from storefront.admin import carts, catalog, imports, merchants, orders
+from storefront.admin import carts, catalog, imports, merchants, orders, statements
 
-__all__ = ["carts", "catalog", "imports", "merchants", "orders"]
+__all__ = ["carts", "catalog", "imports", "merchants", "orders", "statements"]

@@ -85,6 +85,7 @@ class MerchantAdmin(MoneyAdminMixin, admin.ModelAdmin):
             "Multi-item discount",
             {"fields": ["discount_min_units", "discount_basis_points"]},
         ),
+        ("Marketplace commission", {"fields": ["commission_bps"]}),
     ]
 
     base_fee_display = money_column("base_fee", "base fee")

@@ -1,4 +1,5 @@
-"""Orders in the admin. Catalog admins see every order; merchant staff (``MerchantStaff``)
+"""Orders in the admin. Catalog admins see every order (with its money: the ledger's events,
+its refunds, what is due and what the shop holds); merchant staff (``MerchantStaff``)
 see only their merchant's packages, with the ship-to address and nothing else of the
 customer, and move them on with the list's actions (the box next to the actions takes the
 tracking reference or the cancel reason). Every move goes through
@@ -8,6 +9,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 
+from storefront.admin.ledger import PaymentEventInline, RefundInline
 from storefront.errors import DomainError
 from storefront.models import MerchantOrder, MerchantStaff, Order, OrderEvent, OrderLine
 from storefront.money import format_money
@@ -188,12 +190,28 @@ class OrderEventInline(ReadOnlyInline):
 class OrderAdmin(admin.ModelAdmin):
     """Catalog admins only (the model permissions): the whole order, read-only."""
 
-    list_display = ("number", "status", "email", "total", "placed_at")
+    list_display = ("number", "status", "email", "total_display", "net_display", "placed_at")
     list_filter = ("status",)
     search_fields = ("number", "email")
     list_select_related = ("owner",)
-    readonly_fields = [field.name for field in Order._meta.fields]
-    inlines = [OrderPackageInline, OrderEventInline]
+    readonly_fields = [
+        *(field.name for field in Order._meta.fields),
+        "due_display",
+        "net_display",
+    ]
+    inlines = [OrderPackageInline, RefundInline, PaymentEventInline, OrderEventInline]
+
+    @admin.display(description="Total", ordering="total")
+    def total_display(self, order: Order) -> str:
+        return format_money(order.total, currency=order.currency)
+
+    @admin.display(description="Due now (packages not cancelled)")
+    def due_display(self, order: Order) -> str:
+        return format_money(order.amount_due, currency=order.currency)
+
+    @admin.display(description="Held (captured - refunded)")
+    def net_display(self, order: Order) -> str:
+        return format_money(order.amount_net, currency=order.currency)
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -44,3 +44,22 @@ def test_no_secret_key_default_outside_debug():
     done = _manage("check", ALLOWED_HOSTS="shop.example.com")
     assert done.returncode != 0
     assert "SECRET_KEY must be set" in done.stderr
+
+
+def test_production_pool_checks_connections_and_pages_send_a_policy():
+    probe = (
+        "from django.conf import settings as s; d = s.DATABASES['default']; "
+        "print(d['CONN_HEALTH_CHECKS'], 'pool' in d['OPTIONS'], "
+        "'csp.middleware.CSPMiddleware' in s.MIDDLEWARE, s.STAFF_TOTP_REQUIRED)"
+    )
+    done = _manage(
+        "shell",
+        "-c",
+        probe,
+        SECRET_KEY=secrets.token_urlsafe(64),
+        ALLOWED_HOSTS="shop.example.com",
+        # Never connected to: the settings are only read.
+        DATABASE_URL="postgres://shop@127.0.0.1:9/shop",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-4:] == ["True", "True", "True", "False"]

@@ -22,7 +22,7 @@ from smartcart.services import (
     optimization_run_apply,
     optimization_run_create,
     optimization_run_dismiss,
-    optimization_run_lease_check,
+    optimization_run_poll_check,
 )
 from storefront.api.errors import error_responses
 from storefront.api.inputs import validated
@@ -240,7 +240,7 @@ class OptimizationDetailView(CartBaseView):
     )
     def get(self, request, run_id: int):
         run = optimization_run_get(run_id=run_id, cart=own_cart(request))
-        return run_response(request, optimization_run_lease_check(run=run))
+        return run_response(request, optimization_run_poll_check(run=run))
 
 
 class OptimizationApplyView(CartBaseView):

@@ -36,11 +36,12 @@ class PriceWatchCartFields:
     """The ``price_watch`` field of the cart resource (storefront's cart API fields hook)."""
 
     def __call__(self, *, cart: Cart) -> dict[str, Any]:
-        """The cart's current notice, or ``None`` (one query)."""
+        """The cart's current notice at today's prices, or ``None`` (one query, three with a
+        notice)."""
         notice = price_watch_notice_for_cart(cart=cart)
-        return {
-            "price_watch": None if notice is None else PriceWatchSerializer(notice.as_dict()).data
-        }
+        if notice is None or notice.checking:  # prices moved again: the next check tells
+            return {"price_watch": None}
+        return {"price_watch": PriceWatchSerializer(notice.as_dict()).data}
 
     def schema_fields(self) -> dict[str, serializers.Field]:
         return {

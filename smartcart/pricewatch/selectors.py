@@ -21,6 +21,7 @@ from django.db.models import Q, QuerySet
 
 from gpu_engine import ProblemError, assignment_cost
 from smartcart.models import OptimizationRun, PriceWatchChange
+from smartcart.selectors.live import RunLive, optimization_run_live
 from smartcart.selectors.problems import (
     _LINE_FIELDS,
     CartProblemBuild,
@@ -311,23 +312,46 @@ def price_watch_notices_current(*, cart_ids: Iterable[int]) -> QuerySet[Optimiza
 
 @dataclass(frozen=True)
 class PriceWatchNotice:
-    """What the shopper is told about their cart after prices moved."""
+    """What the shopper is told about their cart after prices moved, at today's prices: the
+    notice's figures come from the price watch's last check, and prices may have moved again
+    since (its next check runs a few seconds after a change). ``live`` is the run read against
+    the prices now (``None``: not read)."""
 
     run: OptimizationRun
+    live: RunLive | None = None
+
+    @property
+    def _moved(self) -> bool:
+        return self.live is not None and not self.live.unchanged
+
+    @property
+    def checking(self) -> bool:
+        """Prices moved again so that the notice's figures no longer hold and no saving can be
+        told for sure: the next check will tell."""
+        if self.live is None or not self._moved:
+            return False
+        return not (self.run.savings and self.live.holds and self.live.savings > 0)
 
     @property
     def savings(self) -> int:
+        if self.live is not None and self._moved:
+            return 0 if self.checking else self.live.savings
         return self.run.savings or 0
 
     @property
     def price_increase(self) -> int:
-        return self.run.price_increase or 0
+        # The rise since the lines were added moved with the prices: not told until rechecked.
+        return 0 if self._moved else self.run.price_increase or 0
+
+    @property
+    def current_total(self) -> int:
+        return self.live.current_total if self.live is not None else self.run.current_total or 0
 
     def as_dict(self) -> dict:
         return {
             "optimization_id": self.run.pk,
             "cart_version": self.run.cart_version,
-            "current_total": self.run.current_total,
+            "current_total": self.current_total,
             "suggested_total": self.run.suggested_total,
             "savings": self.savings,
             "price_increase": self.price_increase,
@@ -337,11 +361,13 @@ class PriceWatchNotice:
 
 def price_watch_notice_for_cart(*, cart) -> PriceWatchNotice | None:
     """The cart's price-watch notice for its current version: not withdrawn, dismissed or
-    applied, with a saving or a price rise to tell (one query)."""
+    applied, with a saving or a price rise to tell (one query), read against today's prices
+    (two more, only when there is a notice)."""
     if cart is None or cart.pk is None:
         return None
     run = (
-        OptimizationRun.objects.filter(
+        OptimizationRun.objects.select_related("cart")
+        .filter(
             cart_id=cart.pk,
             cart_version=cart.version,
             source=Source.PRICE_WATCH,
@@ -353,4 +379,9 @@ def price_watch_notice_for_cart(*, cart) -> PriceWatchNotice | None:
         .order_by("-created_at", "-id")
         .first()
     )
-    return None if run is None else PriceWatchNotice(run=run)
+    if run is None:
+        return None
+    live = optimization_run_live(run=run)
+    if live is None:  # the cart cannot be priced as it stands: nothing to tell for sure
+        return None
+    return PriceWatchNotice(run=run, live=live)

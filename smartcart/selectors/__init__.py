@@ -1,6 +1,8 @@
 """Reads for improve-cart: the engine problem of a cart and its current total
-(``problems``), and optimisation runs (``runs``)."""
+(``problems``), optimisation runs (``runs``) and a run's saving at today's prices
+(``live``)."""
 
+from smartcart.selectors.live import RunLive, optimization_run_live
 from smartcart.selectors.problems import (
     CartLines,
     CartProblemBuild,
@@ -27,6 +29,7 @@ __all__ = [
     "CartProblemBuild",
     "LineSnapshot",
     "OfferSnapshot",
+    "RunLive",
     "cart_current_breakdown",
     "cart_current_total",
     "cart_lines_find",
@@ -37,6 +40,7 @@ __all__ = [
     "optimization_run_in_flight",
     "optimization_run_latest",
     "optimization_run_list",
+    "optimization_run_live",
     "optimization_run_stale_q",
     "problem_size",
 ]

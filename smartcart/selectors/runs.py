@@ -65,17 +65,26 @@ def optimization_run_list(*, cart: Cart) -> QuerySet[OptimizationRun]:
     return OptimizationRun.objects.select_related("cart").filter(cart_id=cart.pk)
 
 
+def optimization_run_unclaimed_q(*, now: datetime) -> Q:
+    """Runs ``queued`` past their pickup deadline: no worker started them within
+    ``SMARTCART_QUEUED_MAX_S`` of their creation, or of being queued again after a lapsed
+    lease (``lease_expires_at`` holds that deadline then)."""
+    queued = OptimizationRun.Status.QUEUED
+    created_before = now - timedelta(seconds=settings.SMARTCART_QUEUED_MAX_S)
+    return Q(status=queued, lease_expires_at__isnull=True, created_at__lt=created_before) | Q(
+        status=queued, lease_expires_at__lt=now
+    )
+
+
 def optimization_run_stale_q(*, now: datetime) -> Q:
     """Runs a lost worker left behind: ``running`` past the task's hard time limit plus
     ``SMARTCART_REAPER_GRACE_S`` (Celery killed it, or its worker died without redelivery),
-    or ``queued`` past ``SMARTCART_QUEUED_MAX_S`` (its message was lost)."""
+    or ``queued`` past its pickup deadline (no worker serves its queue, or its message was
+    lost)."""
     running_s = settings.CELERY_TASK_TIME_LIMIT + settings.SMARTCART_REAPER_GRACE_S
     return Q(
         status=OptimizationRun.Status.RUNNING, started_at__lt=now - timedelta(seconds=running_s)
-    ) | Q(
-        status=OptimizationRun.Status.QUEUED,
-        created_at__lt=now - timedelta(seconds=settings.SMARTCART_QUEUED_MAX_S),
-    )
+    ) | optimization_run_unclaimed_q(now=now)
 
 
 def optimization_run_in_flight(

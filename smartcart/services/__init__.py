@@ -8,7 +8,12 @@ Errors are ``storefront.errors`` domain errors, mapped to HTTP by the API's one 
 ``routing.route_choose`` before anything is written).
 """
 
-from smartcart.services.apply import optimization_run_apply, optimization_run_dismiss
+from smartcart.services.apply import (
+    Applied,
+    optimization_run_apply,
+    optimization_run_apply_outcome,
+    optimization_run_dismiss,
+)
 from smartcart.services.common import (
     MAX_BUDGET_MS,
     optimization_run_enqueue,
@@ -17,11 +22,13 @@ from smartcart.services.common import (
 from smartcart.services.create import optimization_run_create, optimization_run_solve_now
 from smartcart.services.execute import optimization_run_execute
 from smartcart.services.lease import optimization_run_deadline, optimization_run_lease_check
-from smartcart.services.reaper import optimization_runs_reap
+from smartcart.services.reaper import optimization_run_poll_check, optimization_runs_reap
 
 __all__ = [
     "MAX_BUDGET_MS",
+    "Applied",
     "optimization_run_apply",
+    "optimization_run_apply_outcome",
     "optimization_run_create",
     "optimization_run_deadline",
     "optimization_run_dismiss",
@@ -29,6 +36,7 @@ __all__ = [
     "optimization_run_execute",
     "optimization_run_fail",
     "optimization_run_lease_check",
+    "optimization_run_poll_check",
     "optimization_run_solve_now",
     "optimization_runs_reap",
 ]

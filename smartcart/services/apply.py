@@ -1,5 +1,7 @@
 """Applying a run's suggestion to the cart (all or nothing, under locks) and dismissing it."""
 
+from dataclasses import dataclass
+
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -7,7 +9,7 @@ from django.utils import timezone
 from smartcart.models import OptimizationRun
 from smartcart.selectors import cart_current_breakdown, cart_problem_build
 from smartcart.services.common import Status, User, signed_in
-from storefront.errors import Conflict, NotFound
+from storefront.errors import Conflict, DomainError, NotFound
 from storefront.models import Cart, CartLine, Offer
 
 
@@ -64,8 +66,23 @@ def _check_offers(*, lines: list[dict]) -> None:
             )
 
 
-@transaction.atomic
+@dataclass(frozen=True)
+class Applied:
+    """The cart after applying, and what applying saved: the cart's total just before it
+    (prices may have moved since the run was computed) less the suggested total."""
+
+    cart: Cart
+    saved: int
+    total: int
+
+
 def optimization_run_apply(*, run: OptimizationRun, user: User | None = None) -> Cart:
+    """``optimization_run_apply_outcome``'s cart."""
+    return optimization_run_apply_outcome(run=run, user=user).cart
+
+
+@transaction.atomic
+def optimization_run_apply_outcome(*, run: OptimizationRun, user: User | None = None) -> Applied:
     """Rewrites the cart's lines to the suggested offers and bumps the cart version.
 
     All or nothing, under locks on the cart, the run and the offers. Refused with a
@@ -84,6 +101,10 @@ def optimization_run_apply(*, run: OptimizationRun, user: User | None = None) ->
     _check_appliable(run=run, cart=cart)
     lines = run.suggestion.get("lines", [])
     _check_offers(lines=lines)
+    try:
+        before = _total(cart)
+    except DomainError:  # a line's own offer is gone: the run's figure is the last price known
+        before = run.current_total or 0
     now = timezone.now()
     for line in lines:
         if line["changed"]:
@@ -93,7 +114,7 @@ def optimization_run_apply(*, run: OptimizationRun, user: User | None = None) ->
                 updated_at=now,
             )
     Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1, updated_at=now)
-    total = sum(cost.cost for cost in cart_current_breakdown(build=cart_problem_build(cart=cart)))
+    total = _total(cart)
     if total != run.suggested_total:
         raise Conflict(
             "Shipping or discounts changed since this suggestion was computed. "
@@ -102,7 +123,11 @@ def optimization_run_apply(*, run: OptimizationRun, user: User | None = None) ->
         )
     OptimizationRun.objects.filter(pk=run.pk).update(applied_at=now, applied_by=signed_in(user))
     cart.refresh_from_db()
-    return cart
+    return Applied(cart=cart, saved=before - total, total=total)
+
+
+def _total(cart: Cart) -> int:
+    return sum(cost.cost for cost in cart_current_breakdown(build=cart_problem_build(cart=cart)))
 
 
 def optimization_run_dismiss(*, run: OptimizationRun) -> OptimizationRun:

@@ -135,23 +135,25 @@ def _recover(*, run: OptimizationRun, now: datetime) -> int:
 
 
 def _queued_deadline(run: OptimizationRun, since: datetime) -> datetime:
-    budget = timedelta(milliseconds=run.budget_ms or settings.SMARTCART_DEFAULT_BUDGET_MS)
-    return since + budget + timedelta(seconds=settings.SMARTCART_RUN_DEADLINE_GRACE_S)
+    return since + timedelta(seconds=settings.SMARTCART_QUEUED_MAX_S)
 
 
 def optimization_run_deadline(*, run: OptimizationRun) -> datetime:
-    """When a page polling ``run`` should stop waiting and offer to try again: its lease
-    (running: the next poll after it lapses recovers the run; queued again after a lapse: its
-    new deadline), else its budget plus ``SMARTCART_RUN_DEADLINE_GRACE_S`` from its creation."""
+    """When a page polling ``run`` should stop waiting: its lease (running: the next poll
+    after it lapses recovers the run; queued again after a lapse: its new pickup deadline),
+    else ``SMARTCART_QUEUED_MAX_S`` from its creation, when the next poll fails a run no worker
+    started (``optimization_run_poll_check``)."""
     if run.lease_expires_at is not None:
         return run.lease_expires_at
     return _queued_deadline(run, run.created_at)
 
 
-def optimization_run_lease_check(*, run: OptimizationRun) -> OptimizationRun:
+def optimization_run_lease_check(
+    *, run: OptimizationRun, now: datetime | None = None
+) -> OptimizationRun:
     """``run`` as it is after recovering it if its lease lapsed (a poll of the run is where a
     dead worker is noticed first); no query while the lease holds."""
-    if lease_lapsed(run=run):
-        lapsed_runs_recover(runs=OptimizationRun.objects.filter(pk=run.pk))
+    if lease_lapsed(run=run, now=now):
+        lapsed_runs_recover(runs=OptimizationRun.objects.filter(pk=run.pk), now=now)
         run.refresh_from_db()
     return run

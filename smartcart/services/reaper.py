@@ -11,7 +11,11 @@ from django.utils import timezone
 from smartcart.models import OptimizationRun
 from smartcart.selectors import optimization_run_stale_q
 from smartcart.services.common import Status
-from smartcart.services.lease import lapsed_runs_recover
+from smartcart.services.lease import (
+    lapsed_runs_recover,
+    optimization_run_deadline,
+    optimization_run_lease_check,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -30,11 +34,30 @@ def stale_runs_fail(runs: QuerySet[OptimizationRun], *, now: datetime) -> int:
                     "(the worker was lost or killed). Please try again."
                 ),
             ),
-            default=Value(
-                f"Stopped: no worker picked this job up within {queued_max_s} s. Please try again."
-            ),
+            default=Value(UNCLAIMED_ERROR.format(seconds=queued_max_s)),
         ),
     )
+
+
+UNCLAIMED_ERROR = (
+    "No optimiser started on your cart within {seconds} s: the optimisation workers are busy "
+    "or not running. Your cart is unchanged. Please try again in a moment."
+)
+
+
+def optimization_run_poll_check(
+    *, run: OptimizationRun, now: datetime | None = None
+) -> OptimizationRun:
+    """``run`` as a poll should show it: recovered if its lease lapsed, failed with the reason
+    if it is still queued past its pickup deadline (so the page and the API learn why instead
+    of waiting for beat). No query while neither applies."""
+    now = now or timezone.now()
+    run = optimization_run_lease_check(run=run, now=now)
+    if run.status == Status.QUEUED and optimization_run_deadline(run=run) < now:
+        if stale_runs_fail(OptimizationRun.objects.filter(pk=run.pk), now=now):
+            logger.warning("Failed optimization run %s: no worker started it", run.pk)
+        run.refresh_from_db()
+    return run
 
 
 def optimization_runs_reap(*, now: datetime | None = None) -> int:
@@ -42,7 +65,8 @@ def optimization_runs_reap(*, now: datetime | None = None) -> int:
 
     A run ``running`` for longer than the task's hard time limit (plus
     ``SMARTCART_REAPER_GRACE_S``) cannot still be alive: Celery killed it or its worker died
-    without redelivery. A run ``queued`` past ``SMARTCART_QUEUED_MAX_S`` lost its message.
+    without redelivery. A run ``queued`` past its pickup deadline (``SMARTCART_QUEUED_MAX_S``)
+    has no worker serving its queue, or lost its message.
     Celery beat runs this every minute; ``optimization_run_create`` also reaps the cart it
     is asked about, so Improve cart never depends on beat running.
     """

@@ -4,7 +4,7 @@ per-merchant comparison, and words for the solver. No writes, no HTML."""
 from dataclasses import dataclass
 
 from smartcart.models import OptimizationRun
-from smartcart.selectors import optimization_run_latest
+from smartcart.selectors import RunLive, optimization_run_latest, optimization_run_live
 from storefront.models import Cart
 
 ALGORITHM_LABELS = {
@@ -68,6 +68,19 @@ class ImprovePanel:
     merchants: tuple[MerchantShipment, ...]
     dropped: tuple[DroppedMerchant, ...]
     conflict: str = ""
+    live: RunLive | None = None  # a saving's figures at today's prices
+
+    @property
+    def savings(self) -> int:
+        return self.live.savings if self.live else self.run.savings or 0
+
+    @property
+    def current_total(self) -> int:
+        return self.live.current_total if self.live else self.run.current_total or 0
+
+    @property
+    def savings_percent(self) -> float:
+        return self.live.savings_percent if self.live else self.run.savings_percent or 0.0
 
     @property
     def pending(self) -> bool:
@@ -158,16 +171,32 @@ def _merchant_shipments(
     return shipments, dropped
 
 
+PRICES_MOVED = (
+    "Prices changed after this suggestion was computed, so it no longer saves what it did. "
+    "Recompute it for today's prices."
+)
+
+
 def improve_panel(run: OptimizationRun, *, conflict: str = "") -> ImprovePanel:
+    """The panel of ``run``. A saving is shown at today's prices (two queries): a saving that
+    no longer holds as suggested (a suggested offer's price or the terms moved, or nothing is
+    saved any more) is shown as out of date instead of with the run's old figures."""
     suggestion = run.suggestion or {}
     merchants, dropped = _merchant_shipments(suggestion)
+    state = _state(run, conflict)
+    live = None
+    if state == "saving":
+        live = optimization_run_live(run=run)
+        if live is None or not live.holds or live.savings <= 0:
+            state, conflict, live = "stale", PRICES_MOVED, None
     return ImprovePanel(
         run=run,
-        state=_state(run, conflict),
+        state=state,
         lines=_line_changes(suggestion),
         merchants=merchants,
         dropped=dropped,
         conflict=conflict,
+        live=live,
     )
 
 

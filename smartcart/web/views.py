@@ -14,10 +14,10 @@ from django.views.decorators.http import require_GET, require_POST
 from smartcart.models import OptimizationRun
 from smartcart.selectors import optimization_run_get
 from smartcart.services import (
-    optimization_run_apply,
+    optimization_run_apply_outcome,
     optimization_run_create,
     optimization_run_dismiss,
-    optimization_run_lease_check,
+    optimization_run_poll_check,
 )
 from smartcart.web.improve import improve_panel
 from storefront.errors import Conflict, DomainError, NotFound
@@ -69,7 +69,7 @@ def _replace_overdue_run(request: HttpRequest, *, cart) -> None:
 def improve_status(request: HttpRequest, run_id: int) -> HttpResponse:
     """The panel as an HTML fragment, for the page's polling script. A person who opens
     the URL itself gets the cart page instead."""
-    run = optimization_run_lease_check(run=_run_or_404(request, run_id))
+    run = optimization_run_poll_check(run=_run_or_404(request, run_id))
     if request.headers.get("X-Requested-With") != "fetch":
         return redirect(cart_url(PANEL_ANCHOR))
     response = render(request, "smartcart/_improve_panel.html", {"improve": improve_panel(run)})
@@ -82,7 +82,7 @@ def improve_apply(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run_or_404(request, run_id)
     back = _next(request)
     try:
-        optimization_run_apply(run=run, user=request.user)
+        applied = optimization_run_apply_outcome(run=run, user=request.user)
     except Conflict as error:
         if back is not None:  # the checkout review shows the cart as it stands now
             messages.error(request, error.message)
@@ -90,8 +90,8 @@ def improve_apply(request: HttpRequest, run_id: int) -> HttpResponse:
         return render_cart(request, status=409, panel_state={"improve_conflict": error.message})
     messages.success(
         request,
-        f"Suggestion applied: you save {format_money(run.savings)}. "
-        f"Your cart now costs {format_money(run.suggested_total)}.",
+        f"Suggestion applied: you save {format_money(applied.saved)}. "
+        f"Your cart now costs {format_money(applied.total)}.",
     )
     return redirect(back or cart_url())
 

@@ -93,10 +93,10 @@ def test_a_click_replaces_a_run_whose_worker_died(
     assert run.status == Status.DONE
 
 
-@override_settings(SMARTCART_RUN_DEADLINE_GRACE_S=30)
-def test_the_deadline_is_the_lease_else_budget_and_grace(cart):
+@override_settings(SMARTCART_QUEUED_MAX_S=30)
+def test_the_deadline_is_the_lease_else_the_pickup_bound(cart):
     run = _running(cart, lapsed_s=-4)
     assert optimization_run_deadline(run=run) == run.lease_expires_at
     run.lease_expires_at = None
-    expected = run.created_at + timedelta(milliseconds=100, seconds=30)
+    expected = run.created_at + timedelta(seconds=30)
     assert optimization_run_deadline(run=run) == expected

@@ -272,4 +272,4 @@ def test_reaper_fails_runs_whose_message_was_lost(cart, django_capture_on_commit
     later = timezone.now() + timedelta(hours=1)
     assert services.optimization_runs_reap(now=later) == 1
     run.refresh_from_db()
-    assert run.status == Status.FAILED and "no worker" in run.error
+    assert run.status == Status.FAILED and "No optimiser started" in run.error

@@ -26,7 +26,7 @@ def _queued_run(cart, capture) -> OptimizationRun:
     ("status", "age", "reason"),
     [
         (Status.RUNNING, timedelta(seconds=120 + 30 + 1), "time limit"),
-        (Status.QUEUED, timedelta(seconds=900 + 1), "no worker"),
+        (Status.QUEUED, timedelta(seconds=900 + 1), "No optimiser started"),
     ],
 )
 def test_a_run_left_by_a_lost_worker_does_not_block_a_new_click(

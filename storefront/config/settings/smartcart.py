@@ -20,7 +20,10 @@ SMARTCART_DEFAULT_BUDGET_MS = int(os.environ.get("SMARTCART_DEFAULT_BUDGET_MS", 
 SMARTCART_CPU_FALLBACK_BUDGET_MS = int(os.environ.get("SMARTCART_CPU_FALLBACK_BUDGET_MS", "500"))
 SMARTCART_MAX_ATTEMPTS = int(os.environ.get("SMARTCART_MAX_ATTEMPTS", "3"))
 SMARTCART_REAPER_GRACE_S = int(os.environ.get("SMARTCART_REAPER_GRACE_S", "30"))
-SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "900"))
+# A run no worker starts within this many seconds (of its creation, or of being queued again
+# after a lapsed lease) is failed with the reason, by beat's reaper or the next poll of it; the
+# cart page waits for it as long.
+SMARTCART_QUEUED_MAX_S = int(os.environ.get("SMARTCART_QUEUED_MAX_S", "30"))
 # Broker (Redis) down, as smartcart.routing's cached broker_state probe sees it: route_choose
 # solves carts predicted within this many ms in the request; larger ones answer 503 with
 # Retry-After (SMARTCART_OUTAGE_RETRY_S) before anything is written.
@@ -30,8 +33,6 @@ SMARTCART_OUTAGE_RETRY_S = int(os.environ.get("SMARTCART_OUTAGE_RETRY_S", "30"))
 # after the last renewal (never before the run's budget is spent) -> queued once more, or failed.
 SMARTCART_LEASE_S = int(os.environ.get("SMARTCART_LEASE_S", "10"))
 SMARTCART_HEARTBEAT_S = float(os.environ.get("SMARTCART_HEARTBEAT_S", "2"))
-# The cart page stops polling a queued run this long after its budget and offers "Try again".
-SMARTCART_RUN_DEADLINE_GRACE_S = int(os.environ.get("SMARTCART_RUN_DEADLINE_GRACE_S", "30"))
 # Checkout's cheaper-cart check reuses a finished run of the same cart version this young.
 SMARTCART_CHECKOUT_REUSE_S = int(os.environ.get("SMARTCART_CHECKOUT_REUSE_S", "600"))
 # Compile the solvers when a web or worker process starts (never inside a request).

@@ -36,6 +36,7 @@
   var POLL_FIRST_MS = 400;
   var POLL_MAX_MS = 2500;
   var POLL_GIVE_UP_MS = 5 * 60 * 1000;
+  var POLLS_PAST_DEADLINE = 4;
 
   function pollImprove() {
     var region = document.getElementById("improve-region");
@@ -44,7 +45,7 @@
     }
     var started = Date.now();
     var delay = POLL_FIRST_MS;
-    var checkedPastDeadline = false;
+    var pollsPastDeadline = 0;
 
     function panelUrl() {
       var panel = region.querySelector("[data-poll-url]");
@@ -52,19 +53,17 @@
     }
 
     function pastDeadline() {
-      // The run's own deadline (data-poll-deadline, epoch ms): one poll after it lets the
-      // server recover a run whose worker died; if the run is still pending, give up.
+      // The run's own deadline (data-poll-deadline, epoch ms): a poll after it has the server
+      // recover a run whose worker died, or fail one no worker started and say why. A few
+      // polls allow for this clock running ahead of the server's; then give up.
       var panel = region.querySelector("[data-poll-deadline]");
       var deadline = panel ? Number(panel.getAttribute("data-poll-deadline")) : 0;
       if (!deadline || Date.now() <= deadline) {
-        checkedPastDeadline = false;
+        pollsPastDeadline = 0;
         return false;
       }
-      if (!checkedPastDeadline) {
-        checkedPastDeadline = true;
-        return false;
-      }
-      return true;
+      pollsPastDeadline += 1;
+      return pollsPastDeadline > POLLS_PAST_DEADLINE;
     }
 
     function giveUp() {

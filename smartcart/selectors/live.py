@@ -1,0 +1,76 @@
+"""A finished run's figures against the cart's prices now.
+
+A run stores the totals it was computed with; prices move without the cart's version (a
+merchant edit, a feed, the price watch's next check a few seconds later). Whatever shows a
+saving reads it here, so the figure is the one applying would give now.
+"""
+
+from dataclasses import dataclass
+
+from gpu_engine import price_assignment
+from smartcart.models import OptimizationRun
+from smartcart.selectors.problems import (
+    CartProblemBuild,
+    cart_current_breakdown,
+    cart_problem_build,
+)
+from storefront.errors import DomainError
+
+
+@dataclass(frozen=True)
+class RunLive:
+    """``current_total``: what the cart costs now. ``holds``: every suggested offer still sells
+    at its suggested price and the suggestion still costs the run's ``suggested_total`` (the
+    terms applying checks)."""
+
+    run: OptimizationRun
+    current_total: int
+    holds: bool
+
+    @property
+    def savings(self) -> int:
+        return self.current_total - (self.run.suggested_total or 0)
+
+    @property
+    def savings_percent(self) -> float:
+        return 100.0 * self.savings / self.current_total if self.current_total else 0.0
+
+    @property
+    def unchanged(self) -> bool:
+        """The run's own figures are still true."""
+        return self.holds and self.current_total == self.run.current_total
+
+
+def _suggestion_holds(run: OptimizationRun, build: CartProblemBuild) -> bool:
+    lines = (run.suggestion or {}).get("lines", [])
+    if {line["line_id"] for line in lines} != {line.line_id for line in build.lines}:
+        return False
+    assignment = {}
+    for line in lines:
+        offer = build.offers.get((line["line_id"], line["new_merchant_id"]))
+        if offer is None or (offer.offer_id, offer.unit_price) != (
+            line["new_offer_id"],
+            line["new_unit_price"],
+        ):
+            return False
+        assignment[str(line["line_id"])] = str(line["new_merchant_id"])
+    suggested = sum(cost.cost for cost in price_assignment(build.problem, assignment))
+    return suggested == run.suggested_total
+
+
+def optimization_run_live(*, run: OptimizationRun) -> RunLive | None:
+    """``run``'s saving at today's prices (two queries), or ``None`` when the cart changed
+    since the run (another version) or cannot be priced as it stands."""
+    if run.cart.version != run.cart_version:
+        return None
+    try:
+        build = cart_problem_build(cart=run.cart)
+    except DomainError:
+        return None
+    if build.cart_version != run.cart_version:
+        return None
+    return RunLive(
+        run=run,
+        current_total=sum(cost.cost for cost in cart_current_breakdown(build=build)),
+        holds=_suggestion_holds(run, build),
+    )

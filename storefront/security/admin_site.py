@@ -33,6 +33,11 @@ class StaffAdminSite(AdminSite):
     def login_template(self):  # type: ignore[override]
         return "otp/admin111/login.html" if staff_totp_required() else None
 
+    def login(self, request, extra_context=None):
+        from storefront.security.form_limits import login_rate_limited
+
+        return login_rate_limited(super().login)(request, extra_context)
+
     def has_permission(self, request) -> bool:
         if not super().has_permission(request):
             return False

@@ -1,10 +1,11 @@
-"""Limits on the shop's anonymous forms that an automated client could repeat: creating
-accounts and guessing guest orders. Each submission (POST) counts against the client's address
-(``storefront.security.client_ip``) and, for the order lookup, against the order number asked
-for too, so neither many addresses on one order nor one address on many orders gets far.
+"""Limits on the shop's anonymous forms that an automated client could repeat: signing in,
+creating accounts and guessing guest orders. Each submission (POST) counts against the
+client's address (``storefront.security.client_ip``) and, for the order lookup, against the
+order number asked for too, so neither many addresses on one order nor one address on many
+orders gets far.
 
-The rates are settings (``SIGNUP_RATE``, ``ORDER_LOOKUP_RATE``, ``ORDER_LOOKUP_NUMBER_RATE``,
-e.g. ``"10/hour"``; empty: no limit), counted in the shared cache by
+The rates are settings (``LOGIN_RATE``, ``SIGNUP_RATE``, ``ORDER_LOOKUP_RATE``,
+``ORDER_LOOKUP_NUMBER_RATE``, e.g. ``"10/hour"``; empty: no limit), counted in the shared cache by
 ``storefront.security.ratelimit.window_retry_after``. Past a limit the form answers 429 with
 ``Retry-After`` and a page that says how long to wait.
 """
@@ -81,6 +82,15 @@ def _post_rate_limited(*, name: str, limits: dict[str, Ident], message: str):
 
     return decorator
 
+
+# Sign-in attempts per address: a throttle (a short window), not django-axes' lockout, which
+# counts per account. It bounds how fast one address can try passwords across many accounts
+# without locking the other people behind a shared address out for long.
+login_rate_limited = _post_rate_limited(
+    name="login",
+    limits={"LOGIN_RATE": _by_client},
+    message="Too many sign-in attempts from your connection.",
+)
 
 signup_rate_limited = _post_rate_limited(
     name="signup",

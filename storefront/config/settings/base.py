@@ -414,8 +414,11 @@ CONTENT_SECURITY_POLICY = {
 STAFF_TOTP_REQUIRED = env_bool("STAFF_TOTP_REQUIRED")
 OTP_TOTP_ISSUER = os.environ.get("OTP_TOTP_ISSUER", "Smart Cart")
 
-# Anonymous forms a script could repeat, per client address (and per order number asked for):
-# storefront.security.form_limits. "N/second|minute|hour|day"; empty: no limit.
+# Anonymous forms a script could repeat, counted per client address (the order lookup also per
+# order number asked for): storefront.security.form_limits. LOGIN_RATE covers the web and admin
+# logins; the API's token endpoint has its "token" throttle. "N/second|minute|hour|day";
+# empty: no limit.
+LOGIN_RATE = os.environ.get("LOGIN_RATE", "30/minute")
 SIGNUP_RATE = os.environ.get("SIGNUP_RATE", "10/hour")
 ORDER_LOOKUP_RATE = os.environ.get("ORDER_LOOKUP_RATE", "20/hour")
 ORDER_LOOKUP_NUMBER_RATE = os.environ.get("ORDER_LOOKUP_NUMBER_RATE", "10/hour")

@@ -18,12 +18,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.decorators import method_decorator
 from django.utils.timesince import timeuntil
 from django.views.generic.base import ContextMixin
 
 from storefront.accounts.services import password_reset_request, user_api_tokens_revoke
 from storefront.security.client_ip import client_ip
-from storefront.security.form_limits import signup_rate_limited
+from storefront.security.form_limits import login_rate_limited, signup_rate_limited
 from storefront.web.carts import request_cart_find
 from storefront.web.forms import SignUpForm
 from storefront.web.views.common import safe_next
@@ -34,6 +35,7 @@ def _anonymous_cart_units(request: HttpRequest) -> int:
     return sum(cart.lines.values_list("quantity", flat=True)) if cart is not None else 0
 
 
+@method_decorator(login_rate_limited, name="post")
 class ShopLoginView(LoginView):
     template_name = "registration/login.html"
     redirect_authenticated_user = True

@@ -1,12 +1,22 @@
 """Sign-up and the guest order lookup are limited per client address (and the lookup per order
 number too): 70 accounts from one address, or 30 guesses at orders, are refused with 429."""
 
+from types import SimpleNamespace
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
+from storefront.security import ratelimit
+
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _clock(monkeypatch):
+    """Seconds into an hour-long window, so that no test's window ends halfway through."""
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: 1_800_000_000.0 + 1))
 
 
 @pytest.fixture(autouse=True)
@@ -68,3 +78,17 @@ def test_guesses_at_one_order_number_from_many_addresses_are_refused(settings):
     assert codes == [404] * 10 + [429] * 20
     # Another order number from a fresh address is still looked up.
     assert _look_up("SC-000043", HTTP_X_FORWARDED_FOR="198.51.100.200").status_code == 404
+
+
+@pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/"])
+def test_one_address_trying_passwords_across_accounts_is_slowed_down(url, settings):
+    settings.LOGIN_RATE = "30/minute"
+    codes = [
+        Client().post(url, {"username": f"user{n}", "password": "guess"}).status_code
+        for n in range(35)
+    ]
+    assert codes == [200] * 30 + [429] * 5
+    refused = Client().post(url, {"username": "user99", "password": "guess"})
+    assert 0 < int(refused["Retry-After"]) <= 60
+    assert "Too many sign-in attempts from your connection" in refused.content.decode()
+    assert Client().get(url).status_code == 200

@@ -20,6 +20,12 @@ urlpatterns = [
     path("orders/find/", orders.order_lookup, name="order_lookup"),
     path("orders/<str:number>/", orders.order_detail, name="order_detail"),
     path("orders/<str:number>/pay/", orders.order_pay, name="order_pay"),
+    path("orders/<str:number>/cancel/", orders.order_cancel_view, name="order_cancel"),
+    path(
+        "orders/<str:number>/packages/<int:package_id>/cancel/",
+        orders.order_package_cancel,
+        name="order_package_cancel",
+    ),
     path("accounts/login/", accounts.ShopLoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.ShopLogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.signup, name="signup"),

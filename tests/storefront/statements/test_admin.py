@@ -117,3 +117,10 @@ def test_the_packages_list_links_to_the_statement(client, history):
     client.force_login(staff_of(first.merchant))
     html = client.get(reverse("admin:storefront_merchantorder_changelist")).content.decode()
     assert reverse(URL) in html
+
+
+def test_the_merchants_list_links_to_the_statements_for_catalog_admins(client, history):
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    response = client.get(reverse("admin:storefront_merchant_changelist"))
+    assert response.status_code == 200
+    assert reverse(URL) in response.content.decode()

@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
+from django.utils import timezone
 from django.utils.text import slugify
 
 from storefront.admin.merchants import MerchantAdmin
@@ -100,7 +101,12 @@ class MerchantStatementAdmin(MerchantAdmin):
     def statement_view(self, request: HttpRequest) -> HttpResponse:
         merchants = statement_merchants(user=request.user)
         merchant_id = _merchant_id(request, merchants)
-        form = StatementPeriodForm(request.GET)
+        chosen = {
+            name: request.GET[name]
+            for name in StatementPeriodForm.base_fields
+            if name in request.GET
+        }
+        form = StatementPeriodForm(chosen or {"month": timezone.localdate().strftime("%Y-%m")})
         statement = None
         if form.is_valid():
             try:

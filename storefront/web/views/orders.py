@@ -57,7 +57,8 @@ def _order_context(order: Order) -> dict:
     return {
         "order": order,
         "amount_due": due,
-        "amount_cancelled": order.total - due,
+        # Packages cancelled before the money was taken: never charged.
+        "amount_cancelled": order.total - (order.amount_captured or due),
         "cancellable_ids": {p.pk for p in packages if _cancellable(order, p)},
         "order_cancellable": order.status in _OPEN_ORDER
         and any(_cancellable(order, p) for p in packages)

@@ -124,3 +124,10 @@ def test_the_merchants_list_links_to_the_statements_for_catalog_admins(client, h
     response = client.get(reverse("admin:storefront_merchant_changelist"))
     assert response.status_code == 200
     assert reverse(URL) in response.content.decode()
+
+
+def test_with_no_period_chosen_the_current_month_is_shown(client, history):
+    _, first, _ = history
+    response = _get(client, staff_of(first.merchant))
+    assert response.context["statement"].period.label == "November 2026"
+    assert 'value="2026-11"' in response.content.decode()

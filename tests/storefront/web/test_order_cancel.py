@@ -76,6 +76,18 @@ def test_the_owner_cancels_a_package_before_paying_and_pays_less(owner, order):
     assert f"Pay {format_money(second.cost)}" in pay
 
 
+def test_after_paying_the_lower_amount_the_page_says_what_was_never_charged(
+    owner, order, run_on_commit
+):
+    first, second = packages(order)
+    owner.post(cancel_url(order, first))
+    paid(order, run_on_commit)
+    page = owner.get(order.get_absolute_url()).content.decode()
+    assert f'data-testid="order-paid" data-cents="{second.cost}"' in page
+    assert f'data-testid="order-cancelled-amount" data-cents="{first.cost}"' in page
+    assert 'data-testid="order-refund"' not in page
+
+
 def test_a_package_cancelled_after_payment_shows_its_refund(owner, order, run_on_commit):
     paid(order, run_on_commit)
     first, _ = packages(order)

@@ -94,3 +94,13 @@ def test_on_wrong_passwords_still_lock_the_account_out(client, staff, settings):
     codes = [_admin_login(client, password="wrong").status_code for _ in range(4)]
     assert codes == [200, 200, 429, 429]
     assert _admin_login(client, otp_token=_current_token(device)).status_code == 429
+
+
+def test_admin_shows_a_new_devices_key_as_a_qr_code(admin_client, admin_user):
+    device = TOTPDevice.objects.create(user=admin_user, name="phone")
+    base = f"/admin/otp_totp/totpdevice/{device.pk}"
+    assert admin_client.get(f"{base}/config/").status_code == 200
+    image = admin_client.get(f"{base}/qrcode/")
+    assert image.status_code == 200
+    assert image["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in image.content

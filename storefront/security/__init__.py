@@ -1,2 +1,3 @@
-"""Request-edge security: the client's address behind trusted proxies, atomic throttles, the
-login lockout's responses (django-axes) and bounded JSON parsing for the API."""
+"""Request-edge security: the client's address behind trusted proxies, atomic throttles and
+form limits, the login lockout's responses (django-axes), the admin's optional one-time
+passwords for staff (django-otp) and bounded JSON parsing for the API."""

@@ -13,7 +13,6 @@ from drf_spectacular.utils import (
     extend_schema_serializer,
 )
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from smartcart.models import OptimizationRun
@@ -25,7 +24,8 @@ from smartcart.services import (
     optimization_run_poll_check,
 )
 from storefront.api.errors import error_responses
-from storefront.api.inputs import validated
+from storefront.api.inputs import json_body, validated
+from storefront.api.pagination import StrictPageNumberPagination
 from storefront.carts.apis import CartBaseView, CartResource, cart_response, no_cart, own_cart
 from storefront.security.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
@@ -158,7 +158,7 @@ def run_response(request, run: OptimizationRun, *, status_code: int = 200) -> Re
 
 class OptimizationListView(CartBaseView):
     # Declared so that the schema documents the paginated object the view answers.
-    pagination_class = PageNumberPagination
+    pagination_class = StrictPageNumberPagination
 
     @extend_schema_serializer(component_name="OptimizationCreate")
     class InputSerializer(serializers.Serializer):
@@ -198,7 +198,7 @@ class OptimizationListView(CartBaseView):
         "`done` or `failed`. A run already queued for the same cart version is returned "
         "again rather than started twice.",
         parameters=[IDEMPOTENCY_KEY_PARAMETER],
-        request=InputSerializer,
+        request=json_body(InputSerializer),
         responses={
             201: OpenApiResponse(OptimizationRunSerializer, description="Solved at once."),
             202: OpenApiResponse(OptimizationRunSerializer, description="Queued."),

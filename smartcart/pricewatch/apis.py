@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from smartcart.pricewatch.notify import price_watch_email_enabled, price_watch_email_set
 from smartcart.pricewatch.selectors import price_watch_notice_for_cart
 from storefront.api.errors import error_responses
+from storefront.api.inputs import json_body
 from storefront.models import Cart
 
 
@@ -78,7 +79,7 @@ class PriceWatchSettingsView(APIView):
     @extend_schema(
         tags=["cart"],
         summary="Turn the price-watch e-mail on or off",
-        request=PriceWatchEmailSerializer,
+        request=json_body(PriceWatchEmailSerializer),
         responses={200: PriceWatchEmailSerializer, **error_responses(400, 401, 403, 415, 429)},
     )
     def put(self, request):

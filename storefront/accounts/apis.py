@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
-from storefront.api.inputs import validated
+from storefront.api.inputs import json_body, validated
 from storefront.api.throttles import TokenObtainRateThrottle
 from storefront.errors import ValidationFailed
 from storefront.security.lockout import LoginLocked
@@ -23,8 +23,10 @@ class TokenObtainView(APIView):
 
     @extend_schema_serializer(component_name="TokenObtain")
     class InputSerializer(serializers.Serializer):
-        username = serializers.CharField(max_length=150)
-        password = serializers.CharField(max_length=128, style={"input_type": "password"})
+        username = serializers.CharField(min_length=1, max_length=150)
+        password = serializers.CharField(
+            min_length=1, max_length=128, style={"input_type": "password"}
+        )
 
     @extend_schema_serializer(component_name="Token")
     class OutputSerializer(serializers.Serializer):
@@ -35,7 +37,7 @@ class TokenObtainView(APIView):
         summary="Get your API token",
         description="Send `Authorization: Token <token>` with later requests. The same "
         "token is returned until it is revoked.",
-        request=InputSerializer,
+        request=json_body(InputSerializer),
         responses={
             200: OutputSerializer,
             **error_responses(

@@ -34,3 +34,10 @@ def id_or_slug(value: str) -> str | int:
             f"Ensure this id is between 1 and {DB_INT_MAX}.", code="max_value"
         )
     return number
+
+
+def json_body(serializer: Any) -> dict[str, Any]:
+    """``extend_schema(request=...)`` for a JSON body: what the API documents and its clients
+    send. The form parsers stay installed for the browsable API, but a form has no types
+    (no null, no false for a missing box), so the schema does not offer it."""
+    return {"application/json": serializer}

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from storefront.api.cart_fields import cart_api_fields, cart_resource_serializer
 from storefront.api.errors import error_responses
-from storefront.api.inputs import validated
+from storefront.api.inputs import json_body, validated
 from storefront.carts.etag import cart_preconditions
 from storefront.carts.pricing_summary import (
     CartPricingSummary,
@@ -208,7 +208,7 @@ class CartLineListView(CartBaseView):
         description="Creates your cart when you have none. A product already in the cart "
         "grows by `quantity` and moves to this offer.",
         parameters=[IDEMPOTENCY_KEY_PARAMETER, IF_MATCH],
-        request=InputSerializer,
+        request=json_body(InputSerializer),
         responses={
             201: OpenApiResponse(CartResource, description="The cart with the line."),
             **STALE,
@@ -244,14 +244,17 @@ class CartLineDetailView(CartBaseView):
     @extend_schema_serializer(component_name="CartLineQuantity")
     class InputSerializer(serializers.Serializer):
         quantity = serializers.IntegerField(
-            min_value=1, max_value=MAX_LINE_QUANTITY, help_text="Use DELETE to remove the line."
+            required=False,
+            min_value=1,
+            max_value=MAX_LINE_QUANTITY,
+            help_text="Use DELETE to remove the line. Absent: the line is left as it is.",
         )
 
     @extend_schema(
         tags=["cart"],
         summary="Change a line's quantity",
         parameters=[IF_MATCH],
-        request=InputSerializer,
+        request=json_body(InputSerializer),
         responses={
             200: CartResource,
             **STALE,
@@ -264,7 +267,12 @@ class CartLineDetailView(CartBaseView):
     def patch(self, request, line_id: int):
         data = validated(self.InputSerializer, request.data)
         cart = own_cart(request)
-        cart_line_set_quantity(cart=cart, line_id=line_id, quantity=data["quantity"])
+        if "quantity" in data:
+            cart_line_set_quantity(cart=cart, line_id=line_id, quantity=data["quantity"])
+        elif not cart.lines.filter(pk=line_id).exists():
+            raise NotFound(
+                "This line is not in your cart.", code="cart_line_not_found", field="line_id"
+            )
         return cart_response(cart)
 
     @extend_schema(
@@ -293,7 +301,7 @@ class CartDestinationView(CartBaseView):
         description="Selects each merchant's shipping zone (the longest matching postal "
         "prefix). Creates your cart when you have none.",
         parameters=[IF_MATCH],
-        request=InputSerializer,
+        request=json_body(InputSerializer),
         responses={
             200: CartResource,
             **STALE,

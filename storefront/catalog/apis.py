@@ -5,13 +5,13 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import generics, serializers
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
 from storefront.api.inputs import IdField, id_or_slug
+from storefront.api.pagination import StrictPageNumberPagination
 from storefront.caching.api import CachedListMixin
 from storefront.caching.versions import CATALOG, SHARED
 from storefront.catalog.selectors import (
@@ -104,7 +104,7 @@ class ProductFilterSerializer(serializers.Serializer):
         "a GTIN or a merchant SKU.",
     )
     category = serializers.CharField(
-        required=False, max_length=120, help_text="Category id or slug."
+        required=False, allow_blank=True, max_length=120, help_text="Category id or slug."
     )
     merchant = IdField(required=False, help_text="Only products this merchant sells.")
     available = serializers.BooleanField(
@@ -128,12 +128,17 @@ class ProductFilterSerializer(serializers.Serializer):
     ordering = serializers.ChoiceField(
         choices=list(PRODUCT_ORDERINGS),
         required=False,
+        allow_blank=True,
         default="relevance",
-        help_text="relevance: best match first with a search, else by name.",
+        help_text="relevance: best match first with a search, else by name (also when empty).",
     )
 
-    def validate_category(self, value: str) -> str | int:
-        return id_or_slug(value)
+    # An empty filter (a form's blank field) is no filter.
+    def validate_category(self, value: str) -> str | int | None:
+        return id_or_slug(value) if value else None
+
+    def validate_ordering(self, value: str) -> str:
+        return value or "relevance"
 
 
 class FacetValueSerializer(serializers.Serializer):
@@ -259,7 +264,7 @@ class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
     def list(self, request, *args, **kwargs):
         filters, ordering = self._filters()
         facets = product_facets(filters=filters, postal_code=filters.ships_free_to)
-        paginator = PageNumberPagination()
+        paginator = StrictPageNumberPagination()
         # The facets' grouped query counted the list already.
         paginator.django_paginator_class = counted_paginator_class(facets.listed)
         products = ProductListPages(filters=filters, ordering=ordering, count=facets.listed)
@@ -299,6 +304,7 @@ class ProductOfferListView(CatalogView, APIView):
 )
 class MerchantListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = MerchantSerializer
+    pagination_class = StrictPageNumberPagination
     cache_versions = (CATALOG, SHARED)
 
     def get_queryset(self):
@@ -329,6 +335,7 @@ class MerchantDetailView(CatalogView, APIView):
 )
 class CategoryListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = CategoryListSerializer
+    pagination_class = StrictPageNumberPagination
 
     def get_queryset(self):
         return category_list()

@@ -1,9 +1,12 @@
 """schemathesis fuzzes every operation of the published schema against a live gunicorn
-(DEBUG off, its own SQLite database), a bounded number of examples each and bounded in time:
-no 5xx, and every response conforms to the schema."""
+(DEBUG off, its own SQLite database), a bounded number of examples each and bounded in time,
+anonymous and with a shopper's token, with every check: no 5xx, every response conforms to
+the schema, schema-valid requests are accepted and schema-violating ones refused (the answers
+that depend on data rather than on the request's shape are listed in schemathesis.toml)."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +14,7 @@ from tests.live_server import ROOT, free_port, gunicorn, manage, serve, server_e
 
 EXAMPLES_PER_OPERATION = 20
 MAX_TIME_S = 60
+CONFIG = Path(__file__).with_name("schemathesis.toml")
 
 SHOPPER_TOKEN = """
 from django.contrib.auth import get_user_model
@@ -25,8 +29,10 @@ print(Token.objects.create(user=user).key)
 """
 
 
-@pytest.mark.slow
-def test_schemathesis_finds_no_server_error(tmp_path):
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """The live server and a shopper's token, for both runs."""
+    tmp_path = tmp_path_factory.mktemp("live")
     port = free_port()
     env = server_env(
         database_url=f"sqlite:///{tmp_path / 'live.sqlite3'}",
@@ -39,41 +45,49 @@ def test_schemathesis_finds_no_server_error(tmp_path):
     manage(env, "seed_demo", "--merchants", "5", "--products", "40")
     token = manage(env, "shell", "-c", SHOPPER_TOKEN).strip().splitlines()[-1]
     with serve(env, gunicorn(port, workers=2), port=port) as base:
-        run = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "schemathesis.cli",
-                "run",
-                f"{base}/api/v1/schema/?format=json",
-                "--url",
-                base,
-                "--checks",
-                "not_a_server_error,status_code_conformance,"
-                "content_type_conformance,response_schema_conformance",
-                "--phases",
-                "examples,fuzzing",
-                "--max-examples",
-                str(EXAMPLES_PER_OPERATION),
-                "--max-time",
-                str(MAX_TIME_S),
-                "--seed",
-                "15",
-                "--request-timeout",
-                "30",
-                "--header",
-                f"Authorization: Token {token}",
-                "--generation-database",
-                "none",
-                "--no-color",
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=MAX_TIME_S + 120,
-            check=False,
-        )
+        yield env, base, token
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("auth", ["anonymous", "token"])
+def test_schemathesis_finds_no_server_error_and_no_schema_violation(live, auth):
+    env, base, token = live
+    headers = ["--header", f"Authorization: Token {token}"] if auth == "token" else []
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "schemathesis.cli",
+            "--config-file",
+            str(CONFIG),
+            "run",
+            f"{base}/api/v1/schema/?format=json",
+            "--url",
+            base,
+            "--checks",
+            "all",
+            "--phases",
+            "examples,fuzzing",
+            "--max-examples",
+            str(EXAMPLES_PER_OPERATION),
+            "--max-time",
+            str(MAX_TIME_S),
+            "--seed",
+            "15",
+            "--request-timeout",
+            "30",
+            *headers,
+            "--generation-database",
+            "none",
+            "--no-color",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=MAX_TIME_S + 120,
+        check=False,
+    )
     if run.returncode != 0:
         # pytest.fail, not assert: pytest cuts long assertion messages to a few lines.
         pytest.fail(_failures(run.stdout + run.stderr), pytrace=False)

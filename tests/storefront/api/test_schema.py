@@ -39,6 +39,8 @@ def test_schema_documents_every_endpoint_and_errors(api):
         "/api/v1/orders/": {"get", "post"},
         "/api/v1/orders/{number}/": {"get"},
         "/api/v1/orders/{number}/payment/": {"post"},
+        "/api/v1/orders/{number}/cancel/": {"post"},
+        "/api/v1/orders/{number}/packages/{package_id}/cancel/": {"post"},
     }
     assert {path: set(ops) - {"parameters"} for path, ops in paths.items()} == expected
     for path, operations in paths.items():

@@ -1,0 +1,221 @@
+"""Delivered cost: what buying an offer adds to a cart's total, shipping and discounts included.
+
+"Cheapest" in the shop means the smallest such increment for the cart's destination, never
+the lowest item price alone: an offer from a merchant the cart already buys from may add no
+shipping, reach that merchant's free-shipping threshold or multi-unit discount, while a lower
+price elsewhere opens a parcel of its own. The increment is priced by the cart's own routine
+(``storefront.carts.pricing.shipments_price``, the contract's ``gpu_engine.price_assignment``),
+so the figure a product page shows is what the cart total grows by, to the cent.
+
+Adding an offer does what ``cart_line_add`` does: the product's line (if the cart has one)
+grows by the quantity and moves to that offer. So only two merchants' costs change, the
+offer's and the one the line leaves; every other merchant's cost stays as it is.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from storefront.carts.pricing import PricedLine, Shipment, shipments_price
+from storefront.carts.pricing_summary import (
+    CartPricingSummary,
+    LinePricing,
+    MerchantGroup,
+    cart_pricing_summary,
+)
+from storefront.catalog.selectors import product_offers_read
+from storefront.catalog.shipping import Discount, ShippingRule
+from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
+from storefront.models import Cart, Offer, Product
+from storefront.models.catalog import stock_covers
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveredCost:
+    """One offer's delivered cost for ``quantity`` more units of its product."""
+
+    offer_id: int
+    merchant_id: int
+    unit_price: int
+    quantity: int
+    # What the cart total grows by when the offer is added (items, shipping, discounts).
+    increment: int
+    # The cart can take it: the offer has the stock for the line's quantity after the add.
+    eligible: bool
+    # The merchant already ships something in the cart (the offer joins that parcel).
+    joins_cart: bool
+
+    @property
+    def items(self) -> int:
+        return self.unit_price * self.quantity
+
+    @property
+    def extra(self) -> int:
+        """Increment beyond the items: shipping it adds, less any shipping or discount the add
+        unlocks on the merchant's other lines (negative then)."""
+        return self.increment - self.items
+
+
+@dataclass(frozen=True, slots=True)
+class CartBasis:
+    """What of a cart the increments depend on: its merchant groups as priced now (available
+    lines only, as in the cart's total) and the product's own line, if any."""
+
+    groups: Mapping[int, MerchantGroup]
+    product_line: LinePricing | None
+
+    @classmethod
+    def from_summary(cls, summary: CartPricingSummary | None, *, product_id: int) -> "CartBasis":
+        if summary is None:
+            return cls(groups={}, product_line=None)
+        every_line = [*(line for g in summary.groups for line in g.lines), *summary.unavailable]
+        return cls(
+            groups={group.merchant_id: group for group in summary.groups},
+            product_line=next((line for line in every_line if line.product_id == product_id), None),
+        )
+
+    def vary(self) -> str:
+        """A key for what the increments depend on in the cart (the merchants' terms and the
+        product's offers are versioned by the page cache already): equal for carts whose
+        rankings are equal, e.g. every empty cart. A merchant's cost depends on its lines only
+        through their subtotal and units."""
+        parts = [
+            f"{merchant_id}:{group.subtotal}:{group.units}"
+            for merchant_id, group in sorted(self.groups.items())
+        ]
+        line = self.product_line
+        if line is not None:
+            parts.append(
+                f"line:{line.offer_id}:{line.quantity}:{line.unit_price}:{int(line.available)}"
+            )
+        return ",".join(parts)
+
+    def lines_without_product(self, merchant_id: int) -> list[LinePricing]:
+        group = self.groups.get(merchant_id)
+        if group is None:
+            return []
+        line = self.product_line
+        return [other for other in group.lines if line is None or other.line_id != line.line_id]
+
+
+class _Problem:
+    """Shipments of one pricing call: each scenario is a merchant of its own (merchants' costs
+    are independent in the contract), its lines numbered apart."""
+
+    def __init__(self) -> None:
+        self.shipments: list[Shipment] = []
+        self._line_ids = 0
+
+    def add(
+        self,
+        *,
+        shipping: ShippingRule,
+        discount: Discount | None,
+        lines: Iterable[tuple[int, int]],
+    ) -> int:
+        """Adds a scenario of (quantity, unit price) lines; returns its key."""
+        priced = []
+        for quantity, unit_price in lines:
+            self._line_ids += 1
+            priced.append(
+                PricedLine(line_id=self._line_ids, quantity=quantity, unit_price=unit_price)
+            )
+        key = len(self.shipments) + 1
+        self.shipments.append(
+            Shipment(merchant_id=key, shipping=shipping, discount=discount, lines=tuple(priced))
+        )
+        return key
+
+
+def offers_delivered_cost(
+    *,
+    offers: Sequence[Offer],
+    terms: Mapping[int, MerchantTerms],
+    basis: CartBasis,
+    quantity: int = 1,
+) -> list[DeliveredCost]:
+    """Each offer's delivered cost for ``quantity`` more units (``terms``: each offer merchant's
+    terms for the cart's destination), cheapest first: offers that can take the line's quantity
+    by increment, then unit price and merchant id (the product page's order for equal prices);
+    the others after them in the same order. Offers whose merchant has no terms are left out.
+    One pricing call for all of them."""
+    line = basis.product_line
+    after_quantity = quantity + (line.quantity if line is not None else 0)
+    problem = _Problem()
+    # The merchant the line leaves when it moves to another merchant's offer.
+    leaves = basis.groups.get(line.merchant_id) if line is not None and line.available else None
+    leaves_key = None
+    if leaves is not None:
+        remaining = basis.lines_without_product(leaves.merchant_id)
+        if remaining:
+            leaves_key = problem.add(
+                shipping=leaves.shipping_rule,
+                discount=leaves.discount_rule,
+                lines=[(other.quantity, other.unit_price) for other in remaining],
+            )
+    scenarios: list[tuple[Offer, int, bool]] = []
+    for offer in offers:
+        merchant_terms = terms.get(offer.merchant_id)
+        if merchant_terms is None:
+            continue
+        kept = basis.lines_without_product(offer.merchant_id)
+        key = problem.add(
+            shipping=merchant_terms.shipping,
+            discount=merchant_terms.discount,
+            lines=[
+                *((other.quantity, other.unit_price) for other in kept),
+                (after_quantity, offer.unit_price),
+            ],
+        )
+        scenarios.append((offer, key, bool(kept)))
+    if not scenarios:
+        return []
+    costs = shipments_price(problem.shipments)
+    leaver_change = 0
+    if leaves is not None:
+        left = costs[leaves_key].cost if leaves_key is not None else 0
+        leaver_change = left - leaves.total
+    results = []
+    for offer, key, joins in scenarios:
+        before = basis.groups[offer.merchant_id].total if offer.merchant_id in basis.groups else 0
+        increment = costs[key].cost - before
+        if leaves is not None and leaves.merchant_id != offer.merchant_id:
+            increment += leaver_change
+        results.append(
+            DeliveredCost(
+                offer_id=offer.pk,
+                merchant_id=offer.merchant_id,
+                unit_price=offer.unit_price,
+                quantity=quantity,
+                increment=increment,
+                eligible=stock_covers(offer.stock, after_quantity),
+                joins_cart=joins,
+            )
+        )
+    results.sort(key=lambda c: (not c.eligible, c.increment, c.unit_price, c.merchant_id))
+    return results
+
+
+def delivered_cheapest(costs: Sequence[DeliveredCost]) -> DeliveredCost | None:
+    """The cheapest eligible cost of ``offers_delivered_cost``'s list, else ``None``."""
+    return costs[0] if costs and costs[0].eligible else None
+
+
+def product_cheapest_delivered_offer(
+    *, product: Product | int, cart: Cart | None, postal_code: str, quantity: int
+) -> Offer | None:
+    """The offer of ``product`` whose ``quantity`` adds least to ``cart``'s total delivered to
+    ``postal_code`` (an empty cart without one: each merchant's standard rate), among those
+    that can supply the line; ``None`` when none can. What "Add cheapest" adds."""
+    offers = product_offers_read(product=product)
+    terms = merchant_terms_for_merchants(
+        merchants=[offer.merchant for offer in offers], postal_code=postal_code
+    )
+    product_id = product.pk if isinstance(product, Product) else int(product)
+    summary = cart_pricing_summary(cart=cart) if cart is not None else None
+    basis = CartBasis.from_summary(summary, product_id=product_id)
+    best = delivered_cheapest(
+        offers_delivered_cost(offers=offers, terms=terms, basis=basis, quantity=quantity)
+    )
+    if best is None:
+        return None
+    return next(offer for offer in offers if offer.pk == best.offer_id)

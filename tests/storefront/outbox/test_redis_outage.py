@@ -7,6 +7,7 @@ Against the real PostgreSQL (``DATABASE_URL``): the worker's thread reads the co
 through a connection of its own, as a worker process would.
 """
 
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -150,6 +151,8 @@ def test_writes_answer_with_redis_down_and_their_work_runs_once_it_is_back(
     cache_outage_forget()
     OutboxMessage.objects.update(next_attempt_at=OutboxMessage.objects.first().created_at)
     task_postrun.connect(_close_worker_connections, weak=False)
+    # The embedded worker sets up Celery's logging (the root logger's handlers replaced).
+    root_handlers, root_level = logging.root.handlers[:], logging.root.level
     try:
         with (
             _unpooled_connections(),
@@ -177,6 +180,7 @@ def test_writes_answer_with_redis_down_and_their_work_runs_once_it_is_back(
             time.sleep(2)
     finally:
         task_postrun.disconnect(_close_worker_connections)
+        logging.root.handlers[:], logging.root.level = root_handlers, root_level
 
     confirmations = [m for m in mail.outbox if to_pay.number in m.subject + m.body]
     assert len(confirmations) == 1, [m.subject for m in mail.outbox]

@@ -2,6 +2,8 @@
 running text aside), nothing scrolls sideways, the header does not sit on the Improve-cart
 suggestion, and only the first catalog page carries the marketing banner."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -63,6 +65,10 @@ def test_the_header_never_covers_the_suggestion(browser, live_server, demo_catal
         page.get_by_role("button", name="Improve cart").click()
         page.locator("#improve[data-state]:not([aria-busy])").wait_for()
         assert sticky_cover(page, "#improve") == 0
+        if viewport is PHONE:  # Apply sits with the headline saving, not a screen below it
+            panel = page.locator("#improve").bounding_box()
+            apply = page.get_by_role("button", name=re.compile(r"^Apply and save")).bounding_box()
+            assert apply["y"] - panel["y"] < PHONE["height"] / 2
         # The page's own link to the panel (the price-watch badge uses it) lands clear too.
         page.goto(reverse("cart") + "#improve")
         page.locator("#improve").wait_for()

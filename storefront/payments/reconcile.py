@@ -7,10 +7,12 @@ of its packages not cancelled. A paid order has money captured or authorised.
 
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.db.models import Exists, IntegerField, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from storefront.models import MerchantOrder, Order, PaymentEvent, Refund
+from storefront.payments.ledger import order_money_settle
 
 Kind = PaymentEvent.Kind
 
@@ -95,3 +97,10 @@ def _order_mismatches(order) -> list[Mismatch]:
             )
         )
     return found
+
+
+@transaction.atomic
+def order_settle_by_number(*, number: str) -> Refund | None:
+    """Refunds what the order holds beyond what is due (``ledger.order_money_settle``)."""
+    order = Order.objects.select_for_update().get(number=number)
+    return order_money_settle(order=order)

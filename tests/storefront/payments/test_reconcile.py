@@ -79,3 +79,27 @@ def test_the_metrics_gauge_counts_mismatches(journeys, client):
     assert gauge() == "storefront_payment_mismatches 0.0"
     Order.objects.filter(pk=journeys.pk).update(amount_captured=F("amount_captured") + 1)
     assert gauge() == "storefront_payment_mismatches 1.0"
+
+
+def test_settle_refunds_money_held_since_before_the_ledger(
+    two_merchant_cart, django_capture_on_commit_callbacks, capsys
+):
+    from storefront.models import PaymentEvent, Refund
+
+    order = place(two_merchant_cart)
+    with django_capture_on_commit_callbacks(execute=True):
+        pay_with_dummy_form(order_payment_for(order=order))
+    package = order.merchant_orders.order_by("pk").first()
+    merchant_cancel(package)  # its refund never sent: as before the ledger
+    PaymentEvent.objects.filter(refund__order=order).delete()
+    Refund.objects.filter(order=order).delete()
+    assert _reconcile(capsys)[0] == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        try:
+            call_command("reconcile_payments", "--settle")
+        except SystemExit as exit_:
+            assert exit_.code == 0
+    assert "refund" in capsys.readouterr().out
+    assert _reconcile(capsys) == (0, "0 mismatch(es)\n")
+    order.refresh_from_db()
+    assert order.amount_net == order.total - package.cost

@@ -8,7 +8,17 @@ of its packages not cancelled. A paid order has money captured or authorised.
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Exists, IntegerField, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models import (
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.functions import Coalesce
 
 from storefront.models import MerchantOrder, Order, PaymentEvent, Refund
@@ -49,17 +59,33 @@ def orders_with_ledger() -> QuerySet[Order]:
     )
 
 
+def _suspect_q() -> Q:
+    """The orders ``_order_mismatches`` finds something wrong with, as one SQL filter, so a
+    healthy shop's check reads no order into Python."""
+    sums_differ = (
+        ~Q(amount_authorized=F("ledger_authorized"))
+        | ~Q(amount_captured=F("ledger_captured"))
+        | ~Q(amount_refunded=F("ledger_refunded"))
+    )
+    paid_without_capture = Q(status=Order.Status.PAID, ledger_captured=0, ledger_authorized=0)
+    settled = Q(refund_open=False) & (Q(ledger_captured__gt=0) | ~Q(status=Order.Status.PENDING))
+    only_authorized = Q(ledger_captured=0, ledger_authorized__gt=0)
+    net_differs = ~Q(due=F("ledger_captured") - F("ledger_refunded"))
+    return sums_differ | paid_without_capture | (settled & ~only_authorized & net_differs)
+
+
 def payment_mismatches(*, orders: QuerySet[Order] | None = None) -> list[Mismatch]:
     """Every order that breaks the invariant, with what is wrong, oldest first."""
-    rows = (orders if orders is not None else orders_with_ledger()).order_by("pk")
+    rows = (orders if orders is not None else orders_with_ledger()).filter(_suspect_q())
     found: list[Mismatch] = []
-    for order in rows.iterator(chunk_size=2000):
+    for order in rows.order_by("pk").iterator(chunk_size=2000):
         found.extend(_order_mismatches(order))
     return found
 
 
 def payment_mismatch_count() -> int:
-    return len(payment_mismatches())
+    """How many orders break the invariant (one query: the /metrics gauge)."""
+    return orders_with_ledger().filter(_suspect_q()).count()
 
 
 def _only_authorized(order) -> bool:

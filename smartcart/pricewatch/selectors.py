@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, Q, QuerySet
 
 from gpu_engine import ProblemError, assignment_cost
 from smartcart.models import OptimizationRun, PriceWatchChange
@@ -359,14 +359,26 @@ class PriceWatchNotice:
         }
 
 
+def _prices_moved_since(cart_id: int) -> Exists:
+    """A change the price watch recorded and has not checked yet touches the cart: one of its
+    products, or a merchant offering one (shipping, discounts)."""
+    products = CartLine.objects.filter(cart_id=cart_id).values("product_id")
+    merchants = Offer.objects.filter(product_id__in=products).values("merchant_id")
+    return Exists(
+        PriceWatchChange.objects.filter(Q(product_id__in=products) | Q(merchant_id__in=merchants))
+    )
+
+
 def price_watch_notice_for_cart(*, cart) -> PriceWatchNotice | None:
     """The cart's price-watch notice for its current version: not withdrawn, dismissed or
-    applied, with a saving or a price rise to tell (one query), read against today's prices
-    (two more, only when there is a notice)."""
+    applied, with a saving or a price rise to tell (one query). While a change the watch has
+    not checked yet touches the cart (its next check runs a few seconds later), the notice is
+    read against today's prices (two more queries)."""
     if cart is None or cart.pk is None:
         return None
     run = (
         OptimizationRun.objects.select_related("cart")
+        .annotate(prices_moved=_prices_moved_since(cart.pk))
         .filter(
             cart_id=cart.pk,
             cart_version=cart.version,
@@ -381,6 +393,8 @@ def price_watch_notice_for_cart(*, cart) -> PriceWatchNotice | None:
     )
     if run is None:
         return None
+    if not run.prices_moved:
+        return PriceWatchNotice(run=run)
     live = optimization_run_live(run=run)
     if live is None:  # the cart cannot be priced as it stands: nothing to tell for sure
         return None

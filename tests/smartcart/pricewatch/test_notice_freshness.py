@@ -5,8 +5,9 @@ figures on the cart page, the Improve panel, the API or the apply message."""
 import pytest
 from django.urls import reverse
 
-from smartcart.models import OptimizationRun
+from smartcart.models import OptimizationRun, PriceWatchChange
 from smartcart.pricewatch.selectors import price_watch_notice_for_cart
+from smartcart.pricewatch.services import price_watch_changes_record
 from storefront.models import Cart, Offer
 from storefront.money import format_money
 from tests.smartcart.pricewatch.test_services import notices, two_shops
@@ -17,14 +18,20 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def noticed(change_prices):
     """A notice saving 3.00 (There drops 10.00 -> 7.00), then Here's price rises 10.00 ->
-    15.00 with no price-watch check yet (the update sends no signal, as within the
-    countdown): applying the notice now saves 8.00."""
+    15.00, recorded but not checked yet (the watch's countdown): applying the notice now
+    saves 8.00."""
     cart, offer_here, offer_there = two_shops()
     change_prices((offer_there, 700))
     run = notices(cart).get()
     assert run.savings == 300
-    Offer.objects.filter(pk=offer_here.pk).update(unit_price=1500)
+    _change_unchecked(offer_here, 1500)
     return Cart.objects.get(pk=cart.pk), run, offer_there
+
+
+def _change_unchecked(offer: Offer, price: int) -> None:
+    """A price change the price watch recorded but has not checked yet (its countdown)."""
+    Offer.objects.filter(pk=offer.pk).update(unit_price=price)
+    price_watch_changes_record(product_ids=[offer.product_id], merchant_ids=[])
 
 
 def _page(client, cart: Cart) -> str:
@@ -68,7 +75,7 @@ def test_the_apply_message_states_the_saving_applied(client, noticed):
 
 def test_a_suggestion_that_no_longer_holds_is_not_shown_with_old_figures(client, noticed):
     cart, run, offer_there = noticed
-    Offer.objects.filter(pk=offer_there.pk).update(unit_price=900)
+    _change_unchecked(offer_there, 900)
     notice = price_watch_notice_for_cart(cart=cart)
     assert notice is not None and notice.checking and notice.savings == 0
     page = _page(client, cart)
@@ -77,3 +84,11 @@ def test_a_suggestion_that_no_longer_holds_is_not_shown_with_old_figures(client,
     assert "Apply and save" not in page
     assert client.get("/api/v1/cart/").json()["price_watch"] is None
     assert OptimizationRun.objects.get(pk=run.pk).applied_at is None
+
+
+def test_a_notice_no_unchecked_change_touches_costs_one_query(noticed, django_assert_num_queries):
+    cart, _run, _ = noticed
+    PriceWatchChange.objects.all().delete()  # the watch's next check read them
+    with django_assert_num_queries(1):
+        notice = price_watch_notice_for_cart(cart=cart)
+    assert notice is not None and notice.live is None

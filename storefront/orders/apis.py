@@ -1,7 +1,8 @@
 """Checkout and orders for mobile clients: review the cart, place it (``Idempotency-Key``:
 a retry with the same body replays the first answer, another body is a 422),
 pay (the configured provider's form fields; the dummy provider's in demos and tests), list
-and read orders. Signed-in callers only; another shopper's order is a 404."""
+and read orders, cancel an order or a package not shipped yet (refunded through the payment
+ledger when paid). Signed-in callers only; another shopper's order is a 404."""
 
 from drf_spectacular.utils import (
     OpenApiResponse,

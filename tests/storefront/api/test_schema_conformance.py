@@ -35,7 +35,7 @@ def test_empty_product_filters_are_no_filters(api):
 
 
 def test_an_empty_patch_leaves_the_line_as_it_is(alice_api, cart):
-    line = CartLine.objects.filter(cart=cart).first()
+    line = CartLine.objects.filter(cart=cart).earliest("id")
     response = alice_api.patch(f"/api/v1/cart/lines/{line.pk}/", {}, format="json")
     assert response.status_code == 200
     assert CartLine.objects.get(pk=line.pk).quantity == line.quantity

@@ -43,6 +43,9 @@ class DeliveredCost:
     eligible: bool
     # The merchant already ships something in the cart (the offer joins that parcel).
     joins_cart: bool
+    # How the cart's shipping and discounts change with the add (parts of ``increment``).
+    shipping_change: int = 0
+    discount_change: int = 0
 
     @property
     def items(self) -> int:
@@ -170,16 +173,25 @@ def offers_delivered_cost(
     if not scenarios:
         return []
     costs = shipments_price(problem.shipments)
-    leaver_change = 0
+    # (cost, shipping, discount) changes of the merchant the line leaves.
+    leaver_change = (0, 0, 0)
     if leaves is not None:
-        left = costs[leaves_key].cost if leaves_key is not None else 0
-        leaver_change = left - leaves.total
+        left = costs.get(leaves_key) if leaves_key is not None else None
+        leaver_change = (
+            (left.cost if left else 0) - leaves.total,
+            (left.shipping if left else 0) - leaves.shipping,
+            (left.discount if left else 0) - leaves.discount,
+        )
     results = []
     for offer, key, joins in scenarios:
-        before = basis.groups[offer.merchant_id].total if offer.merchant_id in basis.groups else 0
-        increment = costs[key].cost - before
+        after, before = costs[key], basis.groups.get(offer.merchant_id)
+        increment = after.cost - (before.total if before else 0)
+        shipping = after.shipping - (before.shipping if before else 0)
+        discount = after.discount - (before.discount if before else 0)
         if leaves is not None and leaves.merchant_id != offer.merchant_id:
-            increment += leaver_change
+            increment += leaver_change[0]
+            shipping += leaver_change[1]
+            discount += leaver_change[2]
         results.append(
             DeliveredCost(
                 offer_id=offer.pk,
@@ -189,6 +201,8 @@ def offers_delivered_cost(
                 increment=increment,
                 eligible=stock_covers(offer.stock, after_quantity),
                 joins_cart=joins,
+                shipping_change=shipping,
+                discount_change=discount,
             )
         )
     results.sort(key=lambda c: (not c.eligible, c.increment, c.unit_price, c.merchant_id))

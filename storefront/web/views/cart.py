@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from storefront.carts.delivered import product_cheapest_delivered_offer
 from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.carts.services import (
     cart_destination_set,
@@ -21,7 +22,7 @@ from storefront.carts.services import (
     cart_line_remove,
     cart_line_set_quantity,
 )
-from storefront.catalog.selectors import offer_get, product_cheapest_offer, product_get
+from storefront.catalog.selectors import offer_get, product_get
 from storefront.errors import DomainError, NotFound
 from storefront.models import Offer
 from storefront.web.cart_panels import cart_panels_render
@@ -102,7 +103,14 @@ def cart_add(request: HttpRequest) -> HttpResponse:
         )
     quantity = form.cleaned_data["quantity"]
     if offer is None:
-        offer = product_cheapest_offer(product=product, quantity=quantity)
+        # Cheapest delivered: what adds least to this cart's total for its postal code.
+        cart = request_cart_find(request)
+        offer = product_cheapest_delivered_offer(
+            product=product,
+            cart=cart,
+            postal_code=cart.postal_code if cart else "",
+            quantity=quantity,
+        )
         if offer is None:
             form.add_error("quantity", f"No merchant has {quantity} of this product in stock now.")
             return render_product(

@@ -15,7 +15,13 @@ from storefront.caching.fragments import (
     render_shared_page,
 )
 from storefront.caching.versions import CATALOG, SHARED, product_version_name
-from storefront.carts.selectors import cart_line_for_product
+from storefront.carts.delivered import (
+    CartBasis,
+    DeliveredCost,
+    delivered_cheapest,
+    offers_delivered_cost,
+)
+from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.catalog.selectors import category_list_read, product_offers_read
 from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
 from storefront.errors import NotFound
@@ -39,6 +45,7 @@ if TYPE_CHECKING:
     from storefront.catalog.selectors import ProductWithBestOffer
 
 PRODUCTS_PER_PAGE = 24
+MINUS = "\u2212"
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
@@ -137,6 +144,8 @@ class OfferRow:
     offer: Offer
     terms: MerchantTerms | None
     cheapest: bool
+    # What adding one unit adds to the shopper's cart, delivered (None: no terms).
+    delivered: DeliveredCost | None = None
 
     @property
     def sold_out(self) -> bool:
@@ -157,6 +166,7 @@ class OfferRow:
         """The row as the offer list shows it, formatted once (see ``product_cards``)."""
         offer, terms = self.offer, self.terms
         shipping = terms.shipping if terms is not None else None
+        cost = self.delivered
         return {
             "offer_id": offer.pk,
             "merchant_name": offer.merchant.name,
@@ -169,7 +179,39 @@ class OfferRow:
             "shipping": shipping_terms(shipping),
             "discount": discount_terms(terms.discount) if terms is not None else "",
             "zone_rate": bool(shipping is not None and shipping.zone_prefix),
+            "delivered": format_money(cost.increment) if cost is not None else "",
+            "delivered_note": delivered_note(cost, offer.merchant.name) if cost else "",
         }
+
+
+def delivered_note(cost: DeliveredCost, merchant_name: str) -> str:
+    """How the delivered figure is made up, in words: what shipping the offer adds and what
+    it changes in the shopper's order from that merchant."""
+    parts = [format_money(cost.items)]
+    if cost.shipping_change > 0:
+        parts.append(f"+ {format_money(cost.shipping_change)} shipping")
+    elif cost.shipping_change < 0:
+        saved = format_money(-cost.shipping_change)
+        parts.append(f"{MINUS} {saved}: your order from {merchant_name} ships free")
+    elif cost.joins_cart:
+        parts.append(f"no extra shipping (joins your order from {merchant_name})")
+    else:
+        parts.append("free shipping")
+    if cost.discount_change > 0:
+        parts.append(f"{MINUS} {format_money(cost.discount_change)} multi-buy discount")
+    moved = cost.increment - cost.items - cost.shipping_change + cost.discount_change
+    if moved:
+        # The product's line moves here from another merchant: its old price comes off.
+        sign = "+" if moved > 0 else MINUS
+        parts.append(f"{sign} {format_money(abs(moved))} for the units already in your cart")
+    return " ".join(parts)
+
+
+def delivered_basis_text(postal_code: str) -> str:
+    """What the delivered figures assume about the destination, said once per page."""
+    if postal_code:
+        return f"with shipping to {postal_code}"
+    return "with each merchant's standard shipping (enter your postal code for your area's)"
 
 
 def product_detail(request: HttpRequest, slug: str) -> HttpResponse:
@@ -189,10 +231,17 @@ def render_product(
     status: int = 200,
 ) -> HttpResponse:
     """The product page; after a refused add, ``add_form`` carries the errors and
-    ``add_target`` names the form that failed (an offer id, or ``"cheapest"``)."""
+    ``add_target`` names the form that failed (an offer id, or ``"cheapest"``).
+
+    Offers are ranked by delivered cost: what one unit adds to the shopper's cart for its
+    postal code (``storefront.carts.delivered``); the page varies with what of the cart that
+    depends on, so every empty cart with one postal code shares one rendering."""
     cart = request_cart_find(request)
     postal_code = cart.postal_code if cart else ""
-    line = cart_line_for_product(cart=cart, product=product) if cart is not None else None
+    # One query for the lines (the zone index resolves their merchants' terms).
+    summary = cart_pricing_summary(cart=cart) if cart is not None else None
+    basis = CartBasis.from_summary(summary, product_id=product.pk)
+    line = basis.product_line.line if basis.product_line is not None else None
 
     def rows() -> list[OfferRow]:
         offers = product_offers_read(product=product)
@@ -200,23 +249,35 @@ def render_product(
         terms = merchant_terms_for_merchants(
             merchants=[offer.merchant for offer in offers], postal_code=postal_code
         )
+        costs = offers_delivered_cost(offers=offers, terms=terms, basis=basis)
+        best = delivered_cheapest(costs)
+        by_id = {offer.pk: offer for offer in offers}
+        ranked = [by_id[cost.offer_id] for cost in costs]
+        # Offers without terms (none in practice) keep their place at the end.
+        ranked += [offer for offer in offers if offer.pk not in {c.offer_id for c in costs}]
+        delivered = {cost.offer_id: cost for cost in costs}
         return [
             OfferRow(
                 offer=offer,
                 terms=terms.get(offer.merchant_id),
-                cheapest=offer.pk == product.best_offer_id,
+                cheapest=best is not None and offer.pk == best.offer_id,
+                delivered=delivered.get(offer.pk),
             )
-            for offer in offers
+            for offer in ranked
         ]
 
     failed_quantity = add_form.data.get("quantity") if add_form is not None else None
     # Only a cache miss reads the offers and their terms (the counts are callables the
     # template calls, so a hit never reads them either).
     offer_rows = SimpleLazyObject(rows)
+    offer_views = SimpleLazyObject(lambda: [row.view() for row in offer_rows])
     context = {
         "product": product,
         "rows": offer_rows,
-        "offer_views": SimpleLazyObject(lambda: [row.view() for row in offer_rows]),
+        "offer_views": offer_views,
+        # The cheapest delivered offer as its row shows it (None: nothing can be bought).
+        "best_offer": lambda: next((view for view in offer_views if view["cheapest"]), None),
+        "delivered_basis": delivered_basis_text(postal_code),
         # The heading counts what the buy box and the catalog card count: offers that can be
         # bought now. Sold-out offers stay listed, counted apart.
         "buyable_count": lambda: sum(not row.sold_out for row in offer_rows),
@@ -231,7 +292,7 @@ def render_product(
     spec = None
     if add_form is None:
         versions = (SHARED, product_version_name(product.pk))
-        spec = FragmentSpec("product", versions, (product.slug, postal_code))
+        spec = FragmentSpec("product", versions, (product.slug, postal_code, basis.vary()))
     context["product_fragment"] = spec
     if status != 200:
         return render(request, "web/product.html", context, status=status)

@@ -15,7 +15,7 @@ DJANGO_LOOP = """{% load fragments %}{% for row in offer_views %}
         <div class="offer__merchant">
           <strong>{{ row.merchant_name }}</strong>
           <span class="offer__badges">
-            {% if row.cheapest %}<span class="pill pill--success">Cheapest</span>{% endif %}
+            {% if row.cheapest %}<span class="pill pill--success" title="Lowest delivered cost">Cheapest</span>{% endif %}
             {% shopper_slot "in_cart" row.offer_id %}
           </span>
         </div>
@@ -27,6 +27,8 @@ DJANGO_LOOP = """{% load fragments %}{% for row in offer_views %}
           {% else %}<span class="stock stock--ok">{{ row.stock }} in stock</span>{% endif %}
         </div>
         <div class="offer__terms">
+          {% if row.delivered %}<span class="offer__delivered" data-testid="delivered"><strong>{{ row.delivered }}</strong> delivered</span>
+          <span>{{ row.delivered_note }}</span>{% endif %}
           <span>{{ row.shipping }}</span>
           {% if row.discount %}<span class="offer__discount">{{ row.discount }}</span>{% endif %}
           {% if row.zone_rate %}<span class="muted small">Zone rate for {{ postal_code }}</span>{% endif %}
@@ -56,12 +58,14 @@ ROW = {
     "shipping": "€4.99 shipping, free from €50.00",
     "discount": "5% off 3+ units",
     "zone_rate": True,
+    "delivered": "€26.99",
+    "delivered_note": "€22.00 + €4.99 shipping",
 }
 ROWS = [
     ROW,
     {**ROW, "offer_id": 8, "cheapest": False, "sold_out": True, "stock": 0, "discount": ""},
     {**ROW, "offer_id": 9, "cheapest": False, "low_stock": True, "stock": 3, "zone_rate": False},
-    {**ROW, "offer_id": 10, "cheapest": False, "stock": 40, "max_quantity": 40},
+    {**ROW, "offer_id": 10, "cheapest": False, "stock": 40, "max_quantity": 40, "delivered": ""},
 ]
 
 

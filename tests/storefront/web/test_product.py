@@ -18,10 +18,11 @@ def test_every_active_offer_with_merchant_price_stock_and_shipping(client, marke
     response = client.get(product_url(product))
     html = response.content.decode()
     assert response.status_code == 200
+    # Cheapest delivered first: 23.00 + 5.99, 25.00 + 4.99, 22.00 + 8.99.
     assert [row.offer.merchant.name for row in response.context["rows"]] == [
-        "Cheap Shop",
         "Bundle Shop",
         "Dear Shop",
+        "Cheap Shop",
     ]
     assert "Gone Shop" not in html
     assert "€22.00" in html and "€23.00" in html and "€25.00" in html

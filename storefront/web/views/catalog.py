@@ -107,6 +107,8 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
         "facets": facets,
         "merchant_name": lambda: next((m.label for m in facets.merchants if m.selected), ""),
         "filtered": filters != CatalogFilters(),
+        # Card prices are item prices; what "Add cheapest" assumes about delivery is said once.
+        "delivered_basis": delivered_basis_text(postal_code),
         "catalog_fragment": spec,
     }
 

@@ -31,6 +31,7 @@ class OptimizationRun(models.Model):
     class Source(models.TextChoices):
         IMPROVE = "improve", "Improve cart (the shopper asked)"
         PRICE_WATCH = "price_watch", "Price watch (prices moved)"
+        CHECKOUT = "checkout", "Checkout review (its last look for a cheaper cart)"
 
     cart = models.ForeignKey(Cart, on_delete=models.CASCADE, related_name="optimization_runs")
     cart_version = models.PositiveBigIntegerField(
@@ -55,7 +56,8 @@ class OptimizationRun(models.Model):
         max_length=12,
         choices=Source.choices,
         default=Source.IMPROVE,
-        help_text="Who asked: the shopper, or the price watch after offers changed.",
+        help_text="Who asked: the shopper, the price watch after offers changed, or the "
+        "checkout review.",
     )
     price_increase = models.BigIntegerField(
         null=True,

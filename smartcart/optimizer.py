@@ -5,6 +5,7 @@ import time
 
 from django.conf import settings
 
+from smartcart.models import OptimizationRun
 from smartcart.selectors import (
     cart_current_breakdown,
     cart_problem_build,
@@ -42,7 +43,11 @@ def cart_cheaper_assignment(*, cart: Cart, budget_ms: int) -> CheaperAssignment 
         current = sum(cost.cost for cost in cart_current_breakdown(build=build))
         if run is None or run.current_total != current:
             run = optimization_run_solve_now(
-                cart=cart, budget_ms=budget_ms, build=build, build_ms=build_ms
+                cart=cart,
+                budget_ms=budget_ms,
+                build=build,
+                build_ms=build_ms,
+                source=OptimizationRun.Source.CHECKOUT,
             )
     except DomainError as error:
         if error.code in CART_NOT_OPTIMISABLE:

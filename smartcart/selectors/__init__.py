@@ -16,6 +16,7 @@ from smartcart.selectors.problems import (
     problem_size,
 )
 from smartcart.selectors.runs import (
+    optimization_run_for_cart_panel,
     optimization_run_for_checkout,
     optimization_run_get,
     optimization_run_in_flight,
@@ -35,6 +36,7 @@ __all__ = [
     "cart_lines_find",
     "cart_lines_read",
     "cart_problem_build",
+    "optimization_run_for_cart_panel",
     "optimization_run_for_checkout",
     "optimization_run_get",
     "optimization_run_in_flight",

@@ -35,6 +35,26 @@ def optimization_run_latest(
     return runs.order_by("-created_at", "-id").first()
 
 
+def optimization_run_for_cart_panel(*, cart: Cart) -> OptimizationRun | None:
+    """The run the cart page shows: the newest one made for the cart as it is now (its
+    version), asked for by the shopper or the price watch, not applied, dismissed or
+    withdrawn; ``None`` otherwise. A run of an earlier version (the last order's, before a
+    line changed) and the checkout review's own look are never shown there."""
+    return (
+        OptimizationRun.objects.select_related("cart")
+        .filter(
+            cart_id=cart.pk,
+            cart_version=cart.version,
+            source__in=[OptimizationRun.Source.IMPROVE, OptimizationRun.Source.PRICE_WATCH],
+            superseded_at__isnull=True,
+            dismissed_at__isnull=True,
+            applied_at__isnull=True,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
 def optimization_run_for_checkout(
     *, cart: Cart, max_age_s: int, now: datetime | None = None
 ) -> tuple[bool, OptimizationRun | None]:

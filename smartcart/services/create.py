@@ -89,9 +89,11 @@ def optimization_run_solve_now(
     requested_by: User | None = None,
     build: CartProblemBuild | None = None,
     build_ms: float = 0.0,
+    source: str = OptimizationRun.Source.IMPROVE,
 ) -> OptimizationRun:
     """Solves ``cart`` in this process within ``budget_ms`` and returns the finished run
     (``done``, or ``failed`` when the solver broke), appliable like any other run.
+    ``source``: who asked (the checkout review's own look is never shown on the cart page).
 
     No queue and no rate limit: for a caller that must answer inside its own request
     (``smartcart.optimizer.cart_cheaper_assignment``). Raises like ``optimization_run_create``
@@ -116,6 +118,7 @@ def optimization_run_solve_now(
         build_ms=build_ms,
         choice=choice,
         t0=t0,
+        source=source,
     )
 
 
@@ -184,10 +187,12 @@ def _create_inline(
     build_ms: float,
     choice: RouteChoice,
     t0: float,
+    source: str = OptimizationRun.Source.IMPROVE,
 ) -> OptimizationRun:
     now = timezone.now()
     common = {
         "cart": cart,
+        "source": source,
         "cart_version": build.cart_version,
         "requested_by": user,
         "route": OptimizationRun.Route.INLINE,

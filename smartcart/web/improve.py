@@ -4,7 +4,7 @@ per-merchant comparison, and words for the solver. No writes, no HTML."""
 from dataclasses import dataclass
 
 from smartcart.models import OptimizationRun
-from smartcart.selectors import RunLive, optimization_run_latest, optimization_run_live
+from smartcart.selectors import RunLive, optimization_run_for_cart_panel, optimization_run_live
 from storefront.models import Cart
 
 ALGORITHM_LABELS = {
@@ -200,9 +200,15 @@ def improve_panel(run: OptimizationRun, *, conflict: str = "") -> ImprovePanel:
     )
 
 
-def improve_panel_for_cart(*, cart: Cart, conflict: str = "") -> ImprovePanel | None:
-    """The panel of the cart's latest run, unless it was applied or dismissed."""
-    run = optimization_run_latest(cart=cart)
-    if run is None or run.is_applied:
+def improve_panel_for_cart(
+    *, cart: Cart, conflict: str = "", conflict_run: OptimizationRun | None = None
+) -> ImprovePanel | None:
+    """The panel of the run made for the cart as it is now (``optimization_run_for_cart_panel``).
+    ``conflict_run``: a run whose Apply was just refused with ``conflict``; it is shown, out
+    of date, with the reason, whatever version it was made for."""
+    if conflict_run is not None and conflict_run.cart_id == cart.pk:
+        return improve_panel(conflict_run, conflict=conflict)
+    run = optimization_run_for_cart_panel(cart=cart)
+    if run is None:
         return None
     return improve_panel(run, conflict=conflict)

@@ -22,8 +22,13 @@ def improve_cart_panels(
     """The latest run's panel above the merchants (its region is there with no run too: the
     page's script polls inside it), the Improve button in the summary, and a refresh without
     JavaScript while a run is pending. ``state``: ``improve_error`` (shown under the button)
-    and ``improve_conflict`` (shown in the panel), from ``smartcart.web.views``."""
-    improve = improve_panel_for_cart(cart=cart, conflict=state.get("improve_conflict", ""))
+    and ``improve_conflict`` with ``improve_conflict_run`` (the run whose Apply was refused,
+    shown in the panel with the reason), from ``smartcart.web.views``."""
+    improve = improve_panel_for_cart(
+        cart=cart,
+        conflict=state.get("improve_conflict", ""),
+        conflict_run=state.get("improve_conflict_run"),
+    )
     context = {"improve": improve, "improve_error": state.get("improve_error", "")}
     return [
         CartPanel(slot="head", template_name="smartcart/_improve_head.html", context=context),

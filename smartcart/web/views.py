@@ -87,7 +87,11 @@ def improve_apply(request: HttpRequest, run_id: int) -> HttpResponse:
         if back is not None:  # the checkout review shows the cart as it stands now
             messages.error(request, error.message)
             return redirect(back)
-        return render_cart(request, status=409, panel_state={"improve_conflict": error.message})
+        return render_cart(
+            request,
+            status=409,
+            panel_state={"improve_conflict": error.message, "improve_conflict_run": run},
+        )
     messages.success(
         request,
         f"Suggestion applied: you save {format_money(applied.saved)}. "

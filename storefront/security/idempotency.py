@@ -44,13 +44,23 @@ def _kept_for() -> str:
     return f"{hours:g} h" if hours >= 1 else f"{settings.IDEMPOTENCY_KEY_TTL_S} s"
 
 
-def idempotency_key_parameter(*, required: bool = False, rule: str = "") -> OpenApiParameter:
-    """The ``Idempotency-Key`` request header as OpenAPI documents it; ``rule`` states the
-    endpoint's own limits on the key when it has stricter ones than 1 to 255 characters."""
+def idempotency_key_parameter(
+    *,
+    required: bool = False,
+    rule: str = "",
+    min_length: int = 1,
+    max_length: int = MAX_KEY_LENGTH,
+    pattern: str = "^[\\x20-\\x7e]+$",
+) -> OpenApiParameter:
+    """The ``Idempotency-Key`` request header as OpenAPI documents it; ``rule`` (in words) and
+    ``min_length``/``max_length``/``pattern`` (in the schema, so that clients and schema-driven
+    tests know a key the endpoint refuses) state the endpoint's own limits when it has stricter
+    ones than 1 to 255 printable ASCII characters."""
     rule = rule or f"1 to {MAX_KEY_LENGTH} printable ASCII characters"
+    schema = {"type": "string", "minLength": min_length, "maxLength": max_length}
     return OpenApiParameter(
         name=HEADER,
-        type=OpenApiTypes.STR,
+        type=schema | {"pattern": pattern},
         location=OpenApiParameter.HEADER,
         required=required,
         description=f"{'Required' if required else 'Optional'}: {rule}, one per request you "

@@ -12,6 +12,7 @@ grows by the quantity and moves to that offer. So only two merchants' costs chan
 offer's and the one the line leaves; every other merchant's cost stays as it is.
 """
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -233,3 +234,50 @@ def product_cheapest_delivered_offer(
     if best is None:
         return None
     return next(offer for offer in offers if offer.pk == best.offer_id)
+
+
+@dataclass(frozen=True, slots=True)
+class LineAlternative:
+    """Another seller for a cart line that cannot be bought as it stands."""
+
+    offer: Offer
+    # What the cart total changes by when the whole line moves to ``offer``.
+    cost: DeliveredCost
+    # Offers other than the line's own that can supply its quantity.
+    sellers: int
+
+
+def cart_unavailable_alternatives(*, summary: CartPricingSummary) -> dict[int, LineAlternative]:
+    """``{line_id: LineAlternative}`` for each unavailable line (sold out, short of stock, offer
+    or merchant gone) that another offer can supply: the one whose move adds least to the cart
+    delivered to its postal code. One query for every such line's offers; none without any."""
+    if not summary.unavailable:
+        return {}
+    offers = (
+        Offer.objects.filter(
+            product_id__in={line.product_id for line in summary.unavailable},
+            active=True,
+            merchant__active=True,
+        )
+        .select_related("merchant")
+        .order_by("unit_price", "merchant_id", "id")
+    )
+    by_product: dict[int, list[Offer]] = defaultdict(list)
+    for offer in offers:
+        by_product[offer.product_id].append(offer)
+    terms = merchant_terms_for_merchants(
+        merchants=[offer.merchant for offer in offers], postal_code=summary.postal_code
+    )
+    found = {}
+    for line in summary.unavailable:
+        others = [offer for offer in by_product[line.product_id] if offer.pk != line.offer_id]
+        basis = CartBasis.from_summary(summary, product_id=line.product_id)
+        # Quantity 0 more: the line moves with the units it has.
+        costs = offers_delivered_cost(offers=others, terms=terms, basis=basis, quantity=0)
+        eligible = [cost for cost in costs if cost.eligible]
+        if eligible:
+            offer = next(offer for offer in others if offer.pk == eligible[0].offer_id)
+            found[line.line_id] = LineAlternative(
+                offer=offer, cost=eligible[0], sellers=len(eligible)
+            )
+    return found

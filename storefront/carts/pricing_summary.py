@@ -118,6 +118,15 @@ class CartPricingSummary:
         return sum(group.units for group in self.groups)
 
     @property
+    def unavailable_units(self) -> int:
+        return sum(line.quantity for line in self.unavailable)
+
+    @property
+    def all_units(self) -> int:
+        """Every unit in the cart, buyable now or not: what the header's cart badge counts."""
+        return self.units + self.unavailable_units
+
+    @property
     def line_count(self) -> int:
         return sum(len(group.lines) for group in self.groups) + len(self.unavailable)
 

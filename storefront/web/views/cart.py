@@ -14,7 +14,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from storefront.carts.delivered import product_cheapest_delivered_offer
+from storefront.carts.delivered import (
+    LineAlternative,
+    cart_unavailable_alternatives,
+    product_cheapest_delivered_offer,
+)
 from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.carts.services import (
     cart_destination_set,
@@ -25,6 +29,7 @@ from storefront.carts.services import (
 from storefront.catalog.selectors import offer_get, product_get
 from storefront.errors import DomainError, NotFound
 from storefront.models import Offer
+from storefront.money import format_money
 from storefront.web.cart_panels import cart_panels_render
 from storefront.web.carts import request_cart_find, request_cart_get_or_create
 from storefront.web.forms import AddToCartForm, DestinationForm, LineQuantityForm
@@ -59,15 +64,29 @@ def render_cart(
         destination_form = DestinationForm(
             initial={"postal_code": cart.postal_code if cart else ""}
         )
+    alternatives = cart_unavailable_alternatives(summary=summary) if summary is not None else {}
     context = {
         "cart": cart,
         "summary": summary,
+        # Another seller for each line that cannot be bought as it stands.
+        "alternatives": {
+            line_id: _alternative_view(alternative) for line_id, alternative in alternatives.items()
+        },
         "destination_form": destination_form,
         "line_errors": line_errors or {},
         "line_values": line_values or {},
         "panels": panels,
     }
     return render(request, "web/cart.html", context, status=status)
+
+
+def _alternative_view(alternative: LineAlternative) -> dict:
+    return {
+        "merchant_name": alternative.offer.merchant.name,
+        "price": format_money(alternative.offer.unit_price),
+        "delivered": format_money(alternative.cost.increment),
+        "others": alternative.sellers - 1,
+    }
 
 
 def _add_target(data: dict) -> "tuple[ProductWithBestOffer | None, Offer | None]":

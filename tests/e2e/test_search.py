@@ -67,7 +67,7 @@ def test_search_narrow_and_add_to_cart(browser, live_server, search_catalog, art
         facets = page.locator("[data-facets]")
         if not facets.evaluate("element => element.open"):
             facets.locator("summary").click()  # folded on a phone
-        in_stock = facets.get_by_role("checkbox", name=re.compile(r"^In stock"))
+        in_stock = facets.get_by_role("link", name=re.compile(r"^In stock"))
         expected_count = int(in_stock.locator(".facet__count").inner_text())
         in_stock.click()
         page.wait_for_url(re.compile(r"in_stock=on"))

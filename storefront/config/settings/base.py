@@ -66,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The shop's own 404 page with DEBUG too (the demo), never Django's list of every URL.
+    "storefront.web.not_found.BrandedNotFoundMiddleware",
 ]
 
 ROOT_URLCONF = "storefront.config.urls"

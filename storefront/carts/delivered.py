@@ -47,6 +47,8 @@ class DeliveredCost:
     # How the cart's shipping and discounts change with the add (parts of ``increment``).
     shipping_change: int = 0
     discount_change: int = 0
+    # The add brings the merchant's order, which paid shipping, to free shipping.
+    unlocks_free_shipping: bool = False
 
     @property
     def items(self) -> int:
@@ -204,6 +206,7 @@ def offers_delivered_cost(
                 joins_cart=joins,
                 shipping_change=shipping,
                 discount_change=discount,
+                unlocks_free_shipping=bool(before and before.shipping and not after.shipping),
             )
         )
     results.sort(key=lambda c: (not c.eligible, c.increment, c.unit_price, c.merchant_id))

@@ -194,11 +194,14 @@ def delivered_note(cost: DeliveredCost, merchant_name: str) -> str:
         parts.append(f"+ {format_money(cost.shipping_change)} shipping")
     elif cost.shipping_change < 0:
         saved = format_money(-cost.shipping_change)
-        parts.append(f"{MINUS} {saved}: your order from {merchant_name} ships free")
+        if cost.unlocks_free_shipping:
+            parts.append(f"{MINUS} {saved}: your order from {merchant_name} ships free")
+        else:
+            parts.append(f"{MINUS} {saved} shipping in your cart")
     elif cost.joins_cart:
-        parts.append(f"no extra shipping (joins your order from {merchant_name})")
+        parts[0] += f", no extra shipping (joins your order from {merchant_name})"
     else:
-        parts.append("free shipping")
+        parts[0] += ", free shipping"
     if cost.discount_change > 0:
         parts.append(f"{MINUS} {format_money(cost.discount_change)} multi-buy discount")
     moved = cost.increment - cost.items - cost.shipping_change + cost.discount_change

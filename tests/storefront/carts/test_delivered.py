@@ -87,6 +87,7 @@ def test_reaching_free_shipping_takes_the_parcel_fee_off():
     CartLineFactory(cart=cart, offer=OfferFactory(merchant=threshold, unit_price=4000))
     (best, _) = ranking(product, cart)
     assert (best.offer_id, best.increment, best.extra) == (near.pk, 1200 - 495, -495)
+    assert (best.shipping_change, best.unlocks_free_shipping) == (-495, True)
 
 
 def test_the_destination_picks_the_zone_rate():

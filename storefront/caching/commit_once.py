@@ -51,5 +51,8 @@ def on_commit_once(
             if isinstance(callback, kind) and callback.block is block:
                 return callback
     pending = make(block)
+    # Django logs a failed robust callback by its __qualname__, which an instance lacks: the
+    # AttributeError would escape the commit and answer 500 for a write that was saved.
+    setattr(pending, "__qualname__", type(pending).__qualname__)  # noqa: B010
     transaction.on_commit(pending, using=using, robust=True)
     return pending

@@ -1,4 +1,4 @@
-"""The catalog API, read-only: products (with their cheapest offer), offers, merchants,
+"""The catalog API, read-only: products (with their lowest-priced offer), offers, merchants,
 categories. Money is integer cents."""
 
 from typing import Any
@@ -58,7 +58,11 @@ class ProductSerializer(serializers.Serializer):
     description = serializers.CharField()
     category = CategorySerializer()
     cheapest_offer = serializers.SerializerMethodField(
-        help_text="The cheapest offer that can be bought now, or null when none can."
+        help_text=(
+            "The offer with the lowest item price that can be bought now, or null when none "
+            "can. Shipping is not included: it depends on the destination and on what else the "
+            "cart buys from that merchant, so the cheapest delivered offer may be another."
+        )
     )
     offer_count = serializers.IntegerField(
         help_text="Offers that can be bought now.", allow_null=True
@@ -276,7 +280,7 @@ class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
 
 @extend_schema(
     tags=["catalog"],
-    summary="One product with its cheapest offer",
+    summary="One product with its lowest-priced offer",
     responses={200: ProductSerializer, **error_responses(404, 429)},
 )
 class ProductDetailView(CatalogView, APIView):
@@ -286,7 +290,7 @@ class ProductDetailView(CatalogView, APIView):
 
 @extend_schema(
     tags=["catalog"],
-    summary="A product's offers, cheapest first",
+    summary="A product's offers, lowest item price first",
     description="Active offers of active merchants; sold-out offers are listed with stock 0.",
     responses={200: OfferSerializer(many=True), **error_responses(404, 429)},
 )

@@ -2,10 +2,12 @@
 (``settings.STOREFRONT_CART_OPTIMIZER``, see ``storefront.carts.optimizer``)."""
 
 import time
+from dataclasses import dataclass
 
 from django.conf import settings
 
 from smartcart.models import OptimizationRun
+from smartcart.moves import suggestion_line_moves
 from smartcart.selectors import (
     cart_current_breakdown,
     cart_problem_build,
@@ -18,6 +20,14 @@ from storefront.models import Cart
 
 # The cart's state, not the caller's mistake: nothing to offer.
 CART_NOT_OPTIMISABLE = frozenset({"cart_empty", "line_unavailable"})
+
+
+@dataclass(frozen=True)
+class SwitchAssignment(CheaperAssignment):
+    """A cheaper assignment that also says what switching changes: one sentence per moved
+    line ("Voltra Widget: Dear Shop to Bundle Shop (€2.00 cheaper, saves €6.99 shipping)")."""
+
+    moves: tuple[str, ...] = ()
 
 
 def cart_cheaper_assignment(*, cart: Cart, budget_ms: int) -> CheaperAssignment | None:
@@ -55,8 +65,11 @@ def cart_cheaper_assignment(*, cart: Cart, budget_ms: int) -> CheaperAssignment 
         raise  # a bad budget is the caller's mistake, not the cart's state
     if not run.is_improvement or run.current_total is None or run.suggested_total is None:
         return None
-    return CheaperAssignment(
-        run_id=run.pk, current_total=run.current_total, cheaper_total=run.suggested_total
+    return SwitchAssignment(
+        run_id=run.pk,
+        current_total=run.current_total,
+        cheaper_total=run.suggested_total,
+        moves=tuple(move.summary for move in suggestion_line_moves(run.suggestion).values()),
     )
 
 

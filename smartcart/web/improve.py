@@ -4,6 +4,7 @@ per-merchant comparison, and words for the solver. No writes, no HTML."""
 from dataclasses import dataclass
 
 from smartcart.models import OptimizationRun
+from smartcart.moves import LineMove, suggestion_line_moves
 from smartcart.selectors import RunLive, optimization_run_for_cart_panel, optimization_run_live
 from storefront.models import Cart
 
@@ -26,6 +27,7 @@ class LineChange:
     new_merchant: str
     new_unit_price: int
     changed: bool
+    move: LineMove | None = None  # a changed line: why it moves
 
     @property
     def old_total(self) -> int:
@@ -34,6 +36,19 @@ class LineChange:
     @property
     def new_total(self) -> int:
         return self.quantity * self.new_unit_price
+
+    @property
+    def price_change(self) -> int:
+        """What the line costs more (positive) or less at the suggested merchant."""
+        return self.new_total - self.old_total
+
+    @property
+    def unit_price_change(self) -> int:
+        return self.new_unit_price - self.old_unit_price
+
+    @property
+    def reason(self) -> str:
+        return self.move.reason if self.move else ""
 
 
 @dataclass(frozen=True)
@@ -127,6 +142,7 @@ def _state(run: OptimizationRun, conflict: str) -> str:
 
 
 def _line_changes(suggestion: dict) -> tuple[LineChange, ...]:
+    moves = suggestion_line_moves(suggestion)
     return tuple(
         LineChange(
             product_id=line["product_id"],
@@ -137,6 +153,7 @@ def _line_changes(suggestion: dict) -> tuple[LineChange, ...]:
             new_merchant=line["new_merchant_name"],
             new_unit_price=line["new_unit_price"],
             changed=bool(line["changed"]),
+            move=moves.get(line.get("line_id")),
         )
         for line in suggestion.get("lines", [])
     )

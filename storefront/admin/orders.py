@@ -219,6 +219,10 @@ class OrderAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # An order is a record of money taken and given back (its ledger goes with it).
+        return False
+
 
 @admin.register(MerchantStaff)
 class MerchantStaffAdmin(admin.ModelAdmin):

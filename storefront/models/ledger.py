@@ -28,11 +28,11 @@ class Refund(models.Model):
         PACKAGE_CANCELLED = "package_cancelled", "Package cancelled"
         OVERCHARGE = "overcharge", "Charged more than due"
 
-    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="refunds")
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refunds")
     merchant_order = models.ForeignKey(
-        MerchantOrder, on_delete=models.PROTECT, null=True, blank=True, related_name="refunds"
+        MerchantOrder, on_delete=models.CASCADE, null=True, blank=True, related_name="refunds"
     )
-    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
+    payment = models.ForeignKey(Payment, on_delete=models.CASCADE, related_name="refunds")
     amount = MoneyField()
     currency = models.CharField(max_length=3)
     reason = models.CharField(max_length=20, choices=Reason.choices)
@@ -66,7 +66,8 @@ class Refund(models.Model):
 
 class PaymentEvent(models.Model):
     """One movement of an order's money as the provider reported it. Never updated (a
-    PostgreSQL trigger refuses it); a correction is a new event."""
+    PostgreSQL trigger refuses it); a correction is a new event. It goes only with its order
+    (a demo reset), which nothing in the admin deletes."""
 
     class Kind(models.TextChoices):
         AUTHORIZATION = "authorization", "Authorised"
@@ -76,15 +77,15 @@ class PaymentEvent(models.Model):
         REFUND_SUCCEEDED = "refund_succeeded", "Refunded"
         REFUND_FAILED = "refund_failed", "Refund failed"
 
-    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="payment_events")
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="payment_events")
     payment = models.ForeignKey(
-        Payment, on_delete=models.PROTECT, null=True, blank=True, related_name="events"
+        Payment, on_delete=models.CASCADE, null=True, blank=True, related_name="events"
     )
     merchant_order = models.ForeignKey(
-        MerchantOrder, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+        MerchantOrder, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
     refund = models.ForeignKey(
-        Refund, on_delete=models.PROTECT, null=True, blank=True, related_name="events"
+        Refund, on_delete=models.CASCADE, null=True, blank=True, related_name="events"
     )
     kind = models.CharField(max_length=20, choices=Kind.choices)
     amount = MoneyField()

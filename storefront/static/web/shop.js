@@ -153,6 +153,128 @@
     }
   }
 
+  // Add to cart without leaving the page: the form posts as it would, the page it leads to
+  // (with its "Added …" note) is fetched, and its note, the header's cart badge and, on the
+  // same page, the main content (offers ranked for the cart as it is now) replace this
+  // page's. The notes region is aria-live, so screen readers hear the change; focus stays on
+  // the button pressed. A refused add (a 4xx page with the form's errors) is posted again
+  // the ordinary way, so the shopper sees that page as without scripts (nothing was added);
+  // no answer at all is not sent again (the add may have happened).
+  function isAddToCart(form) {
+    return form.method.toLowerCase() === "post" &&
+      /\/cart\/add\/?$/.test(new URL(form.action, window.location.href).pathname);
+  }
+
+  function sameButton(root, form, button) {
+    var offer = form.querySelector("input[name=offer]");
+    var product = form.querySelector("input[name=product]");
+    var label = button ? button.textContent.trim() : "";
+    var found = null;
+    root.querySelectorAll("form").forEach(function (candidate) {
+      if (found || !isAddToCart(candidate)) {
+        return;
+      }
+      var o = candidate.querySelector("input[name=offer]");
+      var p = candidate.querySelector("input[name=product]");
+      if ((o ? o.value : "") !== (offer ? offer.value : "") ||
+          (p ? p.value : "") !== (product ? product.value : "")) {
+        return;
+      }
+      candidate.querySelectorAll("button[type=submit], button:not([type])").forEach(function (b) {
+        if (!found && b.textContent.trim() === label) {
+          found = b;
+        }
+      });
+    });
+    return found;
+  }
+
+  function addWithoutReload(event) {
+    var form = event.target;
+    if (event.defaultPrevented || !(form instanceof HTMLFormElement) || !isAddToCart(form) ||
+        !window.fetch || !window.DOMParser) {
+      return;
+    }
+    event.preventDefault();
+    var button = event.submitter || form.querySelector("button[type=submit]");
+    var data = new FormData(form);
+    if (button && button.name) {
+      data.append(button.name, button.value);
+    }
+    var focusWasOnForm = !document.activeElement || document.activeElement === document.body ||
+      form.contains(document.activeElement);
+
+    function settle() {
+      delete form.dataset.submitting;
+      form.removeAttribute("aria-busy");
+      if (button) {
+        window.setTimeout(function () { button.disabled = false; }, 0);
+      }
+    }
+
+    var refused = false;
+    fetch(form.action, {
+      method: "POST",
+      body: data,
+      credentials: "same-origin",
+      headers: { Accept: "text/html", "X-Requested-With": "fetch" }
+    })
+      .then(function (response) {
+        if (!response.ok) {
+          refused = true;
+          throw new Error("status " + response.status);
+        }
+        return response.text().then(function (html) {
+          return { url: response.url, doc: new DOMParser().parseFromString(html, "text/html") };
+        });
+      })
+      .then(function (page) {
+        var target = new URL(page.url, window.location.href);
+        var here = window.location;
+        var main = document.getElementById("main");
+        var freshMain = page.doc.getElementById("main");
+        var focusTarget = button;
+        if (main && freshMain && target.pathname === here.pathname && target.search === here.search) {
+          main.replaceChildren.apply(main, Array.prototype.map.call(freshMain.childNodes, function (node) {
+            return document.importNode(node, true);
+          }));
+          guardDoubleSubmit(main);
+          focusTarget = sameButton(main, form, button);
+        } else {
+          settle();
+        }
+        var badge = document.querySelector("[data-testid=cart-units]");
+        var freshBadge = page.doc.querySelector("[data-testid=cart-units]");
+        if (badge && freshBadge) {
+          badge.className = freshBadge.className;
+          badge.innerHTML = freshBadge.innerHTML;
+        }
+        var notes = document.querySelector(".messages[aria-live]");
+        var freshNotes = page.doc.querySelector(".messages[aria-live]");
+        if (notes && freshNotes) {
+          notes.innerHTML = freshNotes.innerHTML;
+        }
+        if (focusWasOnForm && focusTarget) {
+          focusTarget.focus({ preventScroll: true });
+        }
+      })
+      .catch(function () {
+        settle();
+        if (refused) {
+          form.submit();
+          return;
+        }
+        // No answer: the add may or may not have happened, so it is not sent again.
+        var notes = document.querySelector(".messages[aria-live]");
+        if (notes) {
+          notes.innerHTML = '<p class="toast toast--error">The shop could not be reached. ' +
+            'Check your cart before adding again.</p>';
+        }
+      });
+  }
+
+  document.addEventListener("submit", addWithoutReload);
+
   // The facets start open (they work without scripts); on a phone they fold away so that the
   // results come first (the summary says how many are chosen).
   function foldFacets() {

@@ -210,6 +210,8 @@ from storefront.config.settings.celery import *  # noqa: E402, F403
 from storefront.config.settings.outbox import *  # noqa: E402, F403
 from storefront.config.settings.payments import *  # noqa: E402, F403
 
+CELERY_BEAT_SCHEDULE.update(PAYMENT_BEAT_SCHEDULE)  # noqa: F405
+
 # --- Storefront extension points (dotted paths; storefront never imports the apps above it) ---
 # Providers of panels on the cart page, in order (storefront.web.cart_panels).
 STOREFRONT_CART_PANELS = [

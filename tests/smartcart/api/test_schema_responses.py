@@ -172,6 +172,13 @@ def test_every_endpoint_answers_as_documented(api, alice_api, shopper, schema):
     check("/api/v1/orders/{number}/", "GET", alice_api.get(f"/api/v1/orders/{number}/"), 200)
     paid = alice_api.post(f"/api/v1/orders/{number}/payment/", PAID, format="json")
     check("/api/v1/orders/{number}/payment/", "POST", paid, 200)
+    order_cancel = f"/api/v1/orders/{number}/cancel/"
+    check("/api/v1/orders/{number}/cancel/", "POST", alice_api.post(order_cancel), 200)
+    check("/api/v1/orders/{number}/cancel/", "POST", alice_api.post(order_cancel), 409)
+    package_id = paid.json()["packages"][0]["id"]
+    package_cancel = f"/api/v1/orders/{number}/packages/{package_id}/cancel/"
+    template = "/api/v1/orders/{number}/packages/{package_id}/cancel/"
+    check(template, "POST", alice_api.post(package_cancel), 409)
     documented = {
         (path, method)
         for path, operations in schema.raw_schema["paths"].items()

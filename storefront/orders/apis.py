@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
-from storefront.api.inputs import validated
+from storefront.api.inputs import json_body, validated
 from storefront.carts.apis import CartSerializer, own_cart
 from storefront.carts.services import cart_destination_set
 from storefront.checkout.address import shipping_address_validate
@@ -115,7 +115,7 @@ class CheckoutReviewView(APIView):
         tags=["checkout"],
         summary="Review your cart for checkout (and look once more for a cheaper one)",
         description=SIGNED_IN_ONLY,
-        request=InputSerializer,
+        request=json_body(InputSerializer),
         responses={200: OutputSerializer, **error_responses(400, 401, 403, 404, 409)},
     )
     def post(self, request):
@@ -162,9 +162,15 @@ class OrderListView(APIView):
         summary="Place the reviewed cart as an order (one package per merchant)",
         description=SIGNED_IN_ONLY,
         parameters=[
-            idempotency_key_parameter(required=True, rule="8 to 100 letters, digits or '_.:-'")
+            idempotency_key_parameter(
+                required=True,
+                rule="8 to 100 letters, digits or '_.:-'",
+                min_length=8,
+                max_length=100,
+                pattern="^[A-Za-z0-9_.:-]+$",
+            )
         ],
-        request=InputSerializer,
+        request=json_body(InputSerializer),
         responses={
             201: OpenApiResponse(OrderSerializer, description="Placed: pay it next."),
             **error_responses(
@@ -242,7 +248,7 @@ class OrderPaymentView(APIView):
         tags=["orders"],
         summary="Pay an order through the configured provider's form",
         description=SIGNED_IN_ONLY,
-        request=InputSerializer,
+        request=json_body(InputSerializer),
         responses={200: OrderSerializer, **error_responses(400, 401, 403, 404, 409)},
     )
     def post(self, request, number: str):

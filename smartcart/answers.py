@@ -139,14 +139,21 @@ def answer_from_solution(
 ) -> dict:
     """The fields a done run stores for ``solution`` of ``build`` (``answer_keeps_current``
     decides whether the suggestion is the solver's assignment or the cart as it stands)."""
-    current = cart_current_breakdown(build=build)
+    # A sold-out line cannot stay where it is: "the cart as it stands" is the cart with only
+    # those lines moved, where the solver put them, so the suggestion always moves them and
+    # saves what it saves beyond that.
+    current_assignment = {
+        **build.current_assignment,
+        **{str(line_id): solution.assignment[str(line_id)] for line_id in build.sold_out},
+    }
+    current = cart_current_breakdown(build=build, assignment=current_assignment)
     current_total = sum(cost.cost for cost in current)
     total = int(solution.total)
     kept = answer_keeps_current(suggested_total=total, current_total=current_total, keep=keep)
     assignment, breakdown = solution.assignment, solution.breakdown
     if kept:
-        assignment, breakdown, total = build.current_assignment, current, current_total
-    return answer_fields(
+        assignment, breakdown, total = current_assignment, current, current_total
+    fields = answer_fields(
         cart_version=build.cart_version,
         algorithm=solution.algorithm,
         optimal=bool(solution.optimal),
@@ -160,6 +167,9 @@ def answer_from_solution(
         plan=plan,
         problem_size=build.size,
     )
+    if build.sold_out:
+        fields["suggestion"]["sold_out_line_ids"] = sorted(build.sold_out)
+    return fields
 
 
 def _merchant_rows(*, build: CartProblemBuild, breakdown: list[MerchantCost]) -> list[dict]:

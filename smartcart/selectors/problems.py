@@ -71,6 +71,8 @@ class CartProblemBuild:
     lines: tuple[LineSnapshot, ...]
     offers: dict[tuple[int, int], OfferSnapshot]
     merchants: dict[int, MerchantTerms]
+    # Lines whose own offer is short of stock, built for another merchant to supply them.
+    sold_out: frozenset[int] = frozenset()
 
     @property
     def current_assignment(self) -> dict[str, str]:
@@ -106,6 +108,11 @@ class _LineRow:
     stock: int | None
 
     @property
+    def sold_out(self) -> bool:
+        """Its offer is still sold, only short of stock for the line's quantity."""
+        return self.offer_active and self.merchant_active and self.unavailable_reason is not None
+
+    @property
     def unavailable_reason(self) -> str | None:
         reason = line_unavailable_reason(
             offer_active=self.offer_active,
@@ -118,12 +125,21 @@ class _LineRow:
         return None if reason is None else "no longer sold by this merchant"
 
 
-def _check_lines(rows: tuple[_LineRow, ...]) -> None:
+def _check_lines(rows: tuple[_LineRow, ...], *, sold_out_allowed: bool = False) -> frozenset[int]:
+    """Refuses lines that cannot be bought as they are (``line_unavailable``); with
+    ``sold_out_allowed``, a line only short of stock at its merchant is let through (another
+    merchant may supply it) and its id returned."""
+    allowed = [row for row in rows if sold_out_allowed and row.sold_out]
     unavailable = [
         f"{row.snapshot.product_name} ({reason})"
         for row in rows
-        if (reason := row.unavailable_reason) is not None
+        if (reason := row.unavailable_reason) is not None and row not in allowed
     ]
+    _refuse(unavailable)
+    return frozenset(row.snapshot.line_id for row in allowed)
+
+
+def _refuse(unavailable: list[str]) -> None:
     if unavailable:
         raise Conflict(
             "Some lines cannot be bought as they are: "
@@ -132,6 +148,28 @@ def _check_lines(rows: tuple[_LineRow, ...]) -> None:
             code="line_unavailable",
             field="lines",
         )
+
+
+def _check_other_sellers(
+    rows: tuple[_LineRow, ...],
+    sold_out: frozenset[int],
+    offers: dict[tuple[int, int], OfferSnapshot],
+) -> None:
+    """Each sold-out line needs another merchant with enough stock."""
+    _refuse(
+        [
+            f"{row.snapshot.product_name} ({row.unavailable_reason}, and no other merchant has "
+            f"{row.snapshot.quantity} in stock)"
+            for row in rows
+            if row.snapshot.line_id in sold_out
+            and not any(
+                line_id == row.snapshot.line_id
+                and merchant_id != row.snapshot.merchant_id
+                and (offer.stock is None or offer.stock >= row.snapshot.quantity)
+                for (line_id, merchant_id), offer in offers.items()
+            )
+        ]
+    )
 
 
 _CART_FIELDS = tuple(column.attname for column in Cart._meta.concrete_fields)
@@ -365,7 +403,9 @@ def _problem(
     )
 
 
-def cart_problem_build(*, cart: Cart, lines: CartLines | None = None) -> CartProblemBuild:
+def cart_problem_build(
+    *, cart: Cart, lines: CartLines | None = None, sold_out_allowed: bool = False
+) -> CartProblemBuild:
     """The engine problem of ``cart`` as it stands in the database, in two queries whatever
     the size of the cart: the cart with its lines (none when ``lines``, the cart and its
     lines as the caller read them with ``cart_lines_find``, is given), then the candidate
@@ -378,6 +418,8 @@ def cart_problem_build(*, cart: Cart, lines: CartLines | None = None) -> CartPro
     Raises ``NotFound`` for a deleted cart, ``ValidationFailed`` (``cart_empty``) for an
     empty one and ``Conflict`` (``line_unavailable``) when a line's own offer can no longer
     be bought as it is, so the current total is a price the shopper could pay now.
+    ``sold_out_allowed`` (Improve cart): a line whose offer is only short of stock is kept
+    when another merchant can supply it (``sold_out``), for the solver to move it there.
     """
     if lines is None:
         lines = cart_lines_read(cart=cart)
@@ -385,10 +427,11 @@ def cart_problem_build(*, cart: Cart, lines: CartLines | None = None) -> CartPro
         raise ValueError(f"lines of cart {lines.cart.pk} given for cart {cart.pk}")
     if not lines.rows:
         raise ValidationFailed("The cart is empty.", code="cart_empty", field="cart")
-    _check_lines(lines.rows)
+    sold_out = _check_lines(lines.rows, sold_out_allowed=sold_out_allowed)
     snapshots = tuple(row.snapshot for row in lines.rows)
     postal_code = lines.cart.postal_code
     offers, merchant_reads = _read_offers(snapshots, postal_code)
+    _check_other_sellers(lines.rows, sold_out, offers)
     merchants = _merchant_terms(merchant_reads, postal_code)
     try:
         problem = _problem(snapshots, offers, merchants)
@@ -404,12 +447,17 @@ def cart_problem_build(*, cart: Cart, lines: CartLines | None = None) -> CartPro
         lines=snapshots,
         offers=offers,
         merchants=merchants,
+        sold_out=sold_out,
     )
 
 
-def cart_current_breakdown(*, build: CartProblemBuild) -> list[MerchantCost]:
-    """The cart's current offers priced by the contract (``gpu_engine.price_assignment``)."""
-    return price_assignment(build.problem, build.current_assignment)
+def cart_current_breakdown(
+    *, build: CartProblemBuild, assignment: dict[str, str] | None = None
+) -> list[MerchantCost]:
+    """The cart's current offers priced by the contract (``gpu_engine.price_assignment``);
+    ``assignment``: another assignment of the same problem (a cart with its sold-out lines
+    moved)."""
+    return price_assignment(build.problem, assignment or build.current_assignment)
 
 
 def cart_current_total(*, cart: Cart) -> int:

@@ -52,9 +52,10 @@ def optimization_run_create(
 
     Rate limited per shopper (per cart when signed out) for the API and the web page alike
     (``Throttled``, 429). Validates first (``cart_empty``, ``line_unavailable``, a bad
-    budget). A cart predicted to solve in a few milliseconds is solved here and the run comes
-    back ``done``; otherwise the run is ``queued`` and its job is sent to the ``cpu`` or
-    ``gpu`` queue once the surrounding transaction commits. A run already queued or running
+    budget); a line only sold out at its merchant is moved to another that has it. A cart
+    predicted to solve in a few milliseconds is solved here and the run comes back ``done``;
+    otherwise the run is ``queued`` and its job is sent to the ``cpu`` or ``gpu`` queue once
+    the surrounding transaction commits. A run already queued or running
     for the same cart version is returned instead of a second one (a double click starts one
     job), unless a lost worker left it behind: that one is failed and a fresh run starts.
     """
@@ -64,7 +65,7 @@ def optimization_run_create(
     t0 = time.perf_counter()
     if lines is not None:  # the caller read the cart: building it started then
         t0 -= lines.read_ms / 1000.0
-    build = cart_problem_build(cart=cart, lines=lines)
+    build = cart_problem_build(cart=cart, lines=lines, sold_out_allowed=True)
     build_ms = ms_since(t0)
     choice = route_choose(problem=build.problem, budget_ms=budget_ms)
     if choice.route == OptimizationRun.Route.INLINE:

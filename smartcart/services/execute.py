@@ -99,7 +99,7 @@ def optimization_run_execute(*, run_id: int, heartbeat: bool = False) -> Optimiz
     t0 = time.perf_counter()
     try:
         # Only the id is needed: no query for the cart row itself.
-        build = cart_problem_build(cart=Cart(pk=run.cart_id))
+        build = cart_problem_build(cart=Cart(pk=run.cart_id), sold_out_allowed=True)
         build_ms = ms_since(t0)
         with lease_heartbeat(run=run, enabled=heartbeat):
             solution, solve_ms = run_solve(

@@ -28,6 +28,7 @@ class LineChange:
     new_unit_price: int
     changed: bool
     move: LineMove | None = None  # a changed line: why it moves
+    sold_out: bool = False  # its merchant ran out: the suggestion must move it
 
     @property
     def old_total(self) -> int:
@@ -48,7 +49,11 @@ class LineChange:
 
     @property
     def reason(self) -> str:
-        return self.move.reason if self.move else ""
+        if self.move is None:
+            return ""
+        if self.sold_out:
+            return f"sold out at {self.old_merchant}, {self.move.reason}"
+        return self.move.reason
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ class DroppedMerchant:
 @dataclass(frozen=True)
 class ImprovePanel:
     run: OptimizationRun
-    state: str  # pending, failed, saving, optimal, stale
+    state: str  # pending, failed, saving, replace (a sold-out line moves), optimal, stale
     lines: tuple[LineChange, ...]
     merchants: tuple[MerchantShipment, ...]
     dropped: tuple[DroppedMerchant, ...]
@@ -107,6 +112,10 @@ class ImprovePanel:
         from smartcart.services import optimization_run_deadline
 
         return int(optimization_run_deadline(run=self.run).timestamp() * 1000)
+
+    @property
+    def sold_out_lines(self) -> tuple[LineChange, ...]:
+        return tuple(line for line in self.lines if line.sold_out)
 
     @property
     def changed_count(self) -> int:
@@ -138,11 +147,14 @@ def _state(run: OptimizationRun, conflict: str) -> str:
         return "failed"
     if conflict or run.is_stale:
         return "stale"
+    if (run.suggestion or {}).get("sold_out_line_ids"):
+        return "replace"
     return "saving" if run.is_improvement else "optimal"
 
 
 def _line_changes(suggestion: dict) -> tuple[LineChange, ...]:
     moves = suggestion_line_moves(suggestion)
+    sold_out = set(suggestion.get("sold_out_line_ids", ()))
     return tuple(
         LineChange(
             product_id=line["product_id"],
@@ -154,6 +166,7 @@ def _line_changes(suggestion: dict) -> tuple[LineChange, ...]:
             new_unit_price=line["new_unit_price"],
             changed=bool(line["changed"]),
             move=moves.get(line.get("line_id")),
+            sold_out=line.get("line_id") in sold_out,
         )
         for line in suggestion.get("lines", [])
     )

@@ -92,10 +92,9 @@ def improve_apply(request: HttpRequest, run_id: int) -> HttpResponse:
             status=409,
             panel_state={"improve_conflict": error.message, "improve_conflict_run": run},
         )
+    saved = f": you save {format_money(applied.saved)}" if applied.saved > 0 else ""
     messages.success(
-        request,
-        f"Suggestion applied: you save {format_money(applied.saved)}. "
-        f"Your cart now costs {format_money(applied.total)}.",
+        request, f"Suggestion applied{saved}. Your cart now costs {format_money(applied.total)}."
     )
     return redirect(back or cart_url())
 

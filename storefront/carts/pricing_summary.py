@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db.models import Q
 
 from storefront.carts.pricing import MerchantCost, PricedLine, Shipment, shipments_price
 from storefront.carts.selectors import cart_line_list
@@ -179,13 +180,16 @@ def _line_pricing(line: CartLine) -> LinePricing:
     )
 
 
-def _cart_lines_priced(*, cart_ids: Iterable[int]) -> dict[int, list[LinePricing]]:
-    """The lines of every cart, priced as they stand, in one query (each cart's lines in the
-    order ``cart_line_list`` gives)."""
-    lines = (
-        CartLine.objects.filter(cart_id__in=set(cart_ids))
-        .select_related("offer__merchant", "product__category")
-        .order_by("cart_id", "created_at", "id")
+def _cart_lines_priced(
+    *, cart_ids: Iterable[int], only: Q | None = None
+) -> dict[int, list[LinePricing]]:
+    """The lines of every cart (those matching ``only``, when given), priced as they stand, in
+    one query (each cart's lines in the order ``cart_line_list`` gives)."""
+    lines = CartLine.objects.filter(cart_id__in=set(cart_ids))
+    if only is not None:
+        lines = lines.filter(only)
+    lines = lines.select_related("offer__merchant", "product__category").order_by(
+        "cart_id", "created_at", "id"
     )
     priced: dict[int, list[LinePricing]] = defaultdict(list)
     for line in lines:
@@ -236,7 +240,9 @@ def _cart_summary_build(
     )
 
 
-def cart_pricing_summaries(*, carts: Iterable[Cart]) -> list[CartPricingSummary]:
+def cart_pricing_summaries(
+    *, carts: Iterable[Cart], only: Q | None = None
+) -> list[CartPricingSummary]:
     """``cart_pricing_summary`` of each cart, in order, for a whole page or batch of carts.
 
     One query for the lines of every cart (with their offers and merchants), then the shipping
@@ -245,7 +251,7 @@ def cart_pricing_summaries(*, carts: Iterable[Cart]) -> list[CartPricingSummary]
     one more when a line's merchant is newer than the index. Never one query per cart.
     """
     carts = list(carts)
-    priced = _cart_lines_priced(cart_ids=[cart.pk for cart in carts])
+    priced = _cart_lines_priced(cart_ids=[cart.pk for cart in carts], only=only)
     merchants: dict[int, Merchant] = {}
     pairs: list[MerchantDestination] = []
     for cart in carts:
@@ -276,6 +282,23 @@ def cart_pricing_summary(*, cart: Cart) -> CartPricingSummary:
     pricing routine (``storefront.carts.pricing``). The batch path for one cart (see
     ``cart_pricing_summaries``): one query while the zone index is fresh; no writes."""
     (summary,) = cart_pricing_summaries(carts=[cart])
+    return summary
+
+
+def cart_pricing_summary_of_merchants(
+    *, cart: Cart, merchant_ids: Iterable[int], product_id: int | None = None
+) -> CartPricingSummary:
+    """``cart_pricing_summary`` of part of the cart: the lines bought from ``merchant_ids`` and
+    from the merchant of ``product_id``'s line, each such merchant's group whole (a merchant's
+    cost depends on its own lines only, so each is priced exactly as in the whole cart). For
+    what depends on a few merchants, e.g. a product page's delivered costs; its totals are not
+    the cart's. One query, as ``cart_pricing_summary``."""
+    only = Q(offer__merchant_id__in=set(merchant_ids))
+    if product_id is not None:
+        product_line = CartLine.objects.filter(cart_id=cart.pk, product_id=product_id)
+        only |= Q(offer__merchant_id__in=product_line.values("offer__merchant_id"))
+        only |= Q(product_id=product_id)
+    (summary,) = cart_pricing_summaries(carts=[cart], only=only)
     return summary
 
 

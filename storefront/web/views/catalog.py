@@ -21,8 +21,12 @@ from storefront.carts.delivered import (
     delivered_cheapest,
     offers_delivered_cost,
 )
-from storefront.carts.pricing_summary import cart_pricing_summary
-from storefront.catalog.selectors import category_list_read, product_offers_read
+from storefront.carts.pricing_summary import cart_pricing_summary_of_merchants
+from storefront.catalog.selectors import (
+    category_list_read,
+    product_merchant_ids,
+    product_offers_read,
+)
 from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, Offer
@@ -240,11 +244,23 @@ def render_product(
 
     Offers are ranked by delivered cost: what one unit adds to the shopper's cart for its
     postal code (``storefront.carts.delivered``); the page varies with what of the cart that
-    depends on, so every empty cart with one postal code shares one rendering."""
+    depends on (the product's merchants' lines), so every cart buying nothing from them shares
+    the empty cart's rendering for its postal code."""
     cart = request_cart_find(request)
     postal_code = cart.postal_code if cart else ""
-    # One query for the lines (the zone index resolves their merchants' terms).
-    summary = cart_pricing_summary(cart=cart) if cart is not None else None
+    versions = (SHARED, product_version_name(product.pk))
+    summary = None
+    if cart is not None:
+        # Only the cart's lines from merchants selling the product change its delivered costs:
+        # one query for those (their terms from the zone index), the merchants from the cache.
+        merchant_ids = cached_value(
+            FragmentSpec("product_merchants", versions, (str(product.pk),)),
+            lambda: product_merchant_ids(product=product.pk),
+            request=request,
+        )
+        summary = cart_pricing_summary_of_merchants(
+            cart=cart, merchant_ids=merchant_ids, product_id=product.pk
+        )
     basis = CartBasis.from_summary(summary, product_id=product.pk)
     line = basis.product_line.line if basis.product_line is not None else None
 
@@ -296,7 +312,6 @@ def render_product(
     # A refused add shows the shopper's own input and errors: not shared.
     spec = None
     if add_form is None:
-        versions = (SHARED, product_version_name(product.pk))
         spec = FragmentSpec("product", versions, (product.slug, postal_code, basis.vary()))
     context["product_fragment"] = spec
     if status != 200:

@@ -1,15 +1,13 @@
 """The shipping address of an order, checked and normalised before anything is written."""
 
-import re
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
+from storefront.checkout.countries import COUNTRY_NAMES
 from storefront.errors import ValidationFailed
 from storefront.validators import postal_code_normalize, validate_postal_code
-
-_COUNTRY_RE = re.compile(r"^[A-Z]{2}$")
 
 
 @dataclass(frozen=True)
@@ -59,9 +57,9 @@ def shipping_address_validate(
             error.messages[0], code="postal_code_invalid", field="postal_code"
         ) from None
     country_code = country.strip().upper() if isinstance(country, str) else ""
-    if not _COUNTRY_RE.match(country_code):
+    if country_code not in COUNTRY_NAMES:
         raise ValidationFailed(
-            "Use the two-letter country code, e.g. DE.", code="country_invalid", field="country"
+            "Choose a country from the list.", code="country_invalid", field="country"
         )
     return ShippingAddress(
         email=email.strip(),

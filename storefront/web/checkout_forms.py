@@ -3,27 +3,45 @@
 
 from django import forms
 
+from storefront.checkout.countries import country_choices
 from storefront.web.forms import DomainErrorsMixin
 
 
-class CheckoutAddressForm(DomainErrorsMixin, forms.Form):
-    email = forms.EmailField(label="E-mail", max_length=254, help_text="For the confirmation.")
-    full_name = forms.CharField(label="Full name", max_length=120)
-    address_line = forms.CharField(label="Street address", max_length=200)
-    city = forms.CharField(label="City", max_length=100)
-    postal_code = forms.CharField(
-        label="Postal code",
-        max_length=10,
-        help_text="Shipping is priced for this code.",
-        widget=forms.TextInput(attrs={"autocomplete": "postal-code"}),
+class CountryField(forms.ChoiceField):
+    """The ISO code from the list; a client's lower-case code ("de") is the same country."""
+
+    def to_python(self, value):
+        return super().to_python(value).strip().upper()
+
+
+def _text(label: str, max_length: int, autocomplete: str, **kwargs) -> forms.CharField:
+    return forms.CharField(
+        label=label,
+        max_length=max_length,
+        widget=forms.TextInput(attrs={"autocomplete": autocomplete}),
+        **kwargs,
     )
-    country = forms.CharField(
-        label="Country code",
-        min_length=2,
-        max_length=2,
+
+
+class CheckoutAddressForm(DomainErrorsMixin, forms.Form):
+    # Field names follow the order model; the autocomplete tokens let browsers fill them.
+    email = forms.EmailField(
+        label="E-mail",
+        max_length=254,
+        help_text="For the confirmation and the shipping notice.",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    full_name = _text("Full name", 120, "name")
+    address_line = _text("Street address", 200, "street-address")
+    postal_code = _text(
+        "Postal code", 10, "postal-code", help_text="Shipping is priced for this code."
+    )
+    city = _text("City", 100, "address-level2")
+    country = CountryField(
+        label="Country",
+        choices=country_choices(),
         initial="DE",
-        help_text="Two letters, e.g. DE.",
-        widget=forms.TextInput(attrs={"autocomplete": "country"}),
+        widget=forms.Select(attrs={"autocomplete": "country"}),
     )
 
 

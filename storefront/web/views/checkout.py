@@ -17,10 +17,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from storefront.carts.pricing_summary import CartPricingSummary, cart_pricing_summary
 from storefront.carts.services import cart_destination_set
 from storefront.checkout.address import ShippingAddress, shipping_address_validate
 from storefront.checkout.ratelimit import order_place_ident
 from storefront.checkout.services import checkout_review_prepare, order_place
+from storefront.checkout.terms import PAYMENT_TIMING, checkout_package_terms
 from storefront.errors import DomainError, Throttled, ValidationFailed
 from storefront.models import Order
 from storefront.web.carts import request_cart_find
@@ -49,10 +51,10 @@ def checkout_address(request: HttpRequest) -> HttpResponse:
             "postal_code": cart.postal_code,
             "country": "DE",
         }
-        return _render_address(request, CheckoutAddressForm(initial=initial))
+        return _render_address(request, cart, CheckoutAddressForm(initial=initial))
     form = CheckoutAddressForm(request.POST)
     if not form.is_valid():
-        return _render_address(request, form, status=400)
+        return _render_address(request, cart, form, status=400)
     try:
         address = shipping_address_validate(**form.cleaned_data)
         if address.postal_code != cart.postal_code:
@@ -60,13 +62,23 @@ def checkout_address(request: HttpRequest) -> HttpResponse:
             messages.info(request, f"Shipping is now priced for {address.postal_code}.")
     except DomainError as error:
         form.add_domain_error(error)
-        return _render_address(request, form, status=error.http_status)
+        return _render_address(request, cart, form, status=error.http_status)
     request.session[ADDRESS_SESSION_KEY] = asdict(address)
     return redirect("checkout_review")
 
 
-def _render_address(request, form, *, status: int = 200) -> HttpResponse:
-    return render(request, "web/checkout/address.html", {"form": form}, status=status)
+def summary_context(summary: CartPricingSummary) -> dict:
+    """The order summary both steps show: each package with who sells it and its terms."""
+    packages = [
+        (group, checkout_package_terms(merchant_name=group.merchant_name))
+        for group in summary.groups
+    ]
+    return {"summary": summary, "packages": packages, "payment_timing": PAYMENT_TIMING}
+
+
+def _render_address(request, cart, form, *, status: int = 200) -> HttpResponse:
+    context = {"form": form, **summary_context(cart_pricing_summary(cart=cart))}
+    return render(request, "web/checkout/address.html", context, status=status)
 
 
 def _session_address(request: HttpRequest) -> ShippingAddress | None:
@@ -85,7 +97,7 @@ def render_review(
         initial={"review_token": review.review_token, "idempotency_key": uuid.uuid4().hex}
     )
     context = {
-        "summary": review.summary,
+        **summary_context(review.summary),
         "address": address,
         "cheaper": review.cheaper,
         "form": form,

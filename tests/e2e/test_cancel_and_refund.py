@@ -6,6 +6,7 @@ the order page and in that merchant's statement in the admin."""
 import re
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from storefront.models import MerchantOrder, MerchantStaff, Order, Refund
@@ -133,3 +134,5 @@ def test_cancel_before_and_after_paying_refund_on_the_order_and_the_statement(
     csv_text = download.value.path().read_text()
     assert f",refund,{number},{after_payment.pk}," in csv_text
     context.close()
+    # The whole demo, this journey's order included, keeps the ledger's invariant.
+    call_command("reconcile_payments")  # exits non-zero on any mismatch

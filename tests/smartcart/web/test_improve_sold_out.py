@@ -42,7 +42,7 @@ def test_improve_moves_a_sold_out_line_to_a_merchant_that_has_it(client, sold_ou
     html = client.get(reverse("cart")).content.decode()
     assert 'data-state="replace"' in html
     assert "Voltra Widget: sold out, found at another merchant" in html
-    assert f"Cheap Shop has no 1 of Voltra Widget left; {moved['new_merchant_name']} has it" in html
+    assert f"Cheap Shop has run out of Voltra Widget; {moved['new_merchant_name']} has it" in html
     assert "sold out at Cheap Shop, " in html
     assert "Apply: buy everything for" in html
 

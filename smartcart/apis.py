@@ -68,6 +68,12 @@ class SuggestionSerializer(serializers.Serializer):
     kept_current = serializers.BooleanField(
         help_text="True when nothing cheaper was found than the cart as it is."
     )
+    sold_out_line_ids = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Lines sold out at their merchant that the suggestion buys elsewhere; the "
+        "cart as it was (current_merchants) already has them moved. Absent: none.",
+    )
 
 
 class TimingsSerializer(serializers.Serializer):

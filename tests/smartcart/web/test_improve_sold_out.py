@@ -5,7 +5,9 @@ import pytest
 from django.urls import reverse
 
 from smartcart.models import OptimizationRun
+from smartcart.apis import OptimizationRunSerializer
 from smartcart.selectors import cart_problem_build
+from smartcart.services import optimization_run_create, optimization_run_execute
 from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.errors import Conflict
 from storefront.models import Cart, CartLine, Offer
@@ -86,3 +88,24 @@ def test_other_readers_still_refuse_a_sold_out_line(sold_out_cart):
     with pytest.raises(Conflict) as refused:
         cart_problem_build(cart=sold_out_cart)
     assert refused.value.code == "line_unavailable"
+
+
+def test_a_queued_run_moves_a_sold_out_line_too(sold_out_cart, market):
+    """The worker's path reads the cart again and keeps a sold-out line for another seller."""
+    run = OptimizationRun.objects.create(
+        cart=sold_out_cart,
+        cart_version=Cart.objects.get(pk=sold_out_cart.pk).version,
+        route=OptimizationRun.Route.CPU,
+        budget_ms=2000,
+    )
+    run = optimization_run_execute(run_id=run.pk)
+    assert run.status == "done", run.error
+    line = CartLine.objects.get(cart=sold_out_cart, product=market.products[0])
+    assert run.suggestion["sold_out_line_ids"] == [line.pk]
+
+
+def test_the_api_names_the_sold_out_lines(sold_out_cart, market):
+    run = optimization_run_create(cart=sold_out_cart)
+    data = OptimizationRunSerializer(run).data
+    line = CartLine.objects.get(cart=sold_out_cart, product=market.products[0])
+    assert data["suggestion"]["sold_out_line_ids"] == [line.pk]

@@ -4,8 +4,8 @@ of refusing, and applying the suggestion leaves a cart that can be bought."""
 import pytest
 from django.urls import reverse
 
-from smartcart.models import OptimizationRun
 from smartcart.apis import OptimizationRunSerializer
+from smartcart.models import OptimizationRun
 from smartcart.selectors import cart_problem_build
 from smartcart.services import optimization_run_create, optimization_run_execute
 from storefront.carts.pricing_summary import cart_pricing_summary

@@ -37,16 +37,70 @@ class ReadOnlyInline(admin.TabularInline):
         return _is_merchant_staff(request) or super().has_view_permission(request, obj)
 
 
+def _money(cents: int, order: Order) -> str:
+    return format_money(cents, currency=order.currency)
+
+
 class OrderLineInline(ReadOnlyInline):
     model = OrderLine
     fields = readonly_fields = (
         "product_name",
         "gtin",
         "merchant_sku",
-        "unit_price",
+        "unit_price_display",
         "quantity",
-        "line_total",
+        "line_total_display",
     )
+
+    @admin.display(description="Unit price")
+    def unit_price_display(self, line: OrderLine) -> str:
+        return _money(line.unit_price, line.merchant_order.order)
+
+    @admin.display(description="Line total")
+    def line_total_display(self, line: OrderLine) -> str:
+        return _money(line.line_total, line.merchant_order.order)
+
+
+_PAYMENT_LABELS: dict[str, str] = {
+    Order.Status.PAID: "Paid",
+    Order.Status.PENDING: "Awaiting payment: do not ship",
+    Order.Status.FAILED: "Payment failed: do not ship",
+    Order.Status.CANCELLED: "Order cancelled",
+}
+
+
+def package_next_step(*, package: MerchantOrder) -> str:
+    """What the merchant does next with ``package``, in the order the actions allow."""
+    status = package.status
+    if package.order.status == Order.Status.PENDING and status == MerchantOrder.Status.PLACED:
+        return "Wait: the shopper has not paid yet. Do not accept or ship it."
+    if status == MerchantOrder.Status.PLACED and package.order.status == Order.Status.PAID:
+        return "Accept it, then mark it shipped with its tracking reference."
+    if status == MerchantOrder.Status.ACCEPTED:
+        return "Mark it shipped, with the tracking reference typed in the box by the actions."
+    if status == MerchantOrder.Status.SHIPPED:
+        return "Mark it delivered once it has arrived."
+    return "Nothing: this package is done."
+
+
+class PaymentFilter(admin.SimpleListFilter):
+    """Paid packages are the ones to work on; an unpaid one must not look like them."""
+
+    title = "payment"
+    parameter_name = "payment"
+
+    def lookups(self, request, model_admin):
+        return [
+            (Order.Status.PAID, "Paid"),
+            (Order.Status.PENDING, "Awaiting payment"),
+            (Order.Status.FAILED, "Payment failed"),
+            (Order.Status.CANCELLED, "Order cancelled"),
+        ]
+
+    def queryset(self, request, queryset):
+        if self.value() in Order.Status.values:
+            return queryset.filter(order__status=self.value())
+        return queryset
 
 
 class PackageEventInline(ReadOnlyInline):
@@ -92,12 +146,13 @@ class MerchantOrderAdmin(admin.ModelAdmin):
     list_display = (
         "order_number",
         "merchant_name",
+        "payment",
         "status",
         "package_total",
         "tracking_reference",
         "placed_at",
     )
-    list_filter = ("status",)
+    list_filter = (PaymentFilter, "status")
     search_fields = ("order__number", "tracking_reference")
     action_form = MerchantOrderActionForm
     actions = [
@@ -111,14 +166,16 @@ class MerchantOrderAdmin(admin.ModelAdmin):
     fields = readonly_fields = (
         "order_number",
         "merchant_name",
+        "payment",
         "status",
+        "next_step",
         "tracking_reference",
         "cancel_reason",
         "ship_to",
-        "subtotal",
-        "discount",
-        "shipping",
-        "cost",
+        "subtotal_display",
+        "discount_display",
+        "shipping_display",
+        "package_total",
         "placed_at",
     )
     inlines = [OrderLineInline, PackageEventInline]
@@ -152,7 +209,27 @@ class MerchantOrderAdmin(admin.ModelAdmin):
 
     @admin.display(description="Total", ordering="cost")
     def package_total(self, package: MerchantOrder) -> str:
-        return format_money(package.cost, currency=package.order.currency)
+        return _money(package.cost, package.order)
+
+    @admin.display(description="Items")
+    def subtotal_display(self, package: MerchantOrder) -> str:
+        return _money(package.subtotal, package.order)
+
+    @admin.display(description="Discount")
+    def discount_display(self, package: MerchantOrder) -> str:
+        return _money(package.discount, package.order)
+
+    @admin.display(description="Shipping")
+    def shipping_display(self, package: MerchantOrder) -> str:
+        return _money(package.shipping, package.order)
+
+    @admin.display(description="Payment", ordering="order__status")
+    def payment(self, package: MerchantOrder) -> str:
+        return _PAYMENT_LABELS.get(package.order.status, package.order.get_status_display())
+
+    @admin.display(description="Next step")
+    def next_step(self, package: MerchantOrder) -> str:
+        return package_next_step(package=package)
 
     @admin.display(description="Placed", ordering="order__placed_at")
     def placed_at(self, package: MerchantOrder):
@@ -173,12 +250,28 @@ class OrderPackageInline(ReadOnlyInline):
         "merchant_name",
         "status",
         "tracking_reference",
-        "subtotal",
-        "discount",
-        "shipping",
-        "cost",
+        "subtotal_display",
+        "discount_display",
+        "shipping_display",
+        "cost_display",
     )
     show_change_link = True
+
+    @admin.display(description="Items")
+    def subtotal_display(self, package: MerchantOrder) -> str:
+        return _money(package.subtotal, package.order)
+
+    @admin.display(description="Discount")
+    def discount_display(self, package: MerchantOrder) -> str:
+        return _money(package.discount, package.order)
+
+    @admin.display(description="Shipping")
+    def shipping_display(self, package: MerchantOrder) -> str:
+        return _money(package.shipping, package.order)
+
+    @admin.display(description="Total")
+    def cost_display(self, package: MerchantOrder) -> str:
+        return _money(package.cost, package.order)
 
 
 class OrderEventInline(ReadOnlyInline):

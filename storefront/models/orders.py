@@ -170,6 +170,8 @@ class MerchantOrder(models.Model):
     cancel_reason = models.CharField(max_length=300, blank=True)
     # Set once the cost of a cancelled package of a paid order went back to the shopper.
     refunded_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Set once the shopper was mailed that the package shipped (the mail is sent once).
+    shipped_mail_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
     # The marketplace's rate when the package was placed: a later change of the merchant's
     # rate or of the default never rewrites what was agreed for it.
     commission_bps = models.PositiveIntegerField("commission (basis points)", default=0)

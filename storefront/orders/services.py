@@ -6,6 +6,7 @@ before payment, a refund after it."""
 from django.db import transaction
 
 from storefront.checkout.stock import stock_release
+from storefront.enqueue import task_enqueue_on_commit
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import MerchantOrder, Order
 from storefront.orders.status import order_status_set, package_status_set
@@ -60,6 +61,12 @@ def merchant_order_transition(
     order = Order.objects.select_for_update().get(pk=package.order_id)
     package = MerchantOrder.objects.select_for_update().get(pk=package.pk)
     allowed, target = _TRANSITIONS[action]
+    if action == "ship" and package.status == MerchantOrder.Status.PLACED:
+        raise Conflict(
+            "Accept this package first: a package is shipped once it is accepted.",
+            code="accept_first",
+            field="action",
+        )
     if package.status not in allowed:
         raise Conflict(
             f"A package that is {package.get_status_display().lower()} cannot be "
@@ -75,6 +82,8 @@ def merchant_order_transition(
     package_status_set(package, target, by=user, note=tracking)
     package.tracking_reference = tracking or package.tracking_reference
     package.save(update_fields=["status", "tracking_reference", "updated_at"])
+    if action == "ship":
+        task_enqueue_on_commit("storefront.package_shipped_mail_send", args=[package.pk])
     return package
 
 

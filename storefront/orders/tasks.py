@@ -4,7 +4,7 @@ run twice, late or out of order)."""
 from celery import shared_task
 
 from storefront.config.celery import MAIL_TASK_OPTIONS
-from storefront.orders.emails import order_confirmation_mail_send
+from storefront.orders.emails import order_confirmation_mail_send, package_shipped_mail_send
 from storefront.orders.expiry import orders_unpaid_expire
 from storefront.payments.refunds import refund_process, refunds_due_process
 from storefront.payments.services import merchant_order_refund
@@ -13,6 +13,11 @@ from storefront.payments.services import merchant_order_refund
 @shared_task(name="storefront.order_confirmation_mail_send", **MAIL_TASK_OPTIONS)
 def order_confirmation_mail_send_task(order_id: int) -> None:
     order_confirmation_mail_send(order_id=order_id)
+
+
+@shared_task(name="storefront.package_shipped_mail_send", **MAIL_TASK_OPTIONS)
+def package_shipped_mail_send_task(merchant_order_id: int) -> None:
+    package_shipped_mail_send(merchant_order_id=merchant_order_id)
 
 
 @shared_task(name="storefront.orders_unpaid_expire", ignore_result=True, acks_late=True)

@@ -21,7 +21,7 @@ from storefront.carts.pricing_summary import (
     CartPricingSummary,
     LinePricing,
     MerchantGroup,
-    cart_pricing_summary_of_merchants,
+    cart_pricing_summary_for_product,
 )
 from storefront.catalog.selectors import product_offers_read
 from storefront.catalog.shipping import Discount, ShippingRule
@@ -231,9 +231,7 @@ def product_cheapest_delivered_offer(
     product_id = product.pk if isinstance(product, Product) else int(product)
     summary = None
     if cart is not None:
-        summary = cart_pricing_summary_of_merchants(
-            cart=cart, merchant_ids={offer.merchant_id for offer in offers}, product_id=product_id
-        )
+        summary = cart_pricing_summary_for_product(cart=cart, product_id=product_id)
     basis = CartBasis.from_summary(summary, product_id=product_id)
     best = delivered_cheapest(
         offers_delivered_cost(offers=offers, terms=terms, basis=basis, quantity=quantity)

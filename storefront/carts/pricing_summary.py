@@ -18,7 +18,7 @@ from storefront.catalog.shipping_selectors import (
     merchant_terms_for_destination,
     shipping_rules_for_pairs,
 )
-from storefront.models import Cart, CartLine, Merchant
+from storefront.models import Cart, CartLine, Merchant, Offer
 from storefront.models.catalog import stock_covers
 
 
@@ -285,19 +285,19 @@ def cart_pricing_summary(*, cart: Cart) -> CartPricingSummary:
     return summary
 
 
-def cart_pricing_summary_of_merchants(
-    *, cart: Cart, merchant_ids: Iterable[int], product_id: int | None = None
-) -> CartPricingSummary:
-    """``cart_pricing_summary`` of part of the cart: the lines bought from ``merchant_ids`` and
-    from the merchant of ``product_id``'s line, each such merchant's group whole (a merchant's
-    cost depends on its own lines only, so each is priced exactly as in the whole cart). For
-    what depends on a few merchants, e.g. a product page's delivered costs; its totals are not
-    the cart's. One query, as ``cart_pricing_summary``."""
-    only = Q(offer__merchant_id__in=set(merchant_ids))
-    if product_id is not None:
-        product_line = CartLine.objects.filter(cart_id=cart.pk, product_id=product_id)
-        only |= Q(offer__merchant_id__in=product_line.values("offer__merchant_id"))
-        only |= Q(product_id=product_id)
+def cart_pricing_summary_for_product(*, cart: Cart, product_id: int) -> CartPricingSummary:
+    """``cart_pricing_summary`` of the part of the cart that adding ``product_id`` can change:
+    the lines bought from merchants with an active offer of it (active merchants), from the
+    merchant of the product's own line, and that line. Each such merchant's group is whole (a
+    merchant's cost depends on its own lines only), so each is priced exactly as in the whole
+    cart; the totals are not the cart's. One query, as ``cart_pricing_summary``."""
+    sellers = Offer.objects.filter(product_id=product_id, active=True, merchant__active=True)
+    product_line = CartLine.objects.filter(cart_id=cart.pk, product_id=product_id)
+    only = (
+        Q(offer__merchant_id__in=sellers.values("merchant_id"))
+        | Q(offer__merchant_id__in=product_line.values("offer__merchant_id"))
+        | Q(product_id=product_id)
+    )
     (summary,) = cart_pricing_summaries(carts=[cart], only=only)
     return summary
 

@@ -370,12 +370,6 @@ def product_cheapest_offer(*, product: Product | int, quantity: int) -> Offer | 
     return product_offer_list(product=product).filter(has_stock).first()
 
 
-def product_merchant_ids(*, product: Product | int) -> list[int]:
-    """The merchants of ``product_offer_list(product=...)``: those whose active offer of the
-    product a shopper could add (sold out or not). One query."""
-    return list(product_offer_list(product=product).values_list("merchant_id", flat=True))
-
-
 def offer_get(*, offer_id: int, buyable_only: bool = False) -> Offer:
     """One offer with its product and merchant; ``NotFound`` otherwise."""
     offers = Offer.objects.select_related("product", "merchant")

@@ -21,12 +21,8 @@ from storefront.carts.delivered import (
     delivered_cheapest,
     offers_delivered_cost,
 )
-from storefront.carts.pricing_summary import cart_pricing_summary_of_merchants
-from storefront.catalog.selectors import (
-    category_list_read,
-    product_merchant_ids,
-    product_offers_read,
-)
+from storefront.carts.pricing_summary import cart_pricing_summary_for_product
+from storefront.catalog.selectors import category_list_read, product_offers_read
 from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
 from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, Offer
@@ -249,18 +245,13 @@ def render_product(
     cart = request_cart_find(request)
     postal_code = cart.postal_code if cart else ""
     versions = (SHARED, product_version_name(product.pk))
-    summary = None
-    if cart is not None:
-        # Only the cart's lines from merchants selling the product change its delivered costs:
-        # one query for those (their terms from the zone index), the merchants from the cache.
-        merchant_ids = cached_value(
-            FragmentSpec("product_merchants", versions, (str(product.pk),)),
-            lambda: product_merchant_ids(product=product.pk),
-            request=request,
-        )
-        summary = cart_pricing_summary_of_merchants(
-            cart=cart, merchant_ids=merchant_ids, product_id=product.pk
-        )
+    # Only the cart's lines from merchants selling the product change its delivered costs:
+    # one query for those (their terms from the zone index).
+    summary = (
+        cart_pricing_summary_for_product(cart=cart, product_id=product.pk)
+        if cart is not None
+        else None
+    )
     basis = CartBasis.from_summary(summary, product_id=product.pk)
     line = basis.product_line.line if basis.product_line is not None else None
 

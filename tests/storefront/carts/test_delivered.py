@@ -13,7 +13,7 @@ from storefront.carts.delivered import (
 )
 from storefront.carts.pricing_summary import (
     cart_pricing_summary,
-    cart_pricing_summary_of_merchants,
+    cart_pricing_summary_for_product,
 )
 from storefront.carts.services import cart_line_add
 from storefront.catalog.selectors import product_offers_read
@@ -186,18 +186,20 @@ def test_increment_is_what_the_cart_total_grows_by(seed):
         assert cost.increment == _total_after_add(cart, offer, quantity) - before
 
 
-def test_a_summary_of_some_merchants_prices_their_groups_as_the_whole_cart_does():
+def test_a_summary_for_a_product_prices_its_sellers_groups_as_the_whole_cart_does():
     merchants = [MerchantFactory(free_over=3000) for _ in range(4)]
     cart = CartFactory(postal_code="10115")
     product = ProductFactory()
-    # The product's line is at merchants[3], which is not among the merchants asked for.
-    CartLineFactory(cart=cart, offer=OfferFactory(product=product, merchant=merchants[3]))
+    OfferFactory(product=product, merchant=merchants[0])
+    # The product's line is at merchants[3], whose offer of it is no longer active.
+    CartLineFactory(
+        cart=cart, offer=OfferFactory(product=product, merchant=merchants[3], active=False)
+    )
     for merchant in merchants:
         CartLineFactory(cart=cart, offer=OfferFactory(merchant=merchant, unit_price=1500))
     whole = {group.merchant_id: group for group in cart_pricing_summary(cart=cart).groups}
-    part = cart_pricing_summary_of_merchants(
-        cart=cart, merchant_ids=[merchants[0].pk], product_id=product.pk
-    )
+    part = cart_pricing_summary_for_product(cart=cart, product_id=product.pk)
     assert {group.merchant_id: group.cost for group in part.groups} == {
         merchant.pk: whole[merchant.pk].cost for merchant in (merchants[0], merchants[3])
     }
+    assert [line.product_id for line in part.unavailable] == [product.pk]

@@ -29,7 +29,7 @@ def rising_cart(client, market):
 
 
 def _row(html: str, product: str) -> str:
-    row = rf'<tr class="changed-row"[^>]*>\s*<th scope="row">1 \S {product}.*?</tr>'
+    row = rf'<tr class="changed-row[^"]*"[^>]*>\s*<th scope="row">1 \S {product}.*?</tr>'
     match = re.search(row, html, re.S)
     assert match, f"no moved line for {product}"
     return match.group(0)
@@ -44,6 +44,7 @@ def test_a_dearer_line_says_why_it_moves_and_is_not_shown_as_a_saving(rising_car
         "+€1.00, saves €14.98 shipping, €3.45 more discount</span>" in row
     )
     assert '<span class="cell new">' not in row  # the green "better" style
+    assert '<tr class="changed-row changed-row--dearer"' in row  # a hook for a neutral marker
     assert "€23.00 each, €1.00 more" in row
     assert 'class="old"' not in row.split('data-label="Line total"')[1]  # 22.00 not struck
     assert "+€1.00</span>" in row.split('data-label="Line total"')[1]

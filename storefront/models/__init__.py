@@ -1,3 +1,4 @@
+from storefront.models.addresses import Address
 from storefront.models.carts import MAX_CART_LINES, MAX_LINE_QUANTITY, Cart, CartLine
 from storefront.models.catalog import (
     Category,
@@ -25,6 +26,7 @@ __all__ = [
     "MAX_CART_LINES",
     "MAX_LINE_QUANTITY",
     "MAX_MONEY_CENTS",
+    "Address",
     "Cart",
     "CartLine",
     "Category",

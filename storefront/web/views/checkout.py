@@ -20,6 +20,12 @@ from django.views.decorators.http import require_POST
 from storefront.carts.pricing_summary import CartPricingSummary, cart_pricing_summary
 from storefront.carts.services import cart_destination_set
 from storefront.checkout.address import ShippingAddress, shipping_address_validate
+from storefront.checkout.addresses import (
+    address_as_initial,
+    address_get,
+    address_list,
+    address_remember,
+)
 from storefront.checkout.ratelimit import order_place_ident
 from storefront.checkout.services import checkout_review_prepare, order_place
 from storefront.checkout.terms import PAYMENT_TIMING, checkout_package_terms
@@ -46,12 +52,9 @@ def checkout_address(request: HttpRequest) -> HttpResponse:
     if cart is None:
         return redirect(cart_url())
     if request.method != "POST":
-        initial = request.session.get(ADDRESS_SESSION_KEY) or {
-            "email": getattr(request.user, "email", ""),
-            "postal_code": cart.postal_code,
-            "country": "DE",
-        }
-        return _render_address(request, cart, CheckoutAddressForm(initial=initial))
+        initial, chosen = _address_initial(request, cart)
+        form = CheckoutAddressForm(initial=initial)
+        return _render_address(request, cart, form, chosen=chosen)
     form = CheckoutAddressForm(request.POST)
     if not form.is_valid():
         return _render_address(request, cart, form, status=400)
@@ -63,8 +66,30 @@ def checkout_address(request: HttpRequest) -> HttpResponse:
     except DomainError as error:
         form.add_domain_error(error)
         return _render_address(request, cart, form, status=error.http_status)
+    address_remember(user=request.user, address=address)
     request.session[ADDRESS_SESSION_KEY] = asdict(address)
     return redirect("checkout_review")
+
+
+def _address_initial(request: HttpRequest, cart) -> tuple[dict, int | None]:
+    """What fills the form, and which saved address that is: the one asked for
+    (``?address=<id>``), a blank one (``?address=new``), the address of this checkout,
+    else the one used last, else the account's e-mail and the cart's postal code."""
+    blank = {
+        "email": getattr(request.user, "email", ""),
+        "postal_code": cart.postal_code,
+        "country": "DE",
+    }
+    asked = request.GET.get("address")
+    if asked == "new":
+        return blank, None
+    saved = address_get(user=request.user, address_id=asked)
+    if saved is None and request.session.get(ADDRESS_SESSION_KEY):
+        return request.session[ADDRESS_SESSION_KEY], None
+    saved = saved or address_list(user=request.user).first()
+    if saved is None:
+        return blank, None
+    return address_as_initial(saved), saved.pk
 
 
 def summary_context(summary: CartPricingSummary) -> dict:
@@ -76,8 +101,15 @@ def summary_context(summary: CartPricingSummary) -> dict:
     return {"summary": summary, "packages": packages, "payment_timing": PAYMENT_TIMING}
 
 
-def _render_address(request, cart, form, *, status: int = 200) -> HttpResponse:
-    context = {"form": form, **summary_context(cart_pricing_summary(cart=cart))}
+def _render_address(
+    request, cart, form, *, status: int = 200, chosen: int | None = None
+) -> HttpResponse:
+    context = {
+        "form": form,
+        "saved_addresses": address_list(user=request.user),
+        "chosen_address_id": chosen,
+        **summary_context(cart_pricing_summary(cart=cart)),
+    }
     return render(request, "web/checkout/address.html", context, status=status)
 
 

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from storefront.catalog.services import offer_update
 from storefront.models import Product
+from tests.e2e.audit import axe_report, axe_violations, small_tap_targets, tap_report
 from tests.e2e.conftest import DESKTOP, PHONE
 from tests.e2e.helpers import add_offer_through_search, buyable_offers
 
@@ -23,6 +24,17 @@ def _dear_and_other():
         if len(offers) >= 2 and offers[0].unit_price > 2000 + offers[1].merchant.base_fee:
             return offers[0], offers[1]
     raise AssertionError("The demo catalog has no product with two offers far enough apart")
+
+
+def _audit(page, viewport) -> None:
+    """No serious or critical axe finding; on a phone no control of the panel under 44 px."""
+    violations = axe_violations(page)
+    assert not violations, axe_report(violations)
+    if viewport is PHONE:
+        small = [t for t in small_tap_targets(page) if t["what"].startswith(("button", "a"))]
+        panel = page.locator("#improve").inner_text()
+        small = [t for t in small if t["text"] and t["text"] in panel]
+        assert not small, tap_report(small)
 
 
 def _box(page, selector: str) -> dict:
@@ -63,6 +75,7 @@ def test_notice_then_suggestion_with_apply_by_the_saving(
         detail = _box(page, "#improve .compare--lines")
         assert apply_box["y"] < detail["y"], "Apply comes before the line-by-line detail"
         assert apply_box["y"] - title["y"] < 260, "Apply sits by the headline saving"
+        _audit(page, viewport)
         page.evaluate("() => window.scrollTo(0, 0)")
         page.screenshot(path=artifacts / f"e2e-improve-panel-notice-{width}.png", full_page=True)
         page.locator("#improve").screenshot(path=artifacts / f"e2e-improve-panel-{width}.png")
@@ -87,6 +100,7 @@ def test_a_sold_out_line_is_found_elsewhere(
         panel = page.locator('#improve[data-state="replace"]')
         panel.wait_for()
         assert f"{mine.product.name}: sold out, found at another merchant" in panel.inner_text()
+        _audit(page, viewport)
         page.evaluate("() => window.scrollTo(0, 0)")
         page.screenshot(path=artifacts / f"e2e-improve-sold-out-{width}.png", full_page=True)
         page.get_by_role("button", name=re.compile(r"^Apply: buy everything for")).click()

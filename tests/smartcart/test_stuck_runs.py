@@ -93,7 +93,7 @@ def test_a_database_error_while_executing_leaves_the_run_retriable(
 ):
     run = _queued_run(cart, django_capture_on_commit_callbacks)
 
-    def database_gone(*, cart):
+    def database_gone(*, cart, **_):
         raise OperationalError("server closed the connection unexpectedly")
 
     monkeypatch.setattr(services.execute, "cart_problem_build", database_gone)
@@ -111,7 +111,7 @@ def test_a_database_error_while_executing_leaves_the_run_retriable(
 def test_the_task_retries_database_errors(cart, django_capture_on_commit_callbacks, monkeypatch):
     run = _queued_run(cart, django_capture_on_commit_callbacks)
 
-    def database_gone(*, cart):
+    def database_gone(*, cart, **_):
         raise OperationalError("the database is restarting")
 
     monkeypatch.setattr(services.execute, "cart_problem_build", database_gone)

@@ -1,0 +1,121 @@
+"""A guest's checkout by keyboard alone, at 1280 and 390 px: the address step with its order
+summary, a refused address whose error summary takes focus, the review, the demo payment's
+two test buttons; on every step axe-core finds nothing serious or critical, and on the phone
+every control is 44x44 px and nothing scrolls sideways. Screenshots of each step are written
+for a person to look at."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from storefront.models import Order
+from tests.e2e.audit import (
+    axe_report,
+    axe_violations,
+    horizontal_overflow,
+    shoot,
+    small_tap_targets,
+    tap_report,
+)
+from tests.e2e.conftest import DESKTOP, PHONE
+from tests.e2e.helpers import add_offer_through_search, pick_improvable_offers
+
+pytestmark = pytest.mark.e2e
+
+ADDRESS = [
+    ("email", "buyer@example.com"),
+    ("full_name", "Ada Buyer"),
+    ("address_line", "Invalidenstr. 1"),
+    ("postal_code", "10115"),
+    ("city", "Berlin"),
+]
+
+
+def _active(page) -> dict:
+    return page.evaluate(
+        "() => ({id: document.activeElement.id, name: document.activeElement.name || '',"
+        " text: (document.activeElement.innerText || '').trim()})"
+    )
+
+
+def _tab_to(page, test, limit: int = 60) -> dict:
+    """Tab (forward) until ``test(active)`` holds; fails after ``limit`` presses."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        active = _active(page)
+        if test(active):
+            return active
+    raise AssertionError("not reachable by Tab")
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_guest_checks_out_by_keyboard(browser, live_server, demo_catalog, artifacts, viewport):
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    width = viewport["width"]
+    problems: dict[str, str] = {}
+
+    def audit(name: str) -> None:
+        if violations := axe_violations(page):
+            problems[f"axe {name}"] = axe_report(violations)
+        if width == PHONE["width"]:
+            if small := small_tap_targets(page):
+                problems[f"tap {name}"] = tap_report(small)
+            if overflow := horizontal_overflow(page):
+                problems[f"overflow {name}"] = f"{overflow} px"
+        shoot(page, artifacts, f"checkout-{name}", width)
+
+    try:
+        known = set(Order.objects.values_list("pk", flat=True))
+        for offer in pick_improvable_offers()[:2]:
+            add_offer_through_search(page, offer)
+        page.goto(reverse("cart"))
+        _tab_to(page, lambda a: a["text"] == "Checkout")
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/checkout/")
+        summary = page.get_by_test_id("checkout-summary")
+        assert summary.get_by_test_id("summary-package").count() >= 1
+        assert "When is my money taken?" in summary.inner_text()
+        audit("address")
+
+        # Sent without a name: the error summary is focused and links to the field.
+        _tab_to(page, lambda a: a["name"] == "email")
+        page.keyboard.press("Enter")
+        page.get_by_test_id("error-summary").wait_for()
+        assert _active(page)["id"] == "error-summary"
+        assert page.locator('#error-summary a[href="#id_full_name"]').count() == 1
+        assert page.locator("#id_full_name").get_attribute("aria-invalid") == "true"
+        audit("address-errors")
+
+        for name, value in ADDRESS:
+            _tab_to(page, lambda a, name=name: a["name"] == name)
+            page.keyboard.press("Control+A")
+            page.keyboard.type(value)
+        _tab_to(page, lambda a: a["name"] == "country")
+        assert page.locator("#id_country").input_value() == "DE"
+        _tab_to(page, lambda a: a["text"] == "Continue to review")
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/checkout/review/")
+        assert page.get_by_test_id("package-terms").count() >= 1
+        audit("review")
+
+        _tab_to(page, lambda a: a["text"].startswith("Place order and pay"))
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+        text = page.locator("main").inner_text()
+        assert "Pay (test: declined)" in text and "(test: succeeds)" in text
+        assert not re.search(r"fraud|3DS|3-D Secure|gateway", text, re.I)
+        audit("pay")
+
+        _tab_to(page, lambda a: a["text"].endswith("(test: succeeds)"))
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))
+        assert page.get_by_test_id("order-status").inner_text() == "Paid"
+        audit("paid")
+        order = Order.objects.exclude(pk__in=known).get()
+        assert order.status == Order.Status.PAID and order.country == "DE"
+    finally:
+        context.close()
+    assert not problems, "\n".join(f"{k}:\n{v}" for k, v in problems.items())

@@ -110,6 +110,7 @@ def test_the_shopper_is_mailed_the_tracking_number_once(
     assert shipped[0].to == [paid.order.email]
     assert "Tracking number: DHL 0042" in shipped[0].body
     assert paid.order.number in shipped[0].subject
+    assert "Berlin, Germany" in shipped[0].body
     # A second delivery of the task (at least once) sends nothing more.
     assert package_shipped_mail_send(merchant_order_id=paid.pk) is False
     assert len([m for m in mail.outbox if "on its way" in m.subject]) == 1

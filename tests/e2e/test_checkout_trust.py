@@ -119,3 +119,35 @@ def test_a_guest_checks_out_by_keyboard(browser, live_server, demo_catalog, arti
     finally:
         context.close()
     assert not problems, "\n".join(f"{k}:\n{v}" for k, v in problems.items())
+
+
+def test_checkout_works_without_javascript(browser, live_server, demo_catalog, artifacts):
+    """With scripts off the error summary still has focus (``autofocus``) and the test
+    payment's buttons still post through the provider."""
+    context = browser.new_context(
+        base_url=live_server.url, viewport=DESKTOP, java_script_enabled=False
+    )
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        offer = pick_improvable_offers()[0]
+        page.goto(reverse("product", args=[offer.product.slug]))
+        page.get_by_role("button", name=f"Add from {offer.merchant.name}", exact=True).click()
+        page.goto(reverse("checkout"))
+        page.get_by_test_id("checkout-continue").click()
+        page.get_by_test_id("error-summary").wait_for()
+        assert _active(page)["id"] == "error-summary"
+        for name, value in ADDRESS:
+            page.locator(f"#id_{name}").fill(value)
+        page.locator("#id_country").select_option("AT")
+        page.get_by_test_id("checkout-continue").click()
+        page.wait_for_url("**/checkout/review/")
+        assert "Austria" in page.locator("main").inner_text()
+        page.get_by_test_id("place-order").click()
+        page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+        page.get_by_test_id("pay-declined").click()
+        page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))
+        page.get_by_text("Its products are back in your cart").wait_for()
+        shoot(page, artifacts, "checkout-declined-nojs", DESKTOP["width"])
+    finally:
+        context.close()

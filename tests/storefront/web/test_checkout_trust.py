@@ -155,3 +155,12 @@ def test_each_test_button_goes_through_the_provider_and_settles_the_order(
     assert response["Location"] == reverse("order_detail", args=[order.number])
     order.refresh_from_db()
     assert order.status == status
+
+
+def test_a_payment_post_without_a_choice_says_so_instead_of_waiting_silently(client, cart):
+    order = _placed_order(client)
+    url = reverse("order_pay", args=[order.number])
+    response = client.post(url, {"fraud_status": "accept", "gateway_response": "3ds-disabled"})
+    assert response.status_code == 400
+    assert 'data-testid="pay-error"' in response.content.decode()
+    assert "Pay (test: declined)" in response.content.decode()

@@ -189,6 +189,25 @@
     return found;
   }
 
+  // The note at the top of the page may be a screen away (a phone, a long offer list): the
+  // same words sit beside the form pressed too. Not a live region: the notes region speaks.
+  function noteBesideForm(form, freshNotes) {
+    document.querySelectorAll("[data-added-note]").forEach(function (old) { old.remove(); });
+    var toast = freshNotes && freshNotes.querySelector(".toast--success");
+    if (!form || !form.isConnected || !toast) {
+      return;
+    }
+    var note = document.createElement("p");
+    note.className = "hint hint--shipping small";
+    note.setAttribute("data-added-note", "");
+    note.innerHTML = toast.innerHTML;
+    if (window.getComputedStyle(form.parentElement).display === "grid") {
+      note.style.gridColumn = "1 / -1";  // a row of its own under a grid row (an offer)
+    }
+    form.insertAdjacentElement("afterend", note);
+    note.scrollIntoView({ block: "nearest" });  // a few pixels at most: the page stays put
+  }
+
   function addWithoutReload(event) {
     var form = event.target;
     if (event.defaultPrevented || !(form instanceof HTMLFormElement) || !isAddToCart(form) ||
@@ -254,6 +273,7 @@
         if (notes && freshNotes) {
           notes.innerHTML = freshNotes.innerHTML;
         }
+        noteBesideForm(focusTarget ? focusTarget.form : form, freshNotes);
         if (focusWasOnForm && focusTarget) {
           focusTarget.focus({ preventScroll: true });
         }

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from storefront.carts.pricing import MerchantCost, PricedLine, Shipment, shipments_price
 from storefront.carts.selectors import cart_line_list
@@ -18,6 +18,7 @@ from storefront.catalog.shipping_selectors import (
     merchant_terms_for_destination,
     shipping_rules_for_pairs,
 )
+from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.models import Cart, CartLine, Merchant, Offer
 from storefront.models.catalog import stock_covers
 
@@ -180,21 +181,43 @@ def _line_pricing(line: CartLine) -> LinePricing:
     )
 
 
-def _cart_lines_priced(
-    *, cart_ids: Iterable[int], only: Q | None = None
-) -> dict[int, list[LinePricing]]:
-    """The lines of every cart (those matching ``only``, when given), priced as they stand, in
-    one query (each cart's lines in the order ``cart_line_list`` gives)."""
-    lines = CartLine.objects.filter(cart_id__in=set(cart_ids))
-    if only is not None:
-        lines = lines.filter(only)
-    lines = lines.select_related("offer__merchant", "product__category").order_by(
-        "cart_id", "created_at", "id"
+def _cart_lines_priced(*, cart_ids: Iterable[int]) -> dict[int, list[LinePricing]]:
+    """The lines of every cart, priced as they stand, in one query (each cart's lines in the
+    order ``cart_line_list`` gives)."""
+    lines = (
+        CartLine.objects.filter(cart_id__in=set(cart_ids))
+        .select_related("offer__merchant", "product__category")
+        .order_by("cart_id", "created_at", "id")
     )
     priced: dict[int, list[LinePricing]] = defaultdict(list)
     for line in lines:
         priced[line.cart_id].append(_line_pricing(line))
     return priced
+
+
+def _lines_for_product(
+    *,
+    cart_id: int,
+    line_cart_id: int,
+    product_id: int,
+    seller_product_id: int,
+    line_product_id: int,
+) -> QuerySet[CartLine]:
+    """A cart's lines bought from a merchant with an active offer of the product (an active
+    merchant), from the merchant of the product's own line, and that line; with their offers
+    and merchants only. Each value is its own argument: one slot each in the shaped SQL."""
+    sellers = Offer.objects.filter(product_id=seller_product_id, active=True, merchant__active=True)
+    product_line = CartLine.objects.filter(cart_id=line_cart_id, product_id=line_product_id)
+    return (
+        CartLine.objects.filter(cart_id=cart_id)
+        .filter(
+            Q(offer__merchant_id__in=sellers.values("merchant_id"))
+            | Q(offer__merchant_id__in=product_line.values("offer__merchant_id"))
+            | Q(product_id=product_id)
+        )
+        .select_related("offer__merchant")
+        .order_by("created_at", "id")
+    )
 
 
 def _cart_summary_build(
@@ -240,9 +263,7 @@ def _cart_summary_build(
     )
 
 
-def cart_pricing_summaries(
-    *, carts: Iterable[Cart], only: Q | None = None
-) -> list[CartPricingSummary]:
+def cart_pricing_summaries(*, carts: Iterable[Cart]) -> list[CartPricingSummary]:
     """``cart_pricing_summary`` of each cart, in order, for a whole page or batch of carts.
 
     One query for the lines of every cart (with their offers and merchants), then the shipping
@@ -251,7 +272,12 @@ def cart_pricing_summaries(
     one more when a line's merchant is newer than the index. Never one query per cart.
     """
     carts = list(carts)
-    priced = _cart_lines_priced(cart_ids=[cart.pk for cart in carts], only=only)
+    return _summaries_build(carts, _cart_lines_priced(cart_ids=[cart.pk for cart in carts]))
+
+
+def _summaries_build(
+    carts: Sequence[Cart], priced: Mapping[int, list[LinePricing]]
+) -> list[CartPricingSummary]:
     merchants: dict[int, Merchant] = {}
     pairs: list[MerchantDestination] = []
     for cart in carts:
@@ -291,14 +317,22 @@ def cart_pricing_summary_for_product(*, cart: Cart, product_id: int) -> CartPric
     merchant of the product's own line, and that line. Each such merchant's group is whole (a
     merchant's cost depends on its own lines only), so each is priced exactly as in the whole
     cart; the totals are not the cart's. One query, as ``cart_pricing_summary``."""
-    sellers = Offer.objects.filter(product_id=product_id, active=True, merchant__active=True)
-    product_line = CartLine.objects.filter(cart_id=cart.pk, product_id=product_id)
-    only = (
-        Q(offer__merchant_id__in=sellers.values("merchant_id"))
-        | Q(offer__merchant_id__in=product_line.values("offer__merchant_id"))
-        | Q(product_id=product_id)
+    slots = Slots()
+    values = (cart.pk, cart.pk, product_id, product_id, product_id)
+    names = ("cart_id", "line_cart_id", "product_id", "seller_product_id", "line_product_id")
+    for value in values:
+        slots.number(value)
+    # Compiled once per process (storefront.catalog.sql_shapes): building and compiling this
+    # query with its two subqueries cost more than running it, on every product page.
+    lines = shaped_list(
+        key="cart_lines_for_product",
+        slots=slots,
+        build=lambda sentinels: _lines_for_product(
+            **dict(zip(names, sentinels.numbers(values), strict=True))
+        ),
+        plain=lambda: _lines_for_product(**dict(zip(names, values, strict=True))),
     )
-    (summary,) = cart_pricing_summaries(carts=[cart], only=only)
+    (summary,) = _summaries_build([cart], {cart.pk: [_line_pricing(line) for line in lines]})
     return summary
 
 

@@ -189,18 +189,26 @@
     return found;
   }
 
-  // The note at the top of the page may be a screen away (a phone, a long offer list): the
-  // same words sit beside the form pressed too. Not a live region: the notes region speaks.
+  // The note at the top of the page may be a screen away (a phone, a long offer list): a
+  // short one sits beside the form pressed too. Not a live region: the notes region speaks.
   function noteBesideForm(form, freshNotes) {
     document.querySelectorAll("[data-added-note]").forEach(function (old) { old.remove(); });
     var toast = freshNotes && freshNotes.querySelector(".toast--success");
     if (!form || !form.isConnected || !toast) {
       return;
     }
+    var count = /\((\d+) in your cart now\)/.exec(toast.textContent);
+    var cart = document.querySelector("a.cart-link");
     var note = document.createElement("p");
     note.className = "hint hint--shipping small";
     note.setAttribute("data-added-note", "");
-    note.innerHTML = toast.innerHTML;
+    note.textContent = count ? "In your cart: " + count[1] + " now. " : "In your cart now. ";
+    if (cart) {
+      var link = document.createElement("a");
+      link.href = cart.pathname;
+      link.textContent = "View cart";
+      note.appendChild(link);
+    }
     if (window.getComputedStyle(form.parentElement).display === "grid") {
       note.style.gridColumn = "1 / -1";  // a row of its own under a grid row (an offer)
     }

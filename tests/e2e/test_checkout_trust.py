@@ -151,3 +151,47 @@ def test_checkout_works_without_javascript(browser, live_server, demo_catalog, a
         shoot(page, artifacts, "checkout-declined-nojs", DESKTOP["width"])
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_signed_in_shopper_picks_a_saved_address(
+    browser, live_server, demo_catalog, artifacts, viewport
+):
+    from django.contrib.auth import get_user_model
+
+    from storefront.checkout.address import shipping_address_validate
+    from storefront.checkout.addresses import address_remember
+
+    user = get_user_model().objects.get(username="demo")
+    for line in ("Old Street 9", "Invalidenstr. 1"):  # the second is the one used last
+        fields = dict(ADDRESS, address_line=line, country="DE")
+        address_remember(user=user, address=shipping_address_validate(**fields))
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    width = viewport["width"]
+    try:
+        page.goto(reverse("login"))
+        page.get_by_label("Username").fill("demo")
+        page.get_by_label("Password").fill("demo-shopper-pass")
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(lambda url: "/accounts/login" not in url)
+        offer = pick_improvable_offers()[0]
+        add_offer_through_search(page, offer)
+        page.goto(reverse("checkout"))
+        assert page.locator("#id_address_line").input_value() == "Invalidenstr. 1"
+        assert page.get_by_test_id("saved-address").count() == 2
+        violations = axe_violations(page)
+        assert not violations, axe_report(violations)
+        if width == PHONE["width"]:
+            assert not small_tap_targets(page), tap_report(small_tap_targets(page))
+            assert not horizontal_overflow(page)
+        shoot(page, artifacts, "checkout-saved-addresses", width)
+        _tab_to(page, lambda a: a["text"].startswith("Use this address"))
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"\?address=\d+$"))
+        assert page.locator("#id_address_line").input_value() == "Old Street 9"
+        page.get_by_test_id("new-address").click()
+        assert page.locator("#id_address_line").input_value() == ""
+    finally:
+        context.close()

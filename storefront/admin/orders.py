@@ -180,6 +180,9 @@ class MerchantOrderAdmin(admin.ModelAdmin):
     )
     inlines = [OrderLineInline, PackageEventInline]
 
+    class Media:
+        css = {"all": ("storefront/admin/merchant_orders.css",)}
+
     def get_queryset(self, request):
         return merchant_order_list(user=request.user)
 

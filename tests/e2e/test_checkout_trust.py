@@ -195,3 +195,40 @@ def test_a_signed_in_shopper_picks_a_saved_address(
         assert page.locator("#id_address_line").input_value() == ""
     finally:
         context.close()
+
+
+def test_the_merchant_reads_payment_and_the_whole_action_menu_on_a_phone(
+    browser, live_server, demo_catalog, artifacts
+):
+    from storefront.models import MerchantOrder, MerchantStaff
+    from tests.factories import TEST_PASSWORD, UserFactory
+
+    package = MerchantOrder.objects.select_related("order").order_by("pk").first()
+    assert package is not None
+    staff = UserFactory(username="e2e-phone-merchant", is_staff=True)
+    MerchantStaff.objects.create(user=staff, merchant=package.merchant)
+    context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    context.set_default_timeout(15_000)
+    admin = context.new_page()
+    try:
+        admin.goto(reverse("admin:login"))
+        admin.get_by_label("Username").fill(staff.username)
+        admin.get_by_label("Password").fill(TEST_PASSWORD)
+        admin.get_by_role("button", name="Log in").click()
+        admin.goto(reverse("admin:storefront_merchantorder_changelist"))
+        assert admin.locator("th.column-payment").count() == 1
+        # Every action's words fit its menu (not cut to "Mark").
+        cut = admin.evaluate(
+            """() => {
+              const select = document.querySelector('select[name=action]');
+              const canvas = document.createElement('canvas').getContext('2d');
+              canvas.font = getComputedStyle(select).font;
+              const widths = [...select.options].map(o => canvas.measureText(o.text).width);
+              const widest = Math.max(...widths);
+              return {widest, width: select.clientWidth};
+            }"""
+        )
+        admin.screenshot(path=artifacts / "e2e-merchant-list-390.png", full_page=True)
+        assert cut["width"] >= cut["widest"], cut
+    finally:
+        context.close()

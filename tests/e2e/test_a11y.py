@@ -69,6 +69,8 @@ def test_every_control_shows_a_solid_focus_ring(browser, live_server, demo_catal
             page.goto(url)
             weak += _tab_through(page, limit=60)
         page.get_by_role("button", name="Add cheapest to cart").click()
+        # With JavaScript the add is a fetch: leaving at once could cancel it.
+        page.get_by_text("In your cart:").first.wait_for()
         page.goto(reverse("cart"))
         weak += _tab_through(page, limit=40)
     finally:

@@ -28,7 +28,7 @@ def _place_order(page) -> str:
     page.get_by_label("Street address").fill("Invalidenstr. 1")
     page.get_by_label("City").fill("Berlin")
     page.get_by_label("Postal code").fill(POSTAL_CODE)
-    page.get_by_label("Country code").fill("DE")
+    page.get_by_label("Country").select_option("DE")
     page.get_by_test_id("checkout-continue").click()
     page.wait_for_url("**/checkout/review/")
     page.get_by_test_id("place-order").click()
@@ -79,7 +79,6 @@ def test_cancel_before_and_after_paying_refund_on_the_order_and_the_statement(
     page.reload()
     due = after_payment.cost + kept.cost
     assert cents_of(page, '[data-testid="pay-amount"]') == due
-    page.get_by_label("Status", exact=True).select_option("confirmed")
     page.screenshot(path=artifacts / "e2e-pay-lower-amount.png", full_page=True)
     page.get_by_test_id("pay").click()
     page.wait_for_url(re.compile(rf"/orders/{number}/$"))

@@ -336,7 +336,8 @@ def _buyable_offers(product_id: int) -> QuerySet:
 def product_offer_list(
     *, product: Product | int, include_inactive: bool = False
 ) -> QuerySet[Offer]:
-    """A product's offers with their merchants, cheapest first (ties: lowest merchant id).
+    """A product's offers with their merchants, lowest item price first (ties: lowest
+    merchant id).
 
     By default only active offers of active merchants; sold-out offers stay in the list
     (``stock == 0``) so shoppers see them.
@@ -363,9 +364,10 @@ def product_offers_read(*, product: Product | int) -> list[Offer]:
 
 
 def product_cheapest_offer(*, product: Product | int, quantity: int) -> Offer | None:
-    """The cheapest offer of ``product`` a shopper can buy now in ``quantity`` (active, of an
-    active merchant, with that much stock), ties to the lowest merchant id as the product page
-    lists them; ``None`` when nobody has that many. One query."""
+    """The offer of ``product`` with the lowest item price a shopper can buy now in
+    ``quantity`` (active, of an active merchant, with that much stock), ties to the lowest
+    merchant id; ``None`` when nobody has that many. One query. Shipping left out: what "Add
+    cheapest" adds is the cheapest delivered (``storefront.carts.delivered``)."""
     has_stock = Q(stock__isnull=True) | Q(stock__gte=quantity)
     return product_offer_list(product=product).filter(has_stock).first()
 

@@ -16,7 +16,7 @@ class PackageTerms:
 
 
 def checkout_package_terms(*, merchant_name: str) -> PackageTerms:
-    support = getattr(settings, "STOREFRONT_SUPPORT_EMAIL", "help@smartcart.example")
+    support = settings.STOREFRONT_SUPPORT_EMAIL
     return PackageTerms(
         seller=f"Sold and shipped by {merchant_name}",
         returns=(

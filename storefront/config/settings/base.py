@@ -307,6 +307,8 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
 # answer must not hold it for the OS's TCP timeout (Django's default is no timeout at all).
 EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "10"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Smart Cart <noreply@localhost>")
+# Where shoppers write with questions (the checkout summary and order pages say it).
+STOREFRONT_SUPPORT_EMAIL = os.environ.get("STOREFRONT_SUPPORT_EMAIL", "help@smartcart.example")
 
 # --- Logging ------------------------------------------------------------------------------
 LOGGING = {

@@ -2,8 +2,10 @@ import re
 
 import pytest
 from django.db.models import F
+from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from storefront.carts.services import cart_destination_set, cart_get_or_create, cart_line_add
 from storefront.catalog.services import offer_update
@@ -67,6 +69,10 @@ def test_guest_checkout_from_cart_to_paid_order(client, cart_two_merchants):
     assert order.country == "DE"
     assert len(page.context["order"].merchant_orders.all()) == 2
     assert "Paid" in page.content.decode()
+    # The shopper reads the country's name, on the page and in the mail, never its code.
+    assert "Germany" in page.content.decode()
+    mail_body = render_to_string("web/orders/confirmation_email.txt", {"order": order})
+    assert "Germany" in mail_body
 
 
 def test_a_double_submitted_review_places_one_order(client, cart_two_merchants):
@@ -88,6 +94,8 @@ def test_the_review_offers_a_cheaper_cart_without_changing_it(client, market):  
     assert cheaper is not None and cheaper.savings > 0
     html = review.content.decode()
     assert "Switch and save" in html
+    # It says what changes: one sentence per line that moves.
+    assert cheaper.moves and all(escape(move) in html for move in cheaper.moves)
     assert reverse("cart_improve_apply", args=[cheaper.run_id]) in html
     cart.refresh_from_db()
     assert cart.version == version

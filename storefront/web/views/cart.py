@@ -84,7 +84,7 @@ def _alternative_view(alternative: LineAlternative) -> dict:
     return {
         "merchant_name": alternative.offer.merchant.name,
         "price": format_money(alternative.offer.unit_price),
-        "delivered": format_money(alternative.cost.increment),
+        "total_change": format_money(alternative.cost.increment),
         "others": alternative.sellers - 1,
     }
 

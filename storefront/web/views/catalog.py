@@ -181,9 +181,19 @@ class OfferRow:
             "shipping": shipping_terms(shipping),
             "discount": discount_terms(terms.discount) if terms is not None else "",
             "zone_rate": bool(shipping is not None and shipping.zone_prefix),
-            "delivered": format_money(cost.increment) if cost is not None else "",
+            # An offer that cannot take the line (sold out, short) has no figure to compare.
+            "delivered": format_money(cost.increment) if cost and cost.eligible else "",
+            "delivered_label": delivered_label(cost) if cost else "",
             "delivered_note": delivered_note(cost, offer.merchant.name) if cost else "",
         }
+
+
+def delivered_label(cost: DeliveredCost) -> str:
+    """What the figure is: the offer's delivered price when it stands alone in the cart, else
+    what it adds to the cart's total (it shares a parcel, unlocks free shipping or a discount,
+    or moves units already in the cart)."""
+    alone = not cost.joins_cart and cost.increment == cost.items + cost.shipping_change
+    return "delivered" if alone and not cost.discount_change else "added to your cart total"
 
 
 def delivered_note(cost: DeliveredCost, merchant_name: str) -> str:

@@ -32,7 +32,10 @@ def test_a_sold_out_line_says_sold_out_and_names_another_seller(client, market):
     assert "Only 0 left" not in html
     assert "Sold out at Cheap Shop." in html
     # 23.00 + 5.99 at the bundle shop beats 25.00 + 4.99 at the dear shop.
-    assert "Bundle Shop has 1 at €23.00 each (€28.99 delivered; 1 other seller too)." in html
+    assert (
+        "Bundle Shop has 1 at €23.00 each "
+        "(your total +€28.99 with shipping and discounts; 1 other seller too)." in html
+    )
     assert "Compare sellers" in html
 
 

@@ -27,7 +27,7 @@ DJANGO_LOOP = """{% load fragments %}{% for row in offer_views %}
           {% else %}<span class="stock stock--ok">{{ row.stock }} in stock</span>{% endif %}
         </div>
         <div class="offer__terms">
-          {% if row.delivered %}<span class="offer__delivered" data-testid="delivered"><strong>{{ row.delivered }}</strong> delivered</span>
+          {% if row.delivered %}<span class="offer__delivered" data-testid="delivered"><strong>{{ row.delivered }}</strong> {{ row.delivered_label }}</span>
           <span>{{ row.delivered_note }}</span>{% endif %}
           <span>{{ row.shipping }}</span>
           {% if row.discount %}<span class="offer__discount">{{ row.discount }}</span>{% endif %}
@@ -59,6 +59,7 @@ ROW = {
     "discount": "5% off 3+ units",
     "zone_rate": True,
     "delivered": "€26.99",
+    "delivered_label": "delivered",
     "delivered_note": "€22.00 + €4.99 shipping",
 }
 ROWS = [

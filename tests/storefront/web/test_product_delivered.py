@@ -74,6 +74,7 @@ def test_a_parcel_the_cart_already_pays_for_counts(client, kettle):
     html = product_page(client)
     assert marked(html) == blue.pk
     assert "€57.69, no extra shipping (joins your order from Blue Trading)" in html
+    assert "€57.69</strong> added to your cart total" in html
     # The cached page of one cart is never another's.
     assert marked(product_page(fresh)) == coastal.pk
     assert marked(product_page(client)) == blue.pk
@@ -117,3 +118,13 @@ def cost(**fields) -> DeliveredCost:
 )
 def test_delivered_note_says_how_the_figure_is_made(fields, note):
     assert delivered_note(cost(**fields), "M") == note
+
+
+def test_an_offer_that_cannot_be_added_shows_no_figure(client, kettle):
+    _, blue, coastal = kettle
+    coastal.stock = 0
+    coastal.save()
+    html = product_page(client)
+    assert marked(html) == blue.pk
+    row = html.split(f'data-offer-id="{coastal.pk}"')[1].split("</li>")[0]
+    assert "Sold out" in row and 'data-testid="delivered"' not in row

@@ -49,7 +49,7 @@ def test_free_shipping_beats_a_lower_item_price(client, kettle):
     html = product_page(client)
     assert marked(html) == coastal.pk
     assert '<span class="price price--lg">€60.89</span>' in html
-    assert "at Coastal Market, with each merchant&#x27;s standard shipping" in html
+    assert "Delivered, from Coastal Market, with each merchant&#x27;s standard shipping" in html
     assert "€62.64</strong> delivered" in html
     assert "€57.69 + €4.95 shipping" in html
     # Cheapest delivered first.

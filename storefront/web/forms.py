@@ -15,8 +15,8 @@ from storefront.search.prices import PRICE_RANGES
 SORT_LABELS = {
     "relevance": "Best match",
     "name": "Name",
-    "price": "Price: low to high",
-    "-price": "Price: high to low",
+    "price": "Item price: low to high",
+    "-price": "Item price: high to low",
     "newest": "Newest",
 }
 # Built from the selector's orderings so a new one cannot be offered without a label.

@@ -33,9 +33,12 @@ def test_checkout_and_the_order_price_live_never_from_the_page_cache(client, mar
     add_to_cart(client, offer)
     client.post(reverse("cart_destination"), {"postal_code": POSTAL_CODE})
     product_url = reverse("product", args=[offer.product.slug])
-    assert "€22.00" in client.get(product_url).content.decode()
+    # A visitor with no cart of their own gets the shared cached page; the shopper's own
+    # product page follows their cart's live prices.
+    visitor = Client()
+    assert "€22.00" in visitor.get(product_url).content.decode()
     Offer.objects.filter(pk=offer.pk).update(unit_price=2050)  # no signal, no bump
-    assert "€22.00" in client.get(product_url).content.decode()  # the cached page
+    assert "€22.00" in visitor.get(product_url).content.decode()  # the cached page
     assert client.post(reverse("checkout"), ADDRESS).status_code == 302
     review = client.get(reverse("checkout_review"))
     assert "€20.50" in review.content.decode()

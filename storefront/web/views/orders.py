@@ -2,6 +2,9 @@
 number and e-mail address, and cancelling an order or a package not shipped yet (a confirm
 page, then a POST). Another shopper's order is a 404."""
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -68,6 +71,7 @@ def _order_context(order: Order) -> dict:
         "refunds": list(
             order.refunds.select_related("merchant_order").order_by("created_at", "pk")
         ),
+        "pay_by": order.placed_at + timedelta(seconds=settings.ORDER_PAYMENT_TIMEOUT_S),
     }
 
 

@@ -69,6 +69,7 @@ def test_guest_checkout_from_cart_to_paid_order(client, cart_two_merchants):
     assert order.country == "DE"
     assert len(page.context["order"].merchant_orders.all()) == 2
     assert "Paid" in page.content.decode()
+    assert "you get an e-mail with the tracking number" in page.content.decode()
     # The shopper reads the country's name, on the page and in the mail, never its code.
     assert "Germany" in page.content.decode()
     mail_body = render_to_string("web/orders/confirmation_email.txt", {"order": order})
@@ -406,8 +407,13 @@ def test_my_orders_lists_only_mine_and_needs_sign_in(client, market):  # noqa: F
     assert other.get(reverse("order_list"))["Location"].startswith(reverse("login"))
     other.force_login(UserFactory())
     assert list(other.get(reverse("order_list")).context["orders"]) == []
-    mine = client.get(reverse("order_list")).context["orders"]
+    listed = client.get(reverse("order_list"))
+    mine = listed.context["orders"]
     assert [order.owner_id for order in mine] == [shopper.pk]
+    # Each order says what is in it, not only where from.
+    assert f"1 \u00d7 {market.dear_offers[0].product.name}" in listed.content.decode()
+    detail = client.get(mine[0].get_absolute_url()).content.decode()
+    assert "What happens next" in detail and "Pay by" in detail
 
 
 def test_a_new_postal_code_in_the_address_reprices_the_cart_before_the_review(client, market):  # noqa: F811

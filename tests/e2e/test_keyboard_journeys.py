@@ -291,3 +291,44 @@ def test_order_and_account_pages_have_no_serious_axe_violations(
     finally:
         context.close()
     assert not found, "\n".join(f"{name}:\n{report}" for name, report in found.items())
+
+
+@VIEWPORTS
+def test_a_shopper_finds_orders_by_keyboard_alone(
+    browser, live_server, demo_catalog, artifacts, viewport
+):
+    """A guest finds an order from the footer's "Find your order"; a signed-in shopper signs in
+    from the header and opens an order from My orders."""
+    order = Order.objects.order_by("pk").first()
+    assert order is not None
+    context = browser.new_context(base_url=live_server.url, viewport=viewport)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    keys = Keyboard(page)
+    width = viewport["width"]
+    try:
+        page.goto("/")
+        keys.press(lambda a: a["href"] == reverse("order_lookup"), back=True)
+        page.wait_for_url(f"**{reverse('order_lookup')}")
+        keys.fill("number", order.number)
+        keys.fill("email", order.email)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"**{reverse('order_detail', args=[order.number])}")
+        shoot(page, artifacts, "keys-guest-found-order", width)
+
+        keys.press(lambda a: a["href"].startswith(reverse("login")), back=True)
+        page.wait_for_url(re.compile(r"/accounts/login/"))
+        keys.fill("username", "demo")
+        keys.fill("password", "demo-shopper-pass")
+        page.keyboard.press("Enter")
+        page.wait_for_url(lambda url: "/accounts/login" not in url)
+        keys.press(lambda a: a["href"] == reverse("order_list"))
+        page.wait_for_url(f"**{reverse('order_list')}")
+        shoot(page, artifacts, "keys-my-orders", width)
+        keys.press(lambda a: bool(re.fullmatch(r"/orders/[A-Z0-9]+/", a["href"])))
+        page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))
+        shoot(page, artifacts, "keys-my-order", width)
+        assert page.get_by_test_id("order-status").count() == 1
+    finally:
+        context.close()
+    assert not keys.hidden, "focus landed out of sight:\n" + "\n".join(keys.hidden)

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
-from storefront.api.inputs import json_body, validated
+from storefront.api.inputs import TextField, json_body, validated
 from storefront.api.throttles import TokenObtainRateThrottle
 from storefront.errors import ValidationFailed
 from storefront.security.lockout import LoginLocked
@@ -23,10 +23,8 @@ class TokenObtainView(APIView):
 
     @extend_schema_serializer(component_name="TokenObtain")
     class InputSerializer(serializers.Serializer):
-        username = serializers.CharField(min_length=1, max_length=150)
-        password = serializers.CharField(
-            min_length=1, max_length=128, style={"input_type": "password"}
-        )
+        username = TextField(min_length=1, max_length=150)
+        password = TextField(min_length=1, max_length=128, style={"input_type": "password"})
 
     @extend_schema_serializer(component_name="Token")
     class OutputSerializer(serializers.Serializer):

@@ -23,6 +23,18 @@ class IdField(serializers.IntegerField):
         super().__init__(**kwargs)
 
 
+class TextField(serializers.CharField):
+    """Text a request sends: a JSON string only. DRF's CharField turns a number or a boolean
+    into its text ("123"), which the schema (``type: string``) calls invalid input."""
+
+    default_error_messages = {"not_text": "Must be text (a JSON string)."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("not_text")
+        return super().to_internal_value(data)
+
+
 def id_or_slug(value: str) -> str | int:
     """A parameter that is an id when it is all digits, else a slug: the id as an int, or
     the API's 400 when the digits are not an id the database can hold."""

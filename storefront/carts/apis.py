@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from storefront.api.cart_fields import cart_api_fields, cart_resource_serializer
 from storefront.api.errors import error_responses
-from storefront.api.inputs import json_body, validated
+from storefront.api.inputs import TextField, json_body, validated
 from storefront.carts.etag import cart_preconditions
 from storefront.carts.pricing_summary import (
     CartPricingSummary,
@@ -291,7 +291,7 @@ class CartLineDetailView(CartBaseView):
 class CartDestinationView(CartBaseView):
     @extend_schema_serializer(component_name="CartDestination")
     class InputSerializer(serializers.Serializer):
-        postal_code = serializers.CharField(
+        postal_code = TextField(
             max_length=20, allow_blank=True, allow_null=True, help_text="Empty or null clears it."
         )
 

@@ -117,6 +117,7 @@ class ProductFilterSerializer(serializers.Serializer):
     price_range = serializers.ChoiceField(
         choices=list(PRICE_RANGE_KEYS),
         required=False,
+        allow_blank=True,
         default="",
         help_text="Cheapest buyable price in this range of currency units ('10-25'; '250-': "
         "and more).",

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
-from storefront.api.inputs import json_body, validated
+from storefront.api.inputs import TextField, json_body, validated
 from storefront.carts.apis import CartSerializer, own_cart
 from storefront.carts.services import cart_destination_set
 from storefront.checkout.address import shipping_address_validate
@@ -101,7 +101,7 @@ class CheckoutReviewView(APIView):
 
     @extend_schema_serializer(component_name="CheckoutReviewRequest")
     class InputSerializer(serializers.Serializer):
-        postal_code = serializers.CharField(
+        postal_code = TextField(
             max_length=10, required=False, help_text="Re-prices the cart for it first."
         )
 
@@ -139,15 +139,13 @@ class OrderListView(APIView):
     class InputSerializer(serializers.Serializer):
         # Checked by placing the order, whose code says what to do: review_token_missing
         # (review first), review_token_invalid, review_expired, review_cart_merged.
-        review_token = serializers.CharField(
-            max_length=4000, required=False, allow_blank=True, default=""
-        )
+        review_token = TextField(max_length=4000, required=False, allow_blank=True, default="")
         email = serializers.EmailField(max_length=254)
-        full_name = serializers.CharField(max_length=120)
-        address_line = serializers.CharField(max_length=200)
-        city = serializers.CharField(max_length=100)
-        postal_code = serializers.CharField(max_length=10)
-        country = serializers.CharField(min_length=2, max_length=2)
+        full_name = TextField(max_length=120)
+        address_line = TextField(max_length=200)
+        city = TextField(max_length=100)
+        postal_code = TextField(max_length=10)
+        country = TextField(min_length=2, max_length=2)
 
     @extend_schema(
         tags=["orders"],

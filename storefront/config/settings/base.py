@@ -448,6 +448,7 @@ SPECTACULAR_SETTINGS.update(
             "drf_spectacular.hooks.postprocess_schema_enums",
             "storefront.api.schema_hooks.paginated_lists_document_invalid_page",
             "storefront.api.schema_hooks.every_operation_documents_uri_too_long",
+            "storefront.api.schema_hooks.text_inputs_document_no_null_characters",
         ],
     }
 )

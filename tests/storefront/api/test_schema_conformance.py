@@ -54,3 +54,33 @@ def test_request_bodies_are_documented_as_json_and_token_fields_not_blank(api):
                 assert list(body["content"]) == ["application/json"], (method, path)
     token = schema["components"]["schemas"]["TokenObtain"]["properties"]
     assert token["username"]["minLength"] == 1 and token["password"]["minLength"] == 1
+
+
+def test_an_empty_price_range_is_no_filter(api):
+    assert api.get("/api/v1/products/", {"price_range": ""}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "body"),
+    [
+        ("/api/v1/checkout/review/", "post", {"postal_code": 195775}),
+        ("/api/v1/cart/destination/", "put", {"postal_code": 10115}),
+    ],
+)
+def test_a_number_where_the_schema_says_text_is_refused(alice_api, cart, path, method, body):
+    response = getattr(alice_api, method)(path, body, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "not_text"
+
+
+def test_the_token_takes_text_only(api):
+    response = api.post("/api/v1/auth/token/", {"username": 12, "password": "x"}, format="json")
+    assert response.status_code == 400
+
+
+def test_text_inputs_say_they_take_no_null_characters(api):
+    schema = api.get("/api/v1/schema/?format=json").json()
+    products = schema["paths"]["/api/v1/products/"]["get"]["parameters"]
+    search = next(p for p in products if p["name"] == "search")
+    assert search["schema"]["pattern"] == "^[^\\x00]*$"
+    assert api.get("/api/v1/products/", {"search": "a\x00b"}).status_code == 400

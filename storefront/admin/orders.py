@@ -103,6 +103,26 @@ class PaymentFilter(admin.SimpleListFilter):
         return queryset
 
 
+class PackageMoneyColumns:
+    """A package's amounts in the order's currency (the model keeps integer cents)."""
+
+    @admin.display(description="Items")
+    def subtotal_display(self, package: MerchantOrder) -> str:
+        return _money(package.subtotal, package.order)
+
+    @admin.display(description="Discount")
+    def discount_display(self, package: MerchantOrder) -> str:
+        return _money(package.discount, package.order)
+
+    @admin.display(description="Shipping")
+    def shipping_display(self, package: MerchantOrder) -> str:
+        return _money(package.shipping, package.order)
+
+    @admin.display(description="Total")
+    def cost_display(self, package: MerchantOrder) -> str:
+        return _money(package.cost, package.order)
+
+
 class PackageEventInline(ReadOnlyInline):
     model = OrderEvent
     fk_name = "merchant_order"
@@ -142,7 +162,7 @@ def _transition(action: str, done: str):
 
 
 @admin.register(MerchantOrder)
-class MerchantOrderAdmin(admin.ModelAdmin):
+class MerchantOrderAdmin(PackageMoneyColumns, admin.ModelAdmin):
     list_display = (
         "order_number",
         "merchant_name",
@@ -214,18 +234,6 @@ class MerchantOrderAdmin(admin.ModelAdmin):
     def package_total(self, package: MerchantOrder) -> str:
         return _money(package.cost, package.order)
 
-    @admin.display(description="Items")
-    def subtotal_display(self, package: MerchantOrder) -> str:
-        return _money(package.subtotal, package.order)
-
-    @admin.display(description="Discount")
-    def discount_display(self, package: MerchantOrder) -> str:
-        return _money(package.discount, package.order)
-
-    @admin.display(description="Shipping")
-    def shipping_display(self, package: MerchantOrder) -> str:
-        return _money(package.shipping, package.order)
-
     @admin.display(description="Payment", ordering="order__status")
     def payment(self, package: MerchantOrder) -> str:
         return _PAYMENT_LABELS.get(package.order.status, package.order.get_status_display())
@@ -247,7 +255,7 @@ class MerchantOrderAdmin(admin.ModelAdmin):
         )
 
 
-class OrderPackageInline(ReadOnlyInline):
+class OrderPackageInline(PackageMoneyColumns, ReadOnlyInline):
     model = MerchantOrder
     fields = readonly_fields = (
         "merchant_name",
@@ -259,22 +267,6 @@ class OrderPackageInline(ReadOnlyInline):
         "cost_display",
     )
     show_change_link = True
-
-    @admin.display(description="Items")
-    def subtotal_display(self, package: MerchantOrder) -> str:
-        return _money(package.subtotal, package.order)
-
-    @admin.display(description="Discount")
-    def discount_display(self, package: MerchantOrder) -> str:
-        return _money(package.discount, package.order)
-
-    @admin.display(description="Shipping")
-    def shipping_display(self, package: MerchantOrder) -> str:
-        return _money(package.shipping, package.order)
-
-    @admin.display(description="Total")
-    def cost_display(self, package: MerchantOrder) -> str:
-        return _money(package.cost, package.order)
 
 
 class OrderEventInline(ReadOnlyInline):

@@ -6,7 +6,9 @@ import logging
 import redis
 from django.conf import settings
 from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import REGISTRY, Collector
+from prometheus_client.registry import Collector
+
+from storefront.observability.collectors import collector_register_once
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +40,5 @@ class QueueDepthCollector(Collector):
         yield family
 
 
-_registered = False
-
-
 def metrics_register() -> None:
-    global _registered
-    if not _registered:
-        REGISTRY.register(QueueDepthCollector())
-        _registered = True
+    collector_register_once(QueueDepthCollector)

@@ -5,7 +5,9 @@ import logging
 
 from django.db import DatabaseError
 from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import REGISTRY, Collector
+from prometheus_client.registry import Collector
+
+from storefront.observability.collectors import collector_register_once
 
 logger = logging.getLogger(__name__)
 
@@ -35,11 +37,5 @@ class OutboxBacklogCollector(Collector):
         yield family
 
 
-_registered = False
-
-
 def metrics_register() -> None:
-    global _registered
-    if not _registered:
-        REGISTRY.register(OutboxBacklogCollector())
-        _registered = True
+    collector_register_once(OutboxBacklogCollector)

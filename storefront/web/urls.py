@@ -12,6 +12,7 @@ urlpatterns = [
     path("cart/add/", cart.cart_add, name="cart_add"),
     path("cart/lines/<int:line_id>/", cart.cart_line_update, name="cart_line_update"),
     path("cart/lines/<int:line_id>/remove/", cart.cart_line_delete, name="cart_line_remove"),
+    path("cart/lines/<int:line_id>/switch/", cart.cart_line_switch, name="cart_line_switch"),
     path("cart/destination/", cart.cart_destination, name="cart_destination"),
     path("checkout/", checkout.checkout_address, name="checkout"),
     path("checkout/review/", checkout.checkout_review, name="checkout_review"),

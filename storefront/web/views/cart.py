@@ -24,6 +24,7 @@ from storefront.carts.services import (
     cart_destination_set,
     cart_line_add,
     cart_line_remove,
+    cart_line_set_offer,
     cart_line_set_quantity,
 )
 from storefront.catalog.selectors import offer_get, product_get
@@ -51,6 +52,7 @@ def render_cart(
     destination_form: DestinationForm | None = None,
     line_errors: dict[int, list[str]] | None = None,
     line_values: dict[int, str] | None = None,
+    switch_errors: dict[int, str] | None = None,
     panel_state: Mapping[str, Any] | None = None,
 ) -> HttpResponse:
     """The cart page; after a refused form, the arguments carry what to show where
@@ -75,6 +77,8 @@ def render_cart(
         "destination_form": destination_form,
         "line_errors": line_errors or {},
         "line_values": line_values or {},
+        # A refused "Buy from another seller": said next to that line's button.
+        "switch_errors": switch_errors or {},
         "panels": panels,
     }
     return render(request, "web/cart.html", context, status=status)
@@ -82,6 +86,7 @@ def render_cart(
 
 def _alternative_view(alternative: LineAlternative) -> dict:
     return {
+        "offer_id": alternative.offer.pk,
         "merchant_name": alternative.offer.merchant.name,
         "price": format_money(alternative.offer.unit_price),
         "total_change": format_money(alternative.cost.increment),
@@ -217,3 +222,29 @@ def cart_destination(request: HttpRequest) -> HttpResponse:
             messages.success(request, "Destination cleared: merchants' standard shipping applies.")
         return redirect(safe_next(request, form.cleaned_data.get("next"), fallback=cart_url()))
     return render_cart(request, status=400, destination_form=form)
+
+
+@require_POST
+def cart_line_switch(request: HttpRequest, line_id: int) -> HttpResponse:
+    """Moves a line to another offer of its product (the sold-out line's "Buy from ..."
+    button names the other seller that adds least to the cart delivered), keeping its
+    quantity; the service re-checks the offer's product, state and stock under the cart's
+    lock, so a button left on screen while that seller sold out too is refused, not obeyed."""
+    cart = _cart_or_404(request)
+    try:
+        offer = offer_get(offer_id=request.POST.get("offer", ""))
+        line = cart_line_set_offer(cart=cart, line_id=line_id, offer=offer)
+    except NotFound as error:
+        if error.code == "cart_line_not_found":
+            raise Http404(error.message) from error
+        status, message = 404, "That seller's offer is gone. Compare sellers on the product page."
+    except DomainError as error:
+        status, message = error.http_status, error.message
+    else:
+        messages.success(
+            request,
+            f"Now buying {line.quantity} from {offer.merchant.name} "
+            f"at {format_money(offer.unit_price)} each.",
+        )
+        return redirect(cart_url(f"line-{line_id}"))
+    return render_cart(request, status=status, switch_errors={line_id: message})

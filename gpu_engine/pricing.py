@@ -9,12 +9,14 @@ every solver computes the same cents.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
 
 import numba
 import numpy as np
 
 from gpu_engine.problem import CartProblem, ProblemError
-from gpu_engine.solution import MerchantCost
+from gpu_engine.solution import MerchantCost, Parcel
 
 BP_SCALE = 10_000
 
@@ -66,6 +68,125 @@ def assignment_cost(
     return total
 
 
+@numba.njit(cache=True)
+def weight_fee(weight, tier_up, tier_fee, n_tiers, per_kg_over):
+    """A parcel's fee by weight: the first tier that holds ``weight``, else the last tier's fee
+    plus ``per_kg_over`` per started kilogram over it; 0 without tiers."""
+    if n_tiers == 0:
+        return 0
+    for t in range(n_tiers):
+        if weight <= tier_up[t]:
+            return tier_fee[t]
+    over = weight - tier_up[n_tiers - 1]
+    return tier_fee[n_tiers - 1] + per_kg_over * ((over + 999) // 1000)
+
+
+@numba.njit(cache=True)
+def parcel_fee(units, weight, base_fee, per_extra_unit, tier_up, tier_fee, n_tiers, per_kg_over):
+    """The fee of one node's parcel of ``units`` units weighing ``weight`` grams (0 if empty)."""
+    if units == 0:
+        return 0
+    return (
+        base_fee
+        + per_extra_unit * (units - 1)
+        + weight_fee(weight, tier_up, tier_fee, n_tiers, per_kg_over)
+    )
+
+
+@numba.njit(cache=True)
+def owner_cost(subtotal, units, parcels, free_over, disc_min_units, disc_bp):
+    """A merchant's cost: its discounted goods, plus ``parcels`` (the summed fees of its
+    nodes' parcels) unless the goods reach ``free_over``. :func:`merchant_cost` is this with
+    one parcel of no weight tiers."""
+    if units == 0:
+        return 0
+    # merchant_cost with no shipping fees is exactly the discounted goods.
+    goods = merchant_cost(subtotal, units, 0, 0, -1, disc_min_units, disc_bp)
+    if free_over >= 0 and goods >= free_over:
+        return goods
+    return goods + parcels
+
+
+@numba.njit(cache=True)
+def fulfilled_cost(
+    choice,
+    quantity,
+    weight,
+    price,
+    column_owner,
+    base_fee,
+    per_extra_unit,
+    tier_up,
+    tier_fee,
+    tier_count,
+    per_kg_over,
+    owner_free_over,
+    owner_disc_min_units,
+    owner_disc_bp,
+):
+    """Total cost of ``choice`` (column index per line) under version 2's rules. Eligibility is
+    the caller's duty."""
+    n_columns = base_fee.shape[0]
+    n_owners = owner_free_over.shape[0]
+    subtotal = np.zeros(n_columns, dtype=np.int64)
+    units = np.zeros(n_columns, dtype=np.int64)
+    grams = np.zeros(n_columns, dtype=np.int64)
+    for i in range(choice.shape[0]):
+        c = choice[i]
+        subtotal[c] += quantity[i] * price[i, c]
+        units[c] += quantity[i]
+        grams[c] += quantity[i] * weight[i]
+    owner_sub = np.zeros(n_owners, dtype=np.int64)
+    owner_units = np.zeros(n_owners, dtype=np.int64)
+    owner_parcels = np.zeros(n_owners, dtype=np.int64)
+    for c in range(n_columns):
+        o = column_owner[c]
+        owner_sub[o] += subtotal[c]
+        owner_units[o] += units[c]
+        owner_parcels[o] += parcel_fee(
+            units[c],
+            grams[c],
+            base_fee[c],
+            per_extra_unit[c],
+            tier_up[c],
+            tier_fee[c],
+            tier_count[c],
+            per_kg_over[c],
+        )
+    total = 0
+    for o in range(n_owners):
+        total += owner_cost(
+            owner_sub[o],
+            owner_units[o],
+            owner_parcels[o],
+            owner_free_over[o],
+            owner_disc_min_units[o],
+            owner_disc_bp[o],
+        )
+    return total
+
+
+def fulfilled_args(problem: CartProblem) -> tuple:
+    """:func:`fulfilled_cost`'s arguments after ``choice`` for ``problem``."""
+    f = problem.fulfillment
+    return (
+        problem.quantity,
+        f.weight,
+        problem.price,
+        f.column_owner,
+        problem.base_fee,
+        problem.per_extra_unit,
+        *f.parcel_params,
+        *f.owner_params,
+    )
+
+
+def total_of(problem: CartProblem, choice: np.ndarray) -> int:
+    """The total of ``choice`` (column index per line, eligible) under the spec's rules."""
+    choice = np.asarray(choice, dtype=np.int64)
+    return int(fulfilled_cost(choice, *fulfilled_args(problem)))
+
+
 # Which form of merchant_cost the CUDA kernels call: the njit dispatcher itself, or its Python
 # source compiled by cuda.jit once a numba-cuda has refused the dispatcher (some versions do).
 _device_variant = {"name": "njit"}
@@ -96,23 +217,14 @@ def device_merchant_cost():
 
 
 def choice_from_assignment(
-    problem: CartProblem, assignment: Mapping[str, str] | Sequence[int] | np.ndarray
+    problem: CartProblem, assignment: Mapping[str, Any] | Sequence[int] | np.ndarray
 ) -> np.ndarray:
-    """A validated merchant-index-per-line vector from a dict (line id -> merchant id) or an
-    index array. Raises :class:`ProblemError` for unknown ids, missing lines or ineligible picks."""
+    """A validated column-index-per-line vector from a dict (line id -> merchant id, column
+    label, or ``[merchant id, node id]``) or an index array. A bare merchant id names that
+    merchant's node when it has one. Raises :class:`ProblemError` for unknown ids, missing lines
+    or ineligible picks."""
     if isinstance(assignment, Mapping):
-        unknown = sorted(set(assignment) - set(problem.item_ids))
-        if unknown:
-            raise ProblemError(f"assignment.{unknown[0]}", unknown[0], "is not a line of the cart")
-        merchant_index = {mid: j for j, mid in enumerate(problem.merchant_ids)}
-        choice = np.empty(problem.n_items, dtype=np.int64)
-        for i, item_id in enumerate(problem.item_ids):
-            if item_id not in assignment:
-                raise ProblemError(f"assignment.{item_id}", None, "line is not assigned")
-            merchant_id = assignment[item_id]
-            if merchant_id not in merchant_index:
-                raise ProblemError(f"assignment.{item_id}", merchant_id, "is not a merchant")
-            choice[i] = merchant_index[merchant_id]
+        choice = _choice_from_mapping(problem, assignment)
     else:
         choice = np.asarray(assignment)
         if choice.shape != (problem.n_items,) or (choice.size and choice.dtype.kind not in "iu"):
@@ -133,33 +245,85 @@ def choice_from_assignment(
     return choice
 
 
+def _choice_from_mapping(problem: CartProblem, assignment: Mapping[str, Any]) -> np.ndarray:
+    unknown = sorted(set(assignment) - set(problem.item_ids))
+    if unknown:
+        raise ProblemError(f"assignment.{unknown[0]}", unknown[0], "is not a line of the cart")
+    f = problem.fulfillment
+    columns = {label: j for j, label in enumerate(problem.merchant_ids)}
+    by_node = {
+        (f.owner_ids[int(o)], node): c
+        for c, (o, node) in enumerate(zip(f.column_owner, f.node_ids, strict=True))
+    }
+    choice = np.empty(problem.n_items, dtype=np.int64)
+    for i, item_id in enumerate(problem.item_ids):
+        if item_id not in assignment:
+            raise ProblemError(f"assignment.{item_id}", None, "line is not assigned")
+        value = assignment[item_id]
+        if isinstance(value, list | tuple) and len(value) == 2 and tuple(value) in by_node:
+            choice[i] = by_node[tuple(value)]
+        elif isinstance(value, str) and value in columns:
+            choice[i] = columns[value]
+        else:
+            raise ProblemError(f"assignment.{item_id}", value, "is not a merchant (and node)")
+    return choice
+
+
 def price_assignment(
-    problem: CartProblem, assignment: Mapping[str, str] | Sequence[int] | np.ndarray
+    problem: CartProblem, assignment: Mapping[str, Any] | Sequence[int] | np.ndarray
 ) -> list[MerchantCost]:
     """Per-merchant breakdown of an assignment (merchants that ship nothing are left out),
-    in merchant order. The total is ``sum(c.cost for c in breakdown)``."""
+    in merchant order, each with its parcels (one per node that ships). The total is
+    ``sum(c.cost for c in breakdown)``."""
     choice = choice_from_assignment(problem, assignment)
-    rows = np.arange(problem.n_items)
-    line_sub = problem.quantity * problem.price[rows, choice]
-    shipped = np.bincount(choice, minlength=problem.n_merchants)
+    f = problem.fulfillment
+    owner_of_line = f.column_owner[choice]
     breakdown = []
-    for m in np.flatnonzero(shipped):
-        lines = np.flatnonzero(choice == m)
+    for o in np.unique(owner_of_line):
+        lines = np.flatnonzero(owner_of_line == o)
+        parcels = [_parcel(problem, choice, int(c)) for c in np.unique(choice[lines])]
         # Python ints: exact however large the cart.
-        subtotal = sum(int(v) for v in line_sub[lines])
-        units = sum(int(v) for v in problem.quantity[lines])
-        params = [int(p[m]) for p in problem.merchant_params]
-        cost = int(merchant_cost(subtotal, units, *params))
-        discounted = int(merchant_cost(subtotal, units, 0, 0, -1, *params[3:]))
+        subtotal = sum(int(problem.quantity[i]) * int(problem.price[i, choice[i]]) for i in lines)
+        units = sum(p.units for p in parcels)
+        terms = [int(t[o]) for t in f.owner_params]
+        fees = sum(p.fee for p in parcels)
+        cost = int(owner_cost(subtotal, units, fees, *terms))
+        goods = int(owner_cost(subtotal, units, 0, -1, *terms[1:]))
+        free = cost == goods and fees > 0
         breakdown.append(
             MerchantCost(
-                merchant=problem.merchant_ids[m],
+                merchant=f.owner_ids[int(o)],
                 lines=tuple(problem.item_ids[i] for i in lines),
                 units=units,
                 subtotal=subtotal,
-                discount=subtotal - discounted,
-                shipping=cost - discounted,
+                discount=subtotal - goods,
+                shipping=cost - goods,
                 cost=cost,
+                parcels=tuple(replace(p, fee=0) if free else p for p in parcels),
             )
         )
     return breakdown
+
+
+def _parcel(problem: CartProblem, choice: np.ndarray, column: int) -> Parcel:
+    f = problem.fulfillment
+    lines = np.flatnonzero(choice == column)
+    units = sum(int(problem.quantity[i]) for i in lines)
+    grams = sum(int(problem.quantity[i]) * int(f.weight[i]) for i in lines)
+    fee = parcel_fee(
+        units,
+        grams,
+        int(problem.base_fee[column]),
+        int(problem.per_extra_unit[column]),
+        f.tier_up[column],
+        f.tier_fee[column],
+        int(f.tier_count[column]),
+        int(f.per_kg_over[column]),
+    )
+    return Parcel(
+        node=f.node_ids[column],
+        lines=tuple(problem.item_ids[i] for i in lines),
+        units=units,
+        weight_g=grams,
+        fee=int(fee),
+    )

@@ -38,7 +38,11 @@ def make_solution(
         raise SolverInconsistency(
             f"{algorithm}: solver total {int(total)} != priced total {priced} for {problem!r}"
         )
-    assignment = {problem.item_ids[i]: problem.merchant_ids[int(m)] for i, m in enumerate(choice)}
+    f = problem.fulfillment
+    assignment = {
+        problem.item_ids[i]: f.owner_ids[int(f.column_owner[int(c)])] for i, c in enumerate(choice)
+    }
+    nodes = {problem.item_ids[i]: f.node_ids[int(c)] for i, c in enumerate(choice)}
     return Solution(
         total=priced,
         assignment=assignment,
@@ -51,4 +55,5 @@ def make_solution(
         estimates=rates.full_search_estimates(problem.complexity),
         gap=0.0 if optimal else gap,
         stats=dict(stats or {}),
+        nodes=nodes,
     )

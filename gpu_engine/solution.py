@@ -9,6 +9,23 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Parcel:
+    """One fulfillment node's parcel: the lines it ships, their units and weight (grams), and
+    the fee charged (0 when the merchant's goods reach its free-shipping threshold)."""
+
+    node: str
+    lines: tuple[str, ...]
+    units: int
+    weight_g: int
+    fee: int
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["lines"] = list(self.lines)
+        return data
+
+
+@dataclass(frozen=True)
 class MerchantCost:
     """One merchant's shipment under an assignment (all money in integer cents)."""
 
@@ -19,10 +36,12 @@ class MerchantCost:
     discount: int
     shipping: int
     cost: int
+    parcels: tuple[Parcel, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["lines"] = list(self.lines)
+        data["parcels"] = [p.to_dict() for p in self.parcels]
         return data
 
 
@@ -48,11 +67,14 @@ class Solution:
     plan: dict[str, Any] | None = None
     gap: float | None = None
     stats: dict[str, Any] = field(default_factory=dict)
+    # Line id -> the node that ships it (spec version 2's answer; every line, v1 carts too).
+    nodes: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "total": int(self.total),
             "assignment": dict(self.assignment),
+            "nodes": dict(self.nodes),
             "breakdown": [c.to_dict() for c in self.breakdown],
             "optimal": bool(self.optimal),
             "algorithm": self.algorithm,

@@ -28,7 +28,7 @@ import numpy as np
 
 from gpu_engine.batch import ops
 from gpu_engine.batch.ops import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, TOO_LARGE
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import CartProblem, require_simple
 
 __all__ = [
     "DP",
@@ -221,6 +221,8 @@ def pack_carts(
 def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
     """CSR arrays of ``problems`` (in order). The Python loop only gathers each problem's
     arrays; compaction is one njit pass over their concatenation."""
+    for each in problems:
+        require_simple(each.fulfillment, "batch")
     n = len(problems)
     shapes = np.zeros((n, 3), dtype=np.int64)  # lines, candidate width, merchants
     qty, counts, cand, price = [], [], [], []

@@ -19,7 +19,7 @@ from gpu_engine.budget import check_budget, deadline, expired, refuse_if_far_ove
 from gpu_engine.device import resolve_device
 from gpu_engine.planning.profile import load_profile
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CapacityError, CartProblem
+from gpu_engine.problem import CapacityError, CartProblem, require_simple
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.dp.cpu import (
@@ -140,6 +140,7 @@ def solve_dp(
     over it; otherwise the DPs check it between slices (CPU) or layers (GPU) and, once it is
     spent, answer with the best assignment known (the relaxed DP's, else each line's cheapest
     offer), flagged not optimal with ``stats["cut"]``."""
+    require_simple(problem.fulfillment, "dp")
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     at = deadline(t0, budget_ms)

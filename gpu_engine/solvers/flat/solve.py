@@ -17,7 +17,7 @@ import numpy as np
 
 from gpu_engine.budget import check_budget, deadline
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CartProblem, ProblemError
+from gpu_engine.problem import CartProblem, ProblemError, require_simple
 from gpu_engine.results import SolverInconsistency, make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.flat.branch import Search, branch_and_bound, evaluate, primal
@@ -85,6 +85,7 @@ def solve_flat(
     branch and bound; the root always runs (a few ms at most). ``warm_start``, a merchant index
     per line (the drop heuristic's answer, say), seeds a second local search.
     """
+    require_simple(problem.fulfillment, "flat")
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     data = flat_data(problem)

@@ -19,7 +19,7 @@ from gpu_engine.budget import check_budget, refuse_if_far_over
 from gpu_engine.layout import FullSearchLayout, full_search_layout
 from gpu_engine.planning import rates
 from gpu_engine.pricing import merchant_cost
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import CartProblem, require_simple
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.full import ops
@@ -135,6 +135,7 @@ def solve_cpu_full(problem: CartProblem, *, budget_ms: float | None = None) -> S
     """Exact CPU full search; with ``budget_ms`` it stops between slices when the budget is
     spent and returns the best assignment seen, flagged not optimal, and refuses up front
     (BudgetError) when the predicted time at the known rate is far over the budget."""
+    require_simple(problem.fulfillment, "cpu-full")
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)

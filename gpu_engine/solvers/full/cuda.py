@@ -40,7 +40,7 @@ from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.layout import FullSearchLayout, full_search_layout
 from gpu_engine.planning import rates
 from gpu_engine.pricing import device_merchant_cost, device_pricing_fallback, device_pricing_variant
-from gpu_engine.problem import CapacityError, CartProblem
+from gpu_engine.problem import CapacityError, CartProblem, require_simple
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.full import ops as full_ops
@@ -448,6 +448,7 @@ def solve_gpu_full(
     """Exact GPU full search (a budget makes it stop early, flagged not optimal). With several
     ``device_ids`` the rows are split over those GPUs. Refused up front (BudgetError) when the
     predicted time at the known rate is far over the budget."""
+    require_simple(problem.fulfillment, "gpu-full")
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import CartProblem, require_simple
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga import cpu as ga_cpu
@@ -333,6 +333,7 @@ def solve_ga(
     (``stats["cut"]`` names the step it cut short). ``restarts`` (with a budget): a run that
     stalls restarts from the next seed until the budget ends (``stats["restarts"]``, one
     record each; ``stats["stop"]`` is the last run's)."""
+    require_simple(problem.fulfillment, "ga")
     started = time.perf_counter()
     use_gpu = _use_gpu(device)
     arrays = ga_arrays(problem)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import CartProblem, require_simple
 from gpu_engine.solvers.milp.model import BuildCancelled, MilpModel, milp_build, milp_point
 from gpu_engine.solvers.milp.runner import ColumnBounds, milp_run
 
@@ -196,6 +196,7 @@ def _respects(guide: LpGuide, choice: np.ndarray, bounds: ColumnBounds) -> bool:
 def improve(problem: CartProblem, incumbent: np.ndarray, *, budget_ms: float) -> LnsResult:
     """The LP, then the configuration and lines steps on what is left of ``budget_ms`` (each
     from the best choice so far). Never returns a total above the incumbent's."""
+    require_simple(problem.fulfillment, "neighbourhood")
     started = time.perf_counter()
     deadline = started + budget_ms / 1e3
     best = np.asarray(incumbent, dtype=np.int64)

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import CartProblem, require_simple
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.milp.compact import compact_build
 from gpu_engine.solvers.milp.runner import (
@@ -45,6 +45,7 @@ def portfolio_best(
     warm_start: np.ndarray | None = None,
 ) -> tuple[Solution | None, MilpOutcome]:
     """:func:`~gpu_engine.solvers.milp.runner.milp_best` with both formulations side by side."""
+    require_simple(problem.fulfillment, "milp")
     started = time.perf_counter()
     outcome = milp_portfolio(problem, time_limit_ms=budget_ms, warm_start=warm_start)
     return milp_answer(problem, outcome, warm_start=warm_start, started=started), outcome

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import BudgetError, CapacityError, CartProblem
+from gpu_engine.problem import BudgetError, CapacityError, CartProblem, require_simple
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga.solve import lower_bound
@@ -342,6 +342,7 @@ def solve_milp(
     :func:`gpu_engine.solvers.ga.solve.lower_bound`. ``budget_ms`` is a hard deadline: a run cut by
     it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises BudgetError when
     no feasible point is known (no warm start and no HiGHS incumbent in the time)."""
+    require_simple(problem.fulfillment, "milp")
     solution, outcome = milp_best(
         problem,
         budget_ms=budget_ms,

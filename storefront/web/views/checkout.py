@@ -1,11 +1,16 @@
-"""Checkout for the web: address, review (with a last look for a cheaper cart), place.
+"""Checkout for the web: one page with the address, the order summary and the place button.
 
-The address is kept in the session between the steps; the review's total is sealed in a
-signed token that placing the order checks (``storefront.checkout.review``). Placing answers
-the payment page (or the order page of the order that idempotency key already placed), or
-sends back to a fresh review with a message saying why nothing was ordered: a line sold
-out or repriced since the review, the cart changed in another tab, a sign-in merged it, a
-review page without its place button. Only the order limit answers in place (429).
+``/checkout/`` shows the address form (saved addresses for a signed-in shopper), the order
+priced now with each merchant's terms, a last look for a cheaper cart, and the place button;
+its one POST checks the address and places the order. The total the page showed is sealed in
+a signed review token (``storefront.checkout.review``) that placing checks, so a price, stock
+or shipping change since the page was drawn shows the page again with a notice saying what
+changed, never a different charge. A new postal code prices shipping again and shows the page
+with the new total first, for the same reason.
+
+Pages from the three-step checkout keep working: ``/checkout/review/`` draws the same page, an
+address-only POST to ``/checkout/`` keeps the address and sends to it, and
+``/checkout/place/`` places from the address kept in the session.
 """
 
 import uuid
@@ -15,9 +20,9 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from storefront.carts.pricing_summary import CartPricingSummary, cart_pricing_summary
+from storefront.carts.pricing_summary import CartPricingSummary
 from storefront.carts.services import cart_destination_set
 from storefront.checkout.address import ShippingAddress, shipping_address_validate
 from storefront.checkout.addresses import (
@@ -31,6 +36,7 @@ from storefront.checkout.services import checkout_review_prepare, order_place
 from storefront.checkout.terms import PAYMENT_TIMING, checkout_package_terms
 from storefront.errors import DomainError, Throttled, ValidationFailed
 from storefront.models import Order
+from storefront.validators import postal_code_normalize
 from storefront.web.carts import request_cart_find
 from storefront.web.checkout_forms import CheckoutAddressForm, PlaceOrderForm
 from storefront.web.views.common import cart_url
@@ -48,27 +54,82 @@ def _cart_or_back(request: HttpRequest):
 
 
 def checkout_address(request: HttpRequest) -> HttpResponse:
+    """The one-page checkout (``checkout``): GET draws it, POST checks the address and
+    places the order."""
+    if request.method != "POST":
+        return _checkout_page_get(request)
+    cart = request_cart_find(request)
+    placing = "review_token" in request.POST
+    if cart is None or (not placing and not cart.lines.exists()):
+        messages.info(request, "Your cart is empty: add something before checking out.")
+        return redirect(cart_url())
+    form = CheckoutAddressForm(request.POST)
+    if not form.is_valid():
+        return render_checkout(request, cart=cart, form=form, status=400)
+    try:
+        address = shipping_address_validate(**form.cleaned_data)
+        was = _destination_follow(cart, address)
+    except DomainError as error:
+        form.add_domain_error(error)
+        return render_checkout(request, cart=cart, form=form, status=error.http_status)
+    address_remember(user=request.user, address=address)
+    request.session[ADDRESS_SESSION_KEY] = asdict(address)
+    if not placing:
+        # An address-only post (a page of the old address step): keep it, show the page.
+        if was is not None:
+            messages.info(request, f"Shipping is now priced for {address.postal_code}.")
+        return redirect("checkout_review")
+    if was is not None:
+        # Shipping was priced for another place: show the new total before anything is
+        # ordered, rather than refusing the token the shopper could not have known was stale.
+        notice = _repriced(address, was)
+        return render_checkout(request, cart=cart, form=form, notice=notice, notice_total=True)
+    return _place(request, cart=cart, address=address, form=form)
+
+
+@require_GET
+def checkout_review(request: HttpRequest) -> HttpResponse:
+    """The old review step's address: the same one page, so old links and tabs work."""
+    return _checkout_page_get(request)
+
+
+@require_POST
+def checkout_place(request: HttpRequest) -> HttpResponse:
+    """Places from the address kept in the session: a review page drawn before the one-page
+    checkout, or a client that posts only the token. Refusals go back to the page."""
+    cart = request_cart_find(request)
+    address = _session_address(request)
+    if cart is None or address is None:
+        messages.info(request, "Start checkout from your cart.")
+        return redirect(cart_url())
+    return _place(request, cart=cart, address=address, form=None)
+
+
+def _checkout_page_get(request: HttpRequest) -> HttpResponse:
     cart = _cart_or_back(request)
     if cart is None:
         return redirect(cart_url())
-    if request.method != "POST":
-        initial, chosen = _address_initial(request, cart)
-        form = CheckoutAddressForm(initial=initial)
-        return _render_address(request, cart, form, chosen=chosen)
-    form = CheckoutAddressForm(request.POST)
-    if not form.is_valid():
-        return _render_address(request, cart, form, status=400)
-    try:
-        address = shipping_address_validate(**form.cleaned_data)
-        if address.postal_code != cart.postal_code:
-            cart_destination_set(cart=cart, postal_code=address.postal_code)
-            messages.info(request, f"Shipping is now priced for {address.postal_code}.")
-    except DomainError as error:
-        form.add_domain_error(error)
-        return _render_address(request, cart, form, status=error.http_status)
-    address_remember(user=request.user, address=address)
-    request.session[ADDRESS_SESSION_KEY] = asdict(address)
-    return redirect("checkout_review")
+    initial, chosen = _address_initial(request, cart)
+    form = CheckoutAddressForm(initial=initial)
+    return render_checkout(request, cart=cart, form=form, chosen=chosen)
+
+
+def _destination_follow(cart, address: ShippingAddress) -> str | None:
+    """Prices the cart for the address's postal code; the code it was priced for before, or
+    ``None`` when nothing changed."""
+    if address.postal_code == cart.postal_code:
+        return None
+    was = cart.postal_code
+    cart_destination_set(cart=cart, postal_code=address.postal_code)
+    return was
+
+
+def _repriced(address: ShippingAddress, was: str) -> str:
+    where = f"for {was}" if was else "for no particular place"
+    return (
+        f"Nothing was ordered yet: shipping was priced {where}, and is now priced for "
+        f"{address.postal_code}. Check your order, then place it."
+    )
 
 
 def _address_initial(request: HttpRequest, cart) -> tuple[dict, int | None]:
@@ -93,7 +154,7 @@ def _address_initial(request: HttpRequest, cart) -> tuple[dict, int | None]:
 
 
 def summary_context(summary: CartPricingSummary) -> dict:
-    """The order summary both steps show: each package with who sells it and its terms."""
+    """The order summary: each package with who sells it and its terms."""
     packages = [
         (group, checkout_package_terms(merchant_name=group.merchant_name))
         for group in summary.groups
@@ -101,16 +162,45 @@ def summary_context(summary: CartPricingSummary) -> dict:
     return {"summary": summary, "packages": packages, "payment_timing": PAYMENT_TIMING}
 
 
-def _render_address(
-    request, cart, form, *, status: int = 200, chosen: int | None = None
+def _postal_pending(form: CheckoutAddressForm, summary: CartPricingSummary) -> str:
+    """The form's postal code when shipping is priced for another one ("" otherwise): the
+    page says placing prices it first."""
+    value = form["postal_code"].value()
+    code = postal_code_normalize(value) if isinstance(value, str) else ""
+    return code if code and code != summary.postal_code else ""
+
+
+def render_checkout(
+    request: HttpRequest,
+    *,
+    cart,
+    form: CheckoutAddressForm,
+    status: int = 200,
+    notice: str = "",
+    notice_total: bool = False,
+    chosen: int | None = None,
 ) -> HttpResponse:
+    """The one page, priced now, with a fresh review token and idempotency key; ``notice``
+    (focused) says why it is shown again, ``notice_total`` adds the total it shows now."""
+    review = checkout_review_prepare(cart=cart)
+    place_form = PlaceOrderForm(
+        initial={"review_token": review.review_token, "idempotency_key": uuid.uuid4().hex}
+    )
+    # A switch comes back to the address this page was drawn at (never the place URL).
+    here = request.path if request.method == "GET" else reverse("checkout")
     context = {
+        **summary_context(review.summary),
         "form": form,
+        "place_form": place_form,
+        "cheaper": review.cheaper,
+        "notice": notice,
+        "notice_total": notice_total,
+        "here": here,
+        "postal_pending": _postal_pending(form, review.summary),
         "saved_addresses": address_list(user=request.user),
         "chosen_address_id": chosen,
-        **summary_context(cart_pricing_summary(cart=cart)),
     }
-    return render(request, "web/checkout/address.html", context, status=status)
+    return render(request, "web/checkout/checkout.html", context, status=status)
 
 
 def _session_address(request: HttpRequest) -> ShippingAddress | None:
@@ -121,84 +211,66 @@ def _session_address(request: HttpRequest) -> ShippingAddress | None:
         return None
 
 
-def render_review(
-    request: HttpRequest, *, cart, address, status: int = 200, error: str = ""
+def _place(
+    request: HttpRequest, *, cart, address: ShippingAddress, form: CheckoutAddressForm | None
 ) -> HttpResponse:
-    review = checkout_review_prepare(cart=cart)
-    form = PlaceOrderForm(
-        initial={"review_token": review.review_token, "idempotency_key": uuid.uuid4().hex}
-    )
-    context = {
-        **summary_context(review.summary),
-        "address": address,
-        "cheaper": review.cheaper,
-        "form": form,
-        "error": error,
-    }
-    return render(request, "web/checkout/review.html", context, status=status)
-
-
-def checkout_review(request: HttpRequest) -> HttpResponse:
-    cart = _cart_or_back(request)
-    if cart is None:
-        return redirect(cart_url())
-    address = _session_address(request)
-    if address is None:
-        return redirect("checkout")
-    return render_review(request, cart=cart, address=address)
-
-
-@require_POST
-def checkout_place(request: HttpRequest) -> HttpResponse:
-    cart = request_cart_find(request)
-    address = _session_address(request)
-    if cart is None or address is None:
-        messages.info(request, "Start checkout from your cart.")
-        return redirect(cart_url())
-    form = PlaceOrderForm(request.POST)
-    if not form.is_valid():
-        # A review with a line that cannot be bought has no place button to post from.
-        return _review_again(
-            request,
-            cart=cart,
-            address=address,
-            message="Nothing was ordered: check your order below and place it from this page.",
-        )
+    """Places the order the page showed. ``form`` is the one page's address form: refusals
+    draw the page again in place with it; without it (the old place URL) they send back
+    to the page with a message."""
+    place_form = PlaceOrderForm(request.POST)
+    if not place_form.is_valid():
+        # A page with a line that cannot be bought has no place button to post from.
+        message = "Nothing was ordered: check your order below and place it from this page."
+        return _refused(request, cart=cart, address=address, form=form, message=message)
     try:
         order = order_place(
             cart=cart,
             user=request.user,
             address=address,
-            review_token=form.cleaned_data["review_token"],
-            idempotency_key=form.cleaned_data["idempotency_key"],
+            review_token=place_form.cleaned_data["review_token"],
+            idempotency_key=place_form.cleaned_data["idempotency_key"],
             rate_limit_ident=order_place_ident(request),
         )
     except Throttled as throttled:
-        response = render_review(
-            request, cart=cart, address=address, status=429, error=throttled.message
+        page_form = form or CheckoutAddressForm(initial=asdict(address))
+        response = render_checkout(
+            request, cart=cart, form=page_form, status=429, notice=throttled.message
         )
         response["Retry-After"] = str(throttled.retry_after)
         return response
     except DomainError as error:
-        # What changed since the review (CheckoutChanged names each line and the new
-        # total), a sign-in's merge, an old review, a cart emptied by another tab.
-        return _review_again(
-            request, cart=cart, address=address, message=f"Nothing was ordered. {error.message}"
-        )
+        # What changed since the page was drawn (CheckoutChanged names each line and the
+        # new total), a sign-in's merge, an old page, a cart emptied by another tab.
+        message = f"Nothing was ordered. {error.message}"
+        return _refused(request, cart=cart, address=address, form=form, message=message)
     session_order_remember(request, order)
     if order.status != Order.Status.PENDING:  # that key placed it, and it is settled since
         return redirect(order)
     return redirect(reverse("order_pay", args=[order.number]))
 
 
-def _review_again(request: HttpRequest, *, cart, address: ShippingAddress, message: str):
-    """Back to a fresh review of ``cart`` (the account's cart after a sign-in merge), priced
-    for the checkout's address: the merge keeps the account cart's destination. The review
-    sends on to the cart page when nothing is left to review."""
-    messages.warning(request, message)
+def _refused(
+    request: HttpRequest,
+    *,
+    cart,
+    address: ShippingAddress,
+    form: CheckoutAddressForm | None,
+    message: str,
+) -> HttpResponse:
+    """The page again for ``cart`` (the account's cart after a sign-in merge), priced for
+    the checkout's address (a merge keeps the account cart's destination): in place with
+    ``message`` focused for the one page's post, else by redirect with a message. An empty
+    cart sends on to the cart page."""
     if address.postal_code != cart.postal_code:
         try:
             cart_destination_set(cart=cart, postal_code=address.postal_code)
         except DomainError:
-            return redirect("checkout")  # the address step says what is wrong
-    return redirect("checkout_review")
+            messages.warning(request, message)
+            return redirect("checkout")  # the address form says what is wrong
+    if form is None:
+        messages.warning(request, message)
+        return redirect("checkout_review")
+    if not cart.lines.exists():
+        messages.warning(request, message)
+        return redirect(cart_url())
+    return render_checkout(request, cart=cart, form=form, status=409, notice=message)

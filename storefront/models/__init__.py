@@ -1,6 +1,7 @@
 from storefront.models.addresses import Address
 from storefront.models.carts import MAX_CART_LINES, MAX_LINE_QUANTITY, Cart, CartLine
 from storefront.models.catalog import (
+    MAX_WEIGHT_G,
     Category,
     CheapestOfferRefresh,
     Offer,
@@ -8,6 +9,13 @@ from storefront.models.catalog import (
     ProductCheapest,
 )
 from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
+from storefront.models.fulfillment import (
+    MAX_PER_KG_OVER_CENTS,
+    ParcelRate,
+    Warehouse,
+    WarehouseStock,
+    WeightTier,
+)
 from storefront.models.idempotency import IdempotencyKey
 from storefront.models.imports import ImportJob, ImportJobBatch
 from storefront.models.ledger import PaymentEvent, Refund
@@ -26,6 +34,8 @@ __all__ = [
     "MAX_CART_LINES",
     "MAX_LINE_QUANTITY",
     "MAX_MONEY_CENTS",
+    "MAX_PER_KG_OVER_CENTS",
+    "MAX_WEIGHT_G",
     "Address",
     "Cart",
     "CartLine",
@@ -42,10 +52,14 @@ __all__ = [
     "Order",
     "OrderEvent",
     "OrderLine",
+    "ParcelRate",
     "Payment",
     "PaymentEvent",
     "Product",
     "ProductCheapest",
     "Refund",
     "ShippingZone",
+    "Warehouse",
+    "WarehouseStock",
+    "WeightTier",
 ]

@@ -1,4 +1,5 @@
 from django.contrib.postgres.search import SearchVectorField
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -7,6 +8,10 @@ from storefront.models.fields import MAX_MONEY_CENTS, MoneyField
 from storefront.models.merchants import Merchant
 from storefront.money import format_money
 from storefront.validators import gtin_normalize, validate_gtin
+
+# One tonne per unit: with MAX_PER_KG_OVER_CENTS and the cart limits, the worst weight fee of a
+# cart stays far inside the engine's money limit.
+MAX_WEIGHT_G = 1_000_000
 
 
 def stock_covers(stock: int | None, quantity: int) -> bool:
@@ -42,6 +47,14 @@ class Product(models.Model):
     # A small self-contained SVG picture (the demo seed draws one); shown as a data URI in an
     # <img>, where an SVG cannot run scripts.
     image_svg = models.TextField("image (SVG)", blank=True)
+    weight_g = models.PositiveIntegerField(
+        "weight (g)",
+        default=0,
+        # Raw SQL writers (the feed import) insert products without naming this column.
+        db_default=0,
+        validators=[MaxValueValidator(MAX_WEIGHT_G)],
+        help_text="Grams per unit, for parcel rates by weight. 0: weightless.",
+    )
     # PostgreSQL's full-text document of name, brand and description, written by a trigger
     # (storefront.search.postgres) on every insert and update, however the row is written;
     # stored so that ranking reads it instead of parsing every match's text again. Unused

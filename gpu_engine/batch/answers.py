@@ -19,7 +19,7 @@ from gpu_engine.planning import rates
 from gpu_engine.pricing import merchant_cost
 from gpu_engine.problem import CartProblem
 from gpu_engine.results import SolverInconsistency
-from gpu_engine.solution import MerchantCost, Solution
+from gpu_engine.solution import MerchantCost, Parcel, Solution
 
 PROOFS = ("exact: every assignment priced", "exact: merchant-by-merchant subset DP")
 
@@ -114,14 +114,16 @@ def build_solutions(
             continue
         l0, m0, m1 = int(batch.line_ptr[c]), int(batch.merch_ptr[c]), int(batch.merch_ptr[c + 1])
         local = choice[l0 : l0 + problem.n_items].tolist()
-        merchant_ids = [problem.merchant_ids[j] for j in batch.merchant_index[m0:m1].tolist()]
+        columns = batch.merchant_index[m0:m1].tolist()
+        merchant_ids = [problem.merchant_ids[j] for j in columns]
+        node_ids = [problem.fulfillment.node_ids[j] for j in columns]
         out.append(
             Solution(
                 total=int(priced[c]),
                 assignment={
                     item: merchant_ids[m] for item, m in zip(problem.item_ids, local, strict=True)
                 },
-                breakdown=_breakdown(problem, local, merchant_ids, rows, m0),
+                breakdown=_breakdown(problem, local, merchant_ids, node_ids, rows, m0),
                 optimal=True,
                 algorithm=METHOD_NAMES[kind],
                 device=device,
@@ -135,20 +137,32 @@ def build_solutions(
                 },
                 gap=0.0,
                 stats={**stats_common, "proof": PROOFS[kind]},
+                nodes={item: node_ids[m] for item, m in zip(problem.item_ids, local, strict=True)},
             )
         )
     return out
 
 
 def _breakdown(
-    problem: CartProblem, local: list[int], merchant_ids: list[str], parts: list, m0: int
+    problem: CartProblem,
+    local: list[int],
+    merchant_ids: list[str],
+    node_ids: list[str],
+    parts: list,
+    m0: int,
 ) -> list[MerchantCost]:
+    """Per merchant, one parcel: the batch takes simple carts only (one node a merchant)."""
     lines: dict[int, list[str]] = {}
-    for item, m in zip(problem.item_ids, local, strict=True):
+    grams: dict[int, int] = {}
+    weights = problem.fulfillment.weight.tolist()
+    quantities = problem.quantity.tolist()
+    for i, (item, m) in enumerate(zip(problem.item_ids, local, strict=True)):
         lines.setdefault(m, []).append(item)
+        grams[m] = grams.get(m, 0) + quantities[i] * weights[i]
     out: list[MerchantCost] = []
     for m in sorted(lines):
         sub, units, discount, shipping, cost = parts[m0 + m]
+        parcel = Parcel(node_ids[m], tuple(lines[m]), units, grams[m], shipping)
         out.append(
             MerchantCost(
                 merchant=merchant_ids[m],
@@ -158,6 +172,7 @@ def _breakdown(
                 discount=discount,
                 shipping=shipping,
                 cost=cost,
+                parcels=(parcel,),
             )
         )
     return out

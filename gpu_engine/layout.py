@@ -42,6 +42,7 @@ class FullSearchLayout:
     units0: np.ndarray
     fixed_choice: np.ndarray
     complexity: int
+    parcels: ParcelLayout | None = None
 
     @property
     def n_free(self) -> int:
@@ -73,7 +74,49 @@ class FullSearchLayout:
         goods = int(self.sub0.sum()) + int(self.amount.max(axis=1, initial=0).sum())
         units = int(self.units0.sum()) + int(self.qty.sum())
         base, extra = (int(p.max(initial=0)) for p in self.params[:2])
-        return goods + self.merchants.size * base + extra * units + units
+        money = goods + self.merchants.size * base + extra * units + units
+        if self.parcels is not None:
+            money += self.merchants.size * self.parcels.max_weight_fee()
+            # A parcel's weight is state too: it must fit wherever the money must.
+            money = max(money, self.parcels.max_grams())
+        return money
+
+
+@dataclass(frozen=True, eq=False)
+class ParcelLayout:
+    """Version 2 pricing of a :class:`FullSearchLayout`'s compact columns.
+
+    ``grams`` int64[L]: quantity * weight of each free line; ``grams0`` int64[C]: the folded
+    lines' weight per column; ``owner`` int32[C]: compact merchant of each column; ``tiers``:
+    ``tier_up``, ``tier_fee`` int64[C, T], ``tier_count``, ``per_kg_over`` int64[C];
+    ``terms``: ``free_over``, ``disc_min_units``, ``disc_bp`` int64[O] of the compact merchants
+    (``owners``: their original index)."""
+
+    grams: np.ndarray
+    grams0: np.ndarray
+    owner: np.ndarray
+    owners: np.ndarray
+    tiers: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    terms: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    @property
+    def n_owners(self) -> int:
+        return int(self.owners.size)
+
+    def max_grams(self) -> int:
+        return int(self.grams0.sum()) + int(self.grams.sum())
+
+    def max_weight_fee(self) -> int:
+        """The dearest weight fee a parcel of this cart could cost (Python ints)."""
+        tier_up, tier_fee, tier_count, per_kg = self.tiers
+        grams = self.max_grams()
+        dearest = 0
+        for c in np.flatnonzero(tier_count):
+            last = int(tier_up[c, int(tier_count[c]) - 1])
+            kilos = -(-max(0, grams - last) // 1000)
+            fee = int(tier_fee[c, : int(tier_count[c])].max()) + int(per_kg[c]) * kilos
+            dearest = max(dearest, fee)
+        return dearest
 
 
 def full_search_layout(problem: CartProblem) -> FullSearchLayout:
@@ -105,6 +148,7 @@ def full_search_layout(problem: CartProblem) -> FullSearchLayout:
         merchants = problem.cand_merchant[i, : counts[i]]
         cand[k, : merchants.size] = compact[merchants]
         amount[k, : merchants.size] = problem.quantity[i] * problem.price[i, merchants]
+    parcels = None if problem.simple else _parcel_layout(problem, used, free, counts)
     return FullSearchLayout(
         problem=problem,
         lines=free,
@@ -118,4 +162,26 @@ def full_search_layout(problem: CartProblem) -> FullSearchLayout:
         units0=units0,
         fixed_choice=fixed_choice,
         complexity=problem.complexity,
+        parcels=parcels,
+    )
+
+
+def _parcel_layout(
+    problem: CartProblem, used: np.ndarray, free: np.ndarray, counts: np.ndarray
+) -> ParcelLayout:
+    f = problem.fulfillment
+    line_grams = problem.quantity * f.weight
+    compact = np.full(problem.n_merchants, -1, dtype=np.int64)
+    compact[used] = np.arange(used.size)
+    grams0 = np.zeros(used.size, dtype=np.int64)
+    for i in np.flatnonzero(counts == 1):
+        grams0[compact[problem.cand_merchant[i, 0]]] += line_grams[i]
+    owners, owner = np.unique(f.column_owner[used], return_inverse=True)
+    return ParcelLayout(
+        grams=line_grams[free].astype(np.int64),
+        grams0=grams0,
+        owner=owner.astype(np.int32),
+        owners=owners.astype(np.int64),
+        tiers=tuple(np.ascontiguousarray(a[used]) for a in f.parcel_params),  # type: ignore[arg-type]
+        terms=tuple(np.ascontiguousarray(a[owners]) for a in f.owner_params),  # type: ignore[arg-type]
     )

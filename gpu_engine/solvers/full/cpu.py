@@ -6,6 +6,8 @@ odometer step is ``ops.next_row`` written out in the loop, see there) in single 
 one choice of every free line but the last, whose choices are priced in O(1) each; moving to
 the next row is an odometer step. One thread walks a range of assignment
 indexes (a partial first or last row included), so a search can be time-boxed in slices.
+A version 2 cart (the layout has ``parcels``) walks the same rows through
+:mod:`gpu_engine.solvers.full.parcel_ops`, the kernel's own functions.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from gpu_engine.budget import check_budget, refuse_if_far_over
 from gpu_engine.layout import FullSearchLayout, full_search_layout
 from gpu_engine.planning import rates
 from gpu_engine.pricing import merchant_cost
-from gpu_engine.problem import CartProblem, require_simple
+from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
-from gpu_engine.solvers.full import ops
+from gpu_engine.solvers.full import ops, parcel_ops
 
 NO_BEST = np.iinfo(np.int64).max
 MIN_SLICE = 1 << 16
@@ -105,6 +107,63 @@ def search_range(start, stop, radix, off, cand, amount, qty, params, sub0, units
     return best_t, best_i
 
 
+@numba.njit(cache=True)
+def search_range_parcels(
+    start, stop, radix, off, cand, amount, qty, lgrams, owner, n_owners, sub0, units0, grams0,
+    rates, tiers, terms,
+):  # fmt: skip
+    """:func:`search_range` priced by version 2's rules (parcels per column, merchant terms
+    per owner): ``rates`` (base, extra) per column, ``tiers`` (tier_up, tier_fee, tier_count,
+    per_kg) per column, ``terms`` (free, dmin, dbp) per owner."""
+    base, extra = rates
+    tier_up, tier_fee, tier_count, per_kg = tiers
+    free, dmin, dbp = terms
+    n_lines = radix.shape[0]
+    n_c = sub0.shape[0]
+    units = np.empty(n_c, dtype=np.int64)
+    grams = np.empty(n_c, dtype=np.int64)
+    fee = np.empty(n_c, dtype=np.int64)
+    osub = np.empty(n_owners, dtype=np.int64)
+    ounits = np.empty(n_owners, dtype=np.int64)
+    oparcels = np.empty(n_owners, dtype=np.int64)
+    ocost = np.empty(n_owners, dtype=np.int64)
+    digits = np.zeros(max(n_lines, 1), dtype=np.int64)
+    prefix = max(n_lines - 1, 0)
+    if n_lines > 0:
+        _decode_row(start // radix[prefix], prefix, radix, digits)
+    total = parcel_ops.row_state(
+        prefix, digits, off, cand, amount, qty, lgrams, n_c, n_owners, owner, sub0, units0,
+        grams0, units, grams, fee, osub, ounits, oparcels, ocost,
+        base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp,
+    )  # fmt: skip
+    if n_lines == 0:
+        return total, 0
+    best_t = NO_BEST
+    best_i = -1
+    if start >= stop:
+        return best_t, best_i
+    r_b = radix[prefix]
+    row = start // r_b
+    j_lo = start - row * r_b
+    while True:
+        j_hi = min(r_b, stop - row * r_b)
+        best_t, best_i = parcel_ops.row_single(
+            row, total, prefix, j_lo, j_hi, r_b, off, cand, amount, qty, lgrams, owner,
+            units, grams, fee, osub, ounits, oparcels, ocost,
+            base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp, best_t, best_i,
+        )  # fmt: skip
+        row += 1
+        if row * r_b >= stop:
+            break
+        j_lo = 0
+        total += parcel_ops.next_row(
+            prefix, digits, radix, off, cand, amount, qty, lgrams, owner,
+            units, grams, fee, osub, ounits, oparcels, ocost,
+            base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp,
+        )  # fmt: skip
+    return best_t, best_i
+
+
 def search_layout(
     layout: FullSearchLayout,
     *,
@@ -116,6 +175,14 @@ def search_layout(
     layout's :meth:`~gpu_engine.layout.FullSearchLayout.flat`, when the caller has it)."""
     stop = layout.complexity if stop is None else stop
     off, cand, amount = layout.flat() if flat is None else flat
+    if layout.parcels is not None:
+        p = layout.parcels
+        best, index = search_range_parcels(
+            np.int64(start), np.int64(stop), layout.radix, off, cand, amount, layout.qty,
+            p.grams, p.owner, p.n_owners, layout.sub0, layout.units0, p.grams0,
+            layout.params[:2], p.tiers, p.terms,
+        )  # fmt: skip
+        return int(best), int(index)
     best, index = search_range(
         np.int64(start),
         np.int64(stop),
@@ -135,7 +202,6 @@ def solve_cpu_full(problem: CartProblem, *, budget_ms: float | None = None) -> S
     """Exact CPU full search; with ``budget_ms`` it stops between slices when the budget is
     spent and returns the best assignment seen, flagged not optimal, and refuses up front
     (BudgetError) when the predicted time at the known rate is far over the budget."""
-    require_simple(problem.fulfillment, "cpu-full")
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)
@@ -155,7 +221,8 @@ def solve_cpu_full(problem: CartProblem, *, budget_ms: float | None = None) -> S
             break
     elapsed = time.perf_counter() - t0
     search_s = time.perf_counter() - t_search
-    if done == layout.complexity and done >= RATE_MIN_COMPLEXITY:
+    # The rate is version 1's walk; a version 2 walk (parcels) is slower and would skew it.
+    if layout.parcels is None and done == layout.complexity and done >= RATE_MIN_COMPLEXITY:
         rates.record_cpu_full_rate(done / search_s)
     return make_solution(
         problem,

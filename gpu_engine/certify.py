@@ -57,6 +57,9 @@ def certify(problem: CartProblem, solution: Solution, *, left_ms: float | None) 
 
 
 def _integral(problem: CartProblem, solution: Solution) -> bool:
+    if not problem.simple:
+        # Version 2: only exhaustion is integer arithmetic throughout.
+        return solution.algorithm in ("cpu-full", "gpu-full")
     if solution.algorithm in INTEGRAL:
         return True
     from gpu_engine.solvers.ga.solve import lower_bound
@@ -66,6 +69,11 @@ def _integral(problem: CartProblem, solution: Solution) -> bool:
 
 def _recheck_method(problem: CartProblem, allowed_ms: float) -> str | None:
     """The fastest exact CPU method predicted to finish within ``allowed_ms`` (None: none)."""
+    if not problem.simple:
+        from gpu_engine.planning.fulfilled import V2_FULL_RATE
+
+        fits = problem.complexity / V2_FULL_RATE["cpu"] * 1e3 <= allowed_ms
+        return "cpu-full" if fits else None
     from gpu_engine.planning import GpuState, load_profile, make_plan
 
     plan = make_plan(

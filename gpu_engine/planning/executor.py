@@ -52,6 +52,13 @@ def solve_planned(
     from gpu_engine.warmup import warm_before_budget
 
     warmup_ms = warm_before_budget("auto", allow_gpu=allow_gpu) * 1e3
+    if not problem.simple:
+        from gpu_engine.planning.fulfilled import solve_fulfilled
+
+        idle = allow_gpu and gpu_available() and not _value(gpu_busy)
+        idle = idle and int(_value(gpu_queue_depth)) == 0
+        solution = solve_fulfilled(problem, budget_ms=budget_ms, seed=seed, gpu_idle=idle)
+        return replace(solution, plan={**(solution.plan or {}), "warmup_ms": warmup_ms})
     # What depends on the cart alone is computed once, before the budget's clock, like the
     # warm-up; the GPU's state and everything timed are read after it starts.
     features = cart_features(problem)

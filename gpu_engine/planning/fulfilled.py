@@ -1,0 +1,129 @@
+"""The planner's route for version 2 carts (several nodes for a merchant, or weight tiers).
+
+Simple carts go through the planner's measured routes (:mod:`gpu_engine.planning.plan`). A
+version 2 cart has fewer exact methods that price it: exhaustive search (CPU, or the GPU where
+one is idle) when every assignment fits a share of the budget, else the GA for an incumbent and
+HiGHS's node-and-tier model, warm-started with it, for the proof on the rest. The best answer
+wins; it is proven only by exhaustion or by HiGHS (whose claim :mod:`gpu_engine.certify` checks).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from gpu_engine.planning import tuning
+from gpu_engine.planning.clock import Deadline, now
+from gpu_engine.problem import CartProblem
+from gpu_engine.solution import Solution
+
+logger = logging.getLogger(__name__)
+
+# Assignments priced per second by the version 2 exhaustive search (measured on this project's
+# hosts; BENCHMARKS.md "Pricing v2"): a conservative floor, so the exhaustive route is chosen
+# only where it surely fits.
+V2_FULL_RATE = {"cpu": 5.0e6, "gpu": 4.0e8}
+# The exhaustive search takes at most this share of the budget.
+FULL_SHARE = 0.5
+# The GA's share of the budget before HiGHS.
+GA_SHARE = 0.3
+
+
+def solve_fulfilled(
+    problem: CartProblem,
+    *,
+    budget_ms: float | None,
+    seed: int,
+    gpu_idle: bool,
+) -> Solution:
+    """The cheapest assignment of a version 2 cart within ``budget_ms`` (None: the default)."""
+    budget = tuning.DEFAULT_BUDGET_MS if budget_ms is None else float(budget_ms)
+    deadline = Deadline(now(), budget)
+    exhaustive = _exhaustive_device(problem, budget, gpu_idle)
+    if exhaustive is not None:
+        solution = _full(problem, exhaustive, deadline)
+        why = f"{problem.complexity} assignments fit {FULL_SHARE:.0%} of the budget"
+        return _planned(solution, f"{exhaustive}-full", why, deadline, [])
+    return _ga_then_highs(problem, deadline, seed, "gpu" if gpu_idle else "cpu")
+
+
+def _exhaustive_device(problem: CartProblem, budget_ms: float, gpu_idle: bool) -> str | None:
+    for device in ("cpu", "gpu") if not gpu_idle else ("gpu", "cpu"):
+        if device == "gpu" and not gpu_idle:
+            continue
+        predicted_ms = problem.complexity / V2_FULL_RATE[device] * 1e3
+        if predicted_ms <= FULL_SHARE * budget_ms:
+            return device
+    return None
+
+
+def _full(problem: CartProblem, device: str, deadline: Deadline) -> Solution:
+    if device == "gpu":
+        from gpu_engine.solvers.full.cuda import solve_gpu_full
+
+        return solve_gpu_full(problem, budget_ms=deadline.remaining_ms())
+    from gpu_engine.solvers.full.cpu import solve_cpu_full
+
+    return solve_cpu_full(problem, budget_ms=deadline.remaining_ms())
+
+
+def _ga_then_highs(problem: CartProblem, deadline: Deadline, seed: int, device: str) -> Solution:
+    from gpu_engine.solvers.ga.solve import solve_ga
+    from gpu_engine.solvers.milp.runner import milp_best
+
+    ran: list[dict[str, Any]] = []
+    ga = solve_ga(problem, budget_ms=GA_SHARE * deadline.budget_ms, seed=seed, device=device)
+    ran.append(_phase(f"{device}-ga", ga))
+    if ga.optimal:
+        return _planned(ga, f"{device}-ga", "the GA met its lower bound", deadline, ran)
+    left = deadline.remaining_ms()
+    if left < 1.0:
+        return _planned(ga, f"{device}-ga", "no time left for HiGHS", deadline, ran)
+    warm = _choice(problem, ga)
+    milp, outcome = milp_best(problem, budget_ms=left, warm_start=warm)
+    ran.append(_phase("milp", milp, status=str(outcome.status)))
+    best = ga if milp is None or ga.total < milp.total else milp
+    if milp is not None and milp.optimal and milp.total == ga.total:
+        best = milp  # same total, and this one carries the proof
+    return _planned(best, best.algorithm, "GA incumbent, then HiGHS's proof", deadline, ran)
+
+
+def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
+    """The column index of each line in ``solution``."""
+    f = problem.fulfillment
+    column = {
+        (f.owner_ids[int(o)], node): c
+        for c, (o, node) in enumerate(zip(f.column_owner, f.node_ids, strict=True))
+    }
+    return np.array(
+        [column[(solution.assignment[item], solution.nodes[item])] for item in problem.item_ids],
+        dtype=np.int64,
+    )
+
+
+def _phase(method: str, solution: Solution | None, **extra: Any) -> dict[str, Any]:
+    if solution is None:
+        return {"method": method, "total": None, "proven": False, **extra}
+    return {
+        "method": method,
+        "total": solution.total,
+        "proven": solution.optimal,
+        "ms": round(solution.elapsed_ms, 3),
+        **extra,
+    }
+
+
+def _planned(
+    solution: Solution, method: str, why: str, deadline: Deadline, ran: list[dict[str, Any]]
+) -> Solution:
+    plan = {
+        "method": method,
+        "why": why,
+        "fulfillment": "version 2: nodes or weight tiers",
+        "budget_ms": deadline.budget_ms,
+        "ran": ran or [_phase(method, solution)],
+    }
+    return replace(solution, plan=plan, elapsed_ms=deadline.spent_ms())

@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -205,6 +206,9 @@ class MilpModel:
     x_merchant: np.ndarray  # int64[n_x]
     merchants: dict[int, _MerchantCols]
     money: float  # money_scale(problem)
+    # A version 2 cart's nodes and owners (:mod:`gpu_engine.solvers.milp.fulfilled`); None for
+    # a simple cart, whose merchants are in ``merchants``.
+    fulfilled: Any = None
 
     @property
     def n_cols(self) -> int:
@@ -219,7 +223,13 @@ def money_scale(problem: CartProblem) -> float:
     """The largest amount of cents one row of the cart's program can hold: over the merchants,
     the most goods it could sell (every line it offers, at its price), its free-shipping
     threshold and its largest shipping charge. HiGHS's tolerances are relative to such amounts
-    (:mod:`gpu_engine.solvers.milp.runner`); a float is exact enough for a scale."""
+    (:mod:`gpu_engine.solvers.milp.runner`); a float is exact enough for a scale. A version 2
+    cart's scale also holds its parcels' fees and weights
+    (:func:`gpu_engine.solvers.milp.fulfilled.fulfilled_money_scale`)."""
+    if not problem.simple:
+        from gpu_engine.solvers.milp.fulfilled import fulfilled_money_scale
+
+        return fulfilled_money_scale(problem)
     lines, merchants = np.nonzero(problem.price >= 0)
     quantity = problem.quantity.astype(np.float64)
     goods = quantity[lines] * problem.price[lines, merchants].astype(np.float64)
@@ -330,7 +340,13 @@ def _has_threshold(problem: CartProblem, m: int) -> bool:
     return int(problem.free_over[m]) > 0 and bool(charges)
 
 
-def _add_discount(problem, model: _Model, m: int, cols: _MerchantCols, units, goods) -> None:
+def _add_discount(
+    problem, model: _Model, m: int, cols: _MerchantCols, units, goods, threshold=None
+) -> None:
+    """``threshold``: whether the merchant's shipping switches on its goods (None: as
+    :func:`_has_threshold` says of column ``m``; a version 2 owner passes its own)."""
+    if threshold is None:
+        threshold = _has_threshold(problem, m)
     min_units, bp = int(problem.disc_min_units[m]), int(problem.disc_bp[m])
     u_max, s_max = int(units.sum()), int(goods.sum())
     d_max = s_max * bp // BP_SCALE
@@ -347,7 +363,7 @@ def _add_discount(problem, model: _Model, m: int, cols: _MerchantCols, units, go
     # (still valid, and tighter where ``z`` is fractional; see the module docstring).
     capped = np.minimum(units, min_units).astype(np.float64)
     model.row(np.append(cols.z, cols.d), np.append(capped, -float(min_units)), 0.0, math.inf)
-    if _has_threshold(problem, m):
+    if threshold:
         model.row(
             np.append(cols.x, cols.d),
             np.append(units, -float(u_max - min_units + 1)),
@@ -443,6 +459,10 @@ def _add_shipping(problem, model: _Model, m: int, cols: _MerchantCols, units, go
 def milp_point(milp: MilpModel, choice: np.ndarray) -> np.ndarray:
     """The value of every column for an assignment: a feasible point (HiGHS's warm start).
     Money comes from the pricing routine's breakdown, so the point prices as the spec does."""
+    if milp.fulfilled is not None:
+        from gpu_engine.solvers.milp.fulfilled import fulfilled_point
+
+        return fulfilled_point(milp, choice)
     problem = milp.problem
     choice = np.asarray(choice, dtype=np.int64)
     values = np.zeros(milp.n_cols)

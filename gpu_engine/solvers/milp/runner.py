@@ -21,13 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import BudgetError, CapacityError, CartProblem, require_simple
+from gpu_engine.pricing import assignment_cost, total_of
+from gpu_engine.problem import BudgetError, CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga.solve import lower_bound
 from gpu_engine.solvers.milp import highs_process
 from gpu_engine.solvers.milp.model import (
+    BP_SCALE,
     HIGHS_MAX_MONEY,
     BuildCancelled,
     MilpModel,
@@ -174,7 +175,7 @@ def milp_run(
         milp = (
             model
             if model is not None
-            else milp_build(problem, cancelled=clock.expired, money=money)
+            else program_build(problem, cancelled=clock.expired, money=money)
         )
         shape = (milp.n_cols, milp.n_rows)
         request = _request(
@@ -341,8 +342,9 @@ def solve_milp(
     ``gap`` = (total - bound) / total, the bound being the better of HiGHS's and
     :func:`gpu_engine.solvers.ga.solve.lower_bound`. ``budget_ms`` is a hard deadline: a run cut by
     it keeps the warm start (``stats["cut"]``, status :data:`CUT_STATUS`). Raises BudgetError when
-    no feasible point is known (no warm start and no HiGHS incumbent in the time)."""
-    require_simple(problem.fulfillment, "milp")
+    no feasible point is known (no warm start and no HiGHS incumbent in the time). Version 2
+    carts (several nodes, weight tiers) run on :mod:`gpu_engine.solvers.milp.fulfilled`'s
+    program; ``warm_start`` is then a column index per line."""
     solution, outcome = milp_best(
         problem,
         budget_ms=budget_ms,
@@ -423,8 +425,8 @@ def milp_answer(
     if choice is None:
         return None
     total = _cost(problem, choice)
-    # HiGHS's bound is weak (even negative) early on; the GA's price-only bound never is.
-    bound = max(outcome.bound, float(lower_bound(problem)))
+    # HiGHS's bound is weak (even negative) early on; a price-only bound never is.
+    bound = max(outcome.bound, float(price_bound(problem)))
     proven = milp_proves(total, bound)
     gap = None if proven or total == 0 else max(0.0, (total - bound) / total)
     return make_solution(
@@ -458,4 +460,47 @@ def cents_bound(bound: float) -> int | None:
 
 
 def _cost(problem: CartProblem, choice: np.ndarray) -> int:
+    if not problem.simple:
+        return total_of(problem, choice)
     return int(assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params))
+
+
+def program_build(
+    problem: CartProblem,
+    *,
+    cancelled: Callable[[], bool] | None = None,
+    money: float | None = None,
+) -> MilpModel:
+    """The cart's exact program: :func:`~gpu_engine.solvers.milp.model.milp_build` for a simple
+    cart, :func:`~gpu_engine.solvers.milp.fulfilled.fulfilled_build` for a version 2 one."""
+    if problem.simple:
+        return milp_build(problem, cancelled=cancelled, money=money)
+    from gpu_engine.solvers.milp.fulfilled import fulfilled_build
+
+    return fulfilled_build(problem, cancelled=cancelled, money=money)
+
+
+def price_bound(problem: CartProblem) -> int:
+    """A proven lower bound from prices alone: the GA's
+    (:func:`gpu_engine.solvers.ga.solve.lower_bound`) on a simple cart. On a version 2 cart a
+    merchant's discount counts the units of all its nodes, so here every line is at its
+    cheapest column after the largest discount its owner could earn there."""
+    if problem.simple:
+        return lower_bound(problem)
+    f = problem.fulfillment
+    lines, columns = np.nonzero(problem.price >= 0)
+    owners = f.column_owner[columns]
+    # The most units a merchant could ship: each line once, at any of its nodes.
+    shipped = np.zeros((problem.n_items, f.n_owners), dtype=bool)
+    shipped[lines, owners] = True
+    units_max = (shipped * problem.quantity[:, None]).sum(axis=0)
+    earns = (f.owner_disc_min_units > 0) & (units_max >= f.owner_disc_min_units)
+    bp = np.where(earns, f.owner_disc_bp, 0)[owners]
+    scaled = [
+        int(problem.quantity[i]) * int(problem.price[i, c]) * (BP_SCALE - int(b))
+        for i, c, b in zip(lines.tolist(), columns.tolist(), bp.tolist(), strict=True)
+    ]
+    per_line = [math.inf] * problem.n_items
+    for i, value in zip(lines.tolist(), scaled, strict=True):
+        per_line[i] = min(per_line[i], value)
+    return -(-sum(int(v) for v in per_line) // BP_SCALE)

@@ -40,17 +40,19 @@ from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.layout import FullSearchLayout, full_search_layout
 from gpu_engine.planning import rates
 from gpu_engine.pricing import device_merchant_cost, device_pricing_fallback, device_pricing_variant
-from gpu_engine.problem import CapacityError, CartProblem, require_simple
+from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.full import ops as full_ops
-from gpu_engine.solvers.full.transfer import DeviceProblem, device_problem
+from gpu_engine.solvers.full.cuda_parcels import launch_parcels, parcel_kernel
+from gpu_engine.solvers.full.transfer import DeviceProblem, device_parcel_problem, device_problem
 
 MAX_LINES = 64
 MAX_FLAT = 1024
 # Pair mode keeps one delta per choice of the last line in thread-local memory.
 PAIR_MAX_B = 64
 MERCHANT_BUCKETS = (32, 64, 128, 256)
+LIMITS = (MAX_LINES, MAX_FLAT, PAIR_MAX_B)
 INT64_MAX = np.iinfo(np.int64).max
 INT32_SAFE = 2**31 - 1
 # A launch is sized for about this long, so a budget is honoured to within one launch.
@@ -296,7 +298,9 @@ def _prepare(layout: FullSearchLayout, config: LaunchConfig) -> DeviceProblem:
     use_int32 = fits32 if use_int32 is None else use_int32
     if use_int32 and not fits32:
         raise CapacityError("items", layout.max_money(), "cart totals do not fit int32")
-    return device_problem(
+    # Version 2 carts: a column's merchant is one of the columns', so max_m bounds both.
+    make = device_problem if layout.parcels is None else device_parcel_problem
+    return make(
         layout,
         max_m=max_m,
         use_int32=use_int32,
@@ -324,6 +328,10 @@ def _grid(dev: DeviceProblem, n_rows: int, config: LaunchConfig) -> tuple[int, i
 
 def _launch(dev, row_lo, row_hi, config, use_shuffle, out_total, out_index, offset):
     blocks, threads, rows_per_chunk = _grid(dev, row_hi - row_lo, config)
+    if dev.parcels:
+        outs = (out_total[offset : offset + blocks], out_index[offset : offset + blocks])
+        kernel = parcel_kernel(dev, use_shuffle, config.max_registers, LIMITS)
+        return launch_parcels(kernel, dev, row_lo, row_hi, (blocks, threads, rows_per_chunk), outs)
     kernel = _kernel(dev.max_m, dev.use_int32, use_shuffle, dev.pair, config.max_registers)
     radix, offsets, cand, amount, qty, base, extra, free_over, dmin, dbp, sub0, units0 = dev.arrays
     kernel[blocks, threads](
@@ -448,17 +456,15 @@ def solve_gpu_full(
     """Exact GPU full search (a budget makes it stop early, flagged not optimal). With several
     ``device_ids`` the rows are split over those GPUs. Refused up front (BudgetError) when the
     predicted time at the known rate is far over the budget."""
-    require_simple(problem.fulfillment, "gpu-full")
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)
     refuse_if_far_over("gpu-full", layout.complexity / rates.gpu_full_rate() * 1e3, budget_ms)
     if layout.n_free == 0:
         choice = layout.fixed_choice
-        from gpu_engine.pricing import assignment_cost
+        from gpu_engine.pricing import total_of
 
-        total = assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params)
-        return _solution(problem, layout, choice, int(total), True, t0, 1, 1)
+        return _solution(problem, layout, choice, total_of(problem, choice), True, t0, 1, 1)
     r_in = row_size(layout, config)
     n_rows = layout.complexity // r_in
     if device_ids and len(device_ids) > 1:
@@ -468,7 +474,7 @@ def solve_gpu_full(
         total, index, rows = search_rows(layout, budget_ms=budget_ms, config=config)
     elapsed = time.perf_counter() - t0
     searched = rows * r_in
-    if rows == n_rows and searched >= RATE_MIN_COMPLEXITY:
+    if layout.parcels is None and rows == n_rows and searched >= RATE_MIN_COMPLEXITY:
         rates.record_gpu_full_rate(searched / elapsed)
     return _solution(
         problem, layout, layout.decode(index), total, rows == n_rows, t0, searched, n_rows

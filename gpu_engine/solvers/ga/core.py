@@ -123,6 +123,8 @@ class GaArrays:
     cnt: np.ndarray
     params: np.ndarray
     merchants: np.ndarray
+    # A version 2 cart's nodes, tiers and owners (None: a simple cart, priced by ``params``).
+    fulfil: FulfilArrays | None = None
 
     @property
     def n_lines(self) -> int:
@@ -140,6 +142,63 @@ class GaArrays:
         """Original merchant index per line for a chromosome of compact indexes."""
         return self.merchants[np.asarray(genes, dtype=np.int64)]
 
+    def v2_problem(self) -> tuple[np.ndarray, ...]:
+        """The problem arrays of :mod:`.ops_v2`, in their argument order."""
+        f = self.fulfil
+        assert f is not None, "a simple cart has no version 2 arrays"
+        return (
+            self.qty,
+            f.wgt,
+            self.price,
+            self.cand,
+            self.cnt,
+            f.colp,
+            f.tier_up,
+            f.tier_fee,
+            f.ownp,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class FulfilArrays:
+    """A version 2 cart's columns as the GA sees them (compact columns and owners): ``wgt``
+    int64[n] grams a unit; ``colp`` int64[5, mc] (:mod:`.ops_v2`'s ``C_*`` rows: base fee, per
+    extra unit, compact owner, tier count, per kg over); ``tier_up``/``tier_fee`` int64[mc, T];
+    ``ownp`` int64[3, mo] (free over, discount units, basis points); ``owners`` the original
+    merchant index of each compact owner."""
+
+    wgt: np.ndarray
+    colp: np.ndarray
+    tier_up: np.ndarray
+    tier_fee: np.ndarray
+    ownp: np.ndarray
+    owners: np.ndarray
+
+
+def _fulfil_arrays(problem: CartProblem, used: np.ndarray) -> FulfilArrays:
+    f = problem.fulfillment
+    owner_of = f.column_owner[used]
+    owners = np.unique(owner_of)
+    compact_owner = np.searchsorted(owners, owner_of)
+    colp = np.stack(
+        [
+            problem.base_fee[used],
+            problem.per_extra_unit[used],
+            compact_owner,
+            f.tier_count[used],
+            f.per_kg_over[used],
+        ]
+    )
+    ownp = np.stack([p[owners] for p in f.owner_params])
+    return FulfilArrays(
+        wgt=np.ascontiguousarray(f.weight, dtype=np.int64),
+        colp=np.ascontiguousarray(colp, dtype=np.int64),
+        tier_up=np.ascontiguousarray(f.tier_up[used], dtype=np.int64),
+        tier_fee=np.ascontiguousarray(f.tier_fee[used], dtype=np.int64),
+        ownp=np.ascontiguousarray(ownp, dtype=np.int64),
+        owners=owners.astype(np.int64),
+    )
+
 
 def ga_arrays(problem: CartProblem) -> GaArrays:
     used = np.unique(problem.cand_merchant[problem.cand_merchant >= 0]).astype(np.int64)
@@ -156,6 +215,7 @@ def ga_arrays(problem: CartProblem) -> GaArrays:
             np.stack([p[used] for p in problem.merchant_params]), dtype=np.int64
         ),
         merchants=used,
+        fulfil=None if problem.simple else _fulfil_arrays(problem, used),
     )
 
 
@@ -428,4 +488,10 @@ def drop_seed(problem: CartProblem) -> np.ndarray:
     arrays = ga_arrays(problem)
     row = np.empty(arrays.n_lines, dtype=np.int32)
     drop_greedy(row, arrays.qty, arrays.price, arrays.cand, arrays.params)
+    if arrays.fulfil is not None:
+        # On a version 2 cart the heuristic saw each node as a merchant of its own: exact
+        # descent under the real rules follows (every pick stays one of the line's columns).
+        from gpu_engine.solvers.ga.cpu_v2 import polish
+
+        polish(arrays, row)
     return arrays.to_original(row)

@@ -41,10 +41,11 @@ from typing import Any
 
 import numpy as np
 
-from gpu_engine.problem import CartProblem, require_simple
+from gpu_engine.problem import CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga import cpu as ga_cpu
+from gpu_engine.solvers.ga import cpu_v2 as ga_cpu_v2
 from gpu_engine.solvers.ga.core import (
     NO_CANDIDATE,
     GaArrays,
@@ -109,6 +110,8 @@ def lower_bound(problem: CartProblem) -> int:
 def arrays_lower_bound(arrays: GaArrays) -> int:
     """:func:`lower_bound` of a cart already compacted (over each line's candidates only: the
     full price matrix of a large cart is slow to scan)."""
+    if arrays.fulfil is not None:
+        return _fulfilled_lower_bound(arrays)
     reachable = arrays.params[3] > 0
     units_max = np.zeros(arrays.n_merchants, dtype=np.int64)
     valid = arrays.cand >= 0
@@ -121,6 +124,33 @@ def arrays_lower_bound(arrays: GaArrays) -> int:
     scaled = arrays.qty[:, None] * price * (BP_SCALE - bp[cand])
     per_line = np.where(valid, scaled, np.iinfo(np.int64).max).min(axis=1)
     total = sum(int(v) for v in per_line)
+    return -(-total // BP_SCALE)
+
+
+def _fulfilled_lower_bound(arrays: GaArrays) -> int:
+    """:func:`arrays_lower_bound` of a version 2 cart: a merchant's discount counts the units
+    of every node, so whether it can apply is decided per merchant (over the lines any of its
+    nodes could take, each line counted once), and every column of it gets its basis points."""
+    f = arrays.fulfil
+    assert f is not None
+    valid = arrays.cand >= 0
+    cand = np.where(valid, arrays.cand, 0)
+    owner = np.where(valid, f.colp[2][cand], -1)
+    n_owners = f.ownp.shape[1]
+    units_max = np.zeros(n_owners, dtype=np.int64)
+    for o in range(n_owners):
+        units_max[o] = int(arrays.qty[(owner == o).any(axis=1)].sum())
+    dmin, dbp = f.ownp[1], f.ownp[2]
+    owner_bp = np.where((dmin > 0) & (units_max >= dmin), dbp, 0)
+    bp = owner_bp[f.colp[2]]
+    price = np.take_along_axis(arrays.price, cand, axis=1)
+    # Python ints: exact however large the prices.
+    total = 0
+    for i in range(arrays.n_lines):
+        total += min(
+            int(arrays.qty[i]) * int(price[i, k]) * (BP_SCALE - int(bp[cand[i, k]]))
+            for k in range(int(arrays.cnt[i]))
+        )
     return -(-total // BP_SCALE)
 
 
@@ -146,7 +176,13 @@ class CpuPopulation:
         self.genes_out = np.empty((size, n), dtype=np.int32)
         self.fit_in = np.empty(size, dtype=np.int64)
         self.fit_out = np.empty(size, dtype=np.int64)
-        self._problem = (arrays.qty, arrays.price, arrays.cand, arrays.cnt, arrays.params)
+        # A version 2 cart's steps take the problem as one tuple (:mod:`.cpu_v2`).
+        self._ops = ga_cpu if arrays.fulfil is None else ga_cpu_v2
+        self._problem: tuple = (
+            (arrays.qty, arrays.price, arrays.cand, arrays.cnt, arrays.params)
+            if arrays.fulfil is None
+            else (arrays.v2_problem(),)
+        )
         # One elite-pass result row per thread (its best move so far).
         self._keep = np.empty((self.threads, n), dtype=np.int32)
 
@@ -167,7 +203,7 @@ class CpuPopulation:
         steps = self.config.child_ls_steps
 
         def work(_worker: int, lo: int, hi: int) -> None:
-            ga_cpu.initialise_slots(
+            self._ops.initialise_slots(
                 lo, hi, self.genes_in, self.fit_in, seeded, self.states, steps, *self._problem
             )
 
@@ -194,7 +230,7 @@ class CpuPopulation:
         steps = self.config.child_ls_steps
 
         def work(_worker: int, lo: int, hi: int) -> None:
-            ga_cpu.initialise_slots(
+            self._ops.initialise_slots(
                 old + lo, old + hi, genes, fit, no_seeds, states, steps, *self._problem
             )
 
@@ -215,7 +251,7 @@ class CpuPopulation:
 
         def work(worker: int, lo: int, hi: int) -> None:
             keep = self._keep[worker]
-            total, move = ga_cpu.elite_moves(
+            total, move = self._ops.elite_moves(
                 lo, hi, row, best[worker][0], steps, keep, *self._problem
             )
             if move >= 0:
@@ -234,7 +270,7 @@ class CpuPopulation:
         knobs = self.config.knobs()
 
         def work(_worker: int, lo: int, hi: int) -> None:
-            ga_cpu.generation_slots(
+            self._ops.generation_slots(
                 lo,
                 hi,
                 self.genes_in,
@@ -333,7 +369,6 @@ def solve_ga(
     (``stats["cut"]`` names the step it cut short). ``restarts`` (with a budget): a run that
     stalls restarts from the next seed until the budget ends (``stats["restarts"]``, one
     record each; ``stats["stop"]`` is the last run's)."""
-    require_simple(problem.fulfillment, "ga")
     started = time.perf_counter()
     use_gpu = _use_gpu(device)
     arrays = ga_arrays(problem)

@@ -9,7 +9,8 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 
 from storefront.catalog import selectors
 from storefront.catalog.sql_shapes import Slots, shaped_list
-from storefront.models import Merchant, Offer
+from storefront.models import Merchant, Offer, Product
+from storefront.search.delivered import DeliveredTerms, products_with_delivered_price
 from storefront.search.filters import CatalogFilters, filtered_rows
 from storefront.search.prices import PRICE_RANGES, PriceRangeIndex
 from storefront.search.query import search_prepare
@@ -35,6 +36,9 @@ class Facets:
     postal_code: str = ""
     filters: CatalogFilters = field(default_factory=CatalogFilters)
     listed: int = 0  # products the list shows under ``filters``
+    # The price ranges and "in stock" read the delivered price under these terms (None:
+    # the lowest item price).
+    terms: DeliveredTerms | None = None
 
     @property
     def chosen(self) -> int:
@@ -73,12 +77,23 @@ class _Cell:
     count: int
 
 
-def _cells_query(filters: CatalogFilters, ships_free_q: Q | None) -> QuerySet:
+def _with_price(terms: DeliveredTerms | None) -> tuple[QuerySet, str]:
+    """Every product with the price the price facet and "in stock" read, and its name: the
+    delivered price under ``terms``, else the lowest item price."""
+    if terms is None:
+        return selectors.product_with_best_price_list(), "best_price"
+    return products_with_delivered_price(Product.objects.all(), terms), "delivered_price"
+
+
+def _cells_query(
+    filters: CatalogFilters, ships_free_q: Q | None, terms: DeliveredTerms | None
+) -> QuerySet:
+    priced, price = _with_price(terms)
     products = selectors.product_match_list(
-        products=selectors.product_with_best_price_list(),
+        products=priced,
         query=filters.query,
         merchant_id=filters.merchant_id,
-    ).annotate(price_range_index=PriceRangeIndex("best_price"))
+    ).annotate(price_range_index=PriceRangeIndex(price))
     groups = ["category_id", "category__slug", "category__name", "price_range_index"]
     if ships_free_q is not None:
         products = products.annotate(ships_free=ExpressionWrapper(ships_free_q, BooleanField()))
@@ -88,22 +103,31 @@ def _cells_query(filters: CatalogFilters, ships_free_q: Q | None) -> QuerySet:
 
 def _shaped_rows(
     name: str,
-    query: Callable[[CatalogFilters, Q | None], QuerySet],
+    query: Callable[[CatalogFilters, Q | None, DeliveredTerms | None], QuerySet],
     filters: CatalogFilters,
     ships_free_q: Q | None,
+    terms: DeliveredTerms | None,
 ) -> list:
-    """The rows of ``query(filters, ships_free_q)``, from SQL compiled once per shape of the
-    filters (a free-shipping condition has none: it is built from the merchants' terms)."""
+    """The rows of ``query(filters, ships_free_q, terms)``, from SQL compiled once per shape
+    of the filters and terms (a free-shipping condition has none: it is built from the
+    merchants' terms)."""
     if ships_free_q is not None:
-        return list(query(filters, ships_free_q))
-    return filtered_rows(name=name, filters=filters, query=lambda chosen: query(chosen, None))
+        return list(query(filters, ships_free_q, terms))
+    return filtered_rows(
+        name=name,
+        filters=filters,
+        query=lambda chosen, chosen_terms: query(chosen, None, chosen_terms),
+        terms=terms,
+    )
 
 
-def _cells(filters: CatalogFilters, ships_free_q: Q | None) -> list[_Cell]:
+def _cells(
+    filters: CatalogFilters, ships_free_q: Q | None, terms: DeliveredTerms | None
+) -> list[_Cell]:
     """One grouped query under the filters no facet leaves out (the search and the merchant):
     every other facet, the categories included, chooses among its rows in Python. At most
     categories x price ranges x 2 x 2 rows whatever the catalog's size."""
-    rows = _shaped_rows("cells", _cells_query, filters, ships_free_q)
+    rows = _shaped_rows("cells", _cells_query, filters, ships_free_q, terms)
     free = ships_free_q is not None
     return [
         _Cell(
@@ -157,15 +181,18 @@ def _category_facet(
     )
 
 
-def _merchant_counts_query(filters: CatalogFilters, ships_free_q: Q | None) -> QuerySet:
+def _merchant_counts_query(
+    filters: CatalogFilters, ships_free_q: Q | None, terms: DeliveredTerms | None
+) -> QuerySet:
     offers = Offer.objects.filter(active=True)
     if replace(filters, merchant_id=None) != CatalogFilters():
         # Only the products the other filters keep; with none chosen, every product counts
         # and the subquery is left out.
         by_price = filters.available_only or filters.price_range
+        priced, price = _with_price(terms)
         products = selectors.product_match_list(
-            # The best offer's joins only where its price filters.
-            products=selectors.product_with_best_price_list() if by_price else None,
+            # The price's subqueries only where it filters.
+            products=priced if by_price else None,
             query=filters.query,
             category=filters.category,
             ships_free_to=filters.ships_free_to,
@@ -173,10 +200,10 @@ def _merchant_counts_query(filters: CatalogFilters, ships_free_q: Q | None) -> Q
         )
         if by_price:
             if filters.available_only:
-                products = products.filter(Q(best_price__isnull=False))
+                products = products.filter(Q(**{f"{price}__isnull": False}))
             price_range = selectors.price_range_get(key=filters.price_range)
             if price_range is not None:
-                products = products.filter(price_range.q())
+                products = products.filter(price_range.q(price))
         offers = offers.filter(product__in=products.order_by().values("pk"))
     # Offers counted per merchant id alone (an index-only scan of the partial index on active
     # offers' merchant when nothing filters), the active merchants' names read apart: joining
@@ -212,8 +239,12 @@ def _merchant_names(merchant_ids: list[int]) -> list[tuple[int, str]]:
     )
 
 
-def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, ...]:
-    counts = dict(_shaped_rows("merchant_counts", _merchant_counts_query, filters, ships_free_q))
+def _merchant_facet(
+    filters: CatalogFilters, ships_free_q: Q | None, terms: DeliveredTerms | None
+) -> tuple[FacetValue, ...]:
+    counts = dict(
+        _shaped_rows("merchant_counts", _merchant_counts_query, filters, ships_free_q, terms)
+    )
     rows = [(pk, name, counts[pk]) for pk, name in _merchant_names(list(counts)) if counts.get(pk)]
     return tuple(
         FacetValue(
@@ -226,10 +257,14 @@ def _merchant_facet(filters: CatalogFilters, ships_free_q) -> tuple[FacetValue, 
     )
 
 
-def product_facets(*, filters: CatalogFilters, postal_code: str = "") -> Facets:
+def product_facets(
+    *, filters: CatalogFilters, postal_code: str = "", terms: DeliveredTerms | None = None
+) -> Facets:
     """Counts for every facet of the catalog under ``filters``; "ships free" is offered
-    for ``postal_code`` (the shopper's destination) when there is one. A bounded number of
-    queries whatever the catalog's size: the search's preparation (none when ``filters``
+    for ``postal_code`` (the shopper's destination) when there is one. With ``terms``
+    (``delivered_terms_read``) the price ranges and "in stock" read each product's delivered
+    price, as the shop's listing does; without, its lowest item price (the API's). A bounded
+    number of queries whatever the catalog's size: the search's preparation (none when ``filters``
     carry a ``PreparedSearch``), the merchants' terms for the destination (two), one grouped
     count for the categories, price ranges, in-stock and ships-free, and two for the
     merchants (counts, names). ``Facets.listed`` is how many products the list itself shows."""
@@ -238,7 +273,7 @@ def product_facets(*, filters: CatalogFilters, postal_code: str = "") -> Facets:
         filters = replace(filters, query=search_prepare(filters.query))
     ships_free_q = selectors.product_ships_free_q(postal_code=postal_code) if postal_code else None
     filters = replace(filters, ships_free_to=postal_code if filters.ships_free_to else "")
-    cells = _cells(filters, ships_free_q)
+    cells = _cells(filters, ships_free_q, terms)
     chosen = _Chosen(filters)
     cells = [cell for cell in cells if cell.count]
     in_category = [cell for cell in cells if chosen.category(cell)]
@@ -264,7 +299,7 @@ def product_facets(*, filters: CatalogFilters, postal_code: str = "") -> Facets:
         )
     return Facets(
         categories=_category_facet(filters, cells, chosen),
-        merchants=_merchant_facet(filters, ships_free_q),
+        merchants=_merchant_facet(filters, ships_free_q, terms),
         price_ranges=tuple(
             FacetValue(
                 key=r.key,
@@ -281,4 +316,5 @@ def product_facets(*, filters: CatalogFilters, postal_code: str = "") -> Facets:
         postal_code=postal_code,
         filters=filters,
         listed=listed,
+        terms=terms,
     )

@@ -5,11 +5,15 @@ sentinels in place of their values, for SQL compiled once per shape
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 
 from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.search.query import PreparedSearch, search_shape
+
+if TYPE_CHECKING:
+    from storefront.search.delivered import DeliveredTerms
 
 
 @dataclass(frozen=True)
@@ -84,20 +88,29 @@ def filtered_rows(
     *,
     name: Hashable,
     filters: CatalogFilters,
-    query: Callable[[CatalogFilters], QuerySet],
+    query: "Callable[[CatalogFilters, DeliveredTerms | None], QuerySet]",
     window: tuple[int, int] | None = None,
+    terms: "DeliveredTerms | None" = None,
 ) -> list:
-    """The rows of ``query(filters)`` (its ``window`` slice), from SQL compiled once per
-    ``name`` and shape of the filters; plainly where the filters have no shape."""
+    """The rows of ``query(filters, terms)`` (its ``window`` slice), from SQL compiled once
+    per ``name``, shape of the filters and shape of the delivered ``terms`` (their values
+    are parameters too); plainly where the filters have no shape."""
     slots = Slots()
     shape = filters_shape(filters, slots)
     if shape is None:
-        queryset = query(filters)
+        queryset = query(filters, terms)
         return list(queryset if window is None else queryset[window[0] : window[1]])
+    if terms is not None:
+        terms.with_sentinels(slots)  # the request's values, after the filters'
+
+    def build(sentinels: Slots) -> QuerySet:
+        chosen = filters_with_sentinels(filters, sentinels)
+        return query(chosen, None if terms is None else terms.with_sentinels(sentinels))
+
     return shaped_list(
-        key=(name, shape[0]),
+        key=(name, shape[0], None if terms is None else terms.shape),
         slots=slots,
-        build=lambda sentinels: query(filters_with_sentinels(filters, sentinels)),
-        plain=lambda: query(filters),
+        build=build,
+        plain=lambda: query(filters, terms),
         window=window,
     )

@@ -1,6 +1,7 @@
 """Catalog and product pages."""
 
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -20,6 +21,7 @@ from storefront.carts.delivered import (
     DeliveredCost,
     delivered_cheapest,
     offers_delivered_cost,
+    products_cheapest_delivered,
 )
 from storefront.carts.pricing_summary import cart_pricing_summary_for_product
 from storefront.catalog.selectors import category_list_read, product_offers_read
@@ -28,6 +30,7 @@ from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, Offer
 from storefront.money import format_money
 from storefront.search import search_prepare
+from storefront.search.delivered import DeliveredTerms, delivered_terms_read
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.search.listing import ProductListPages
 from storefront.templatetags.web_tags import (
@@ -46,6 +49,11 @@ if TYPE_CHECKING:
 
 PRODUCTS_PER_PAGE = 24
 MINUS = "\u2212"
+# The listing's price is the delivered price (see ``storefront.search.delivered``).
+SORT_LABELS = {
+    "price": "Delivered price: low to high",
+    "-price": "Delivered price: high to low",
+}
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
@@ -69,6 +77,8 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
         FragmentSpec("categories", (CATALOG,)), category_list_read, request=request
     )
     form = CatalogFilterForm(request.GET, categories=categories)
+    sort = form.fields["sort"]
+    sort.choices = [(key, SORT_LABELS.get(key, label)) for key, label in sort.choices]  # type: ignore[attr-defined]
     # A stale link with an unknown category still lists products: invalid fields fall back
     # to their defaults and the form says what was ignored.
     form.is_valid()
@@ -85,12 +95,23 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
         ships_free_to=postal_code if data.get("free") else "",
     )
 
-    facets = SimpleLazyObject(lambda: product_facets(filters=filters, postal_code=postal_code))
+    @cache
+    def terms() -> DeliveredTerms:
+        # Every active merchant's single-unit terms for the destination: what the list's
+        # delivered prices, their order and the price facet read (only on a cache miss).
+        return delivered_terms_read(postal_code=postal_code)
+
+    facets = SimpleLazyObject(
+        lambda: product_facets(filters=filters, postal_code=postal_code, terms=terms())
+    )
 
     def page():
         # The facets' grouped query counted the list already.
         products = ProductListPages(
-            filters=filters, ordering=data.get("sort") or "relevance", count=facets.listed
+            filters=filters,
+            ordering=data.get("sort") or "relevance",
+            count=facets.listed,
+            terms=terms(),
         )
         paginator = CountedPaginator(products, PRODUCTS_PER_PAGE, count=facets.listed)
         return paginator.get_page(request.GET.get("page"))
@@ -100,28 +121,38 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
         "form": form,
         # Only a cache miss lists the products and counts the facets.
         "page": page_object,
-        "cards": SimpleLazyObject(lambda: product_cards(page_object.object_list)),
+        "cards": SimpleLazyObject(
+            lambda: product_cards(page_object.object_list, postal_code=postal_code)
+        ),
         "query": query,
         "category": next((c for c in categories if c.slug == category), None),
         "categories": categories,
         "facets": facets,
         "merchant_name": lambda: next((m.label for m in facets.merchants if m.selected), ""),
         "filtered": filters != CatalogFilters(),
-        # Card prices are item prices; what "Add cheapest" assumes about delivery is said once.
+        # Card prices are delivered prices; what they assume about delivery is said once.
         "delivered_basis": delivered_basis_text(postal_code),
         "catalog_fragment": spec,
     }
 
 
-def product_cards(products) -> list[dict]:
+def product_cards(products, *, postal_code: str) -> list[dict]:
     """What the catalog grid shows of each product, formatted once here: the template then
     only reads dictionary keys, the cheapest lookups it has (attributes of model instances
-    and filters cost several times more, for some twenty values on each of 24 cards)."""
+    and filters cost several times more, for some twenty values on each of 24 cards).
+
+    Each card's price is its cheapest offer delivered to ``postal_code``, one unit bought on
+    its own: the product page's ranking for an empty cart (one query for the page's offers),
+    the figure the list's ``delivered_price`` sorts by."""
     # Slugs are letters, digits, "-" and "_", which a URL keeps as they are.
     product_url = reverse("product", args=["slug"]).removesuffix("slug/")
+    cheapest = products_cheapest_delivered(
+        product_ids=[product.pk for product in products], postal_code=postal_code
+    )
     cards = []
     for product in products:
         category = product.category
+        listed = cheapest.get(product.pk)
         cards.append(
             {
                 "pk": product.pk,
@@ -133,9 +164,10 @@ def product_cards(products) -> list[dict]:
                 "brand": product.brand,
                 "name": product.name,
                 "gtin": product.gtin,
-                "price": None if product.best_price is None else format_money(product.best_price),
-                "merchant_name": product.best_merchant_name,
-                "offer_count": product.offer_count,
+                "price": None if listed is None else format_money(listed.cost.increment),
+                "merchant_name": listed.merchant_name if listed else "",
+                "price_note": delivered_note(listed.cost, listed.merchant_name) if listed else "",
+                "offer_count": listed.offer_count if listed else None,
             }
         )
     return cards

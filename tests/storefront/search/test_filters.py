@@ -12,9 +12,14 @@ from storefront.catalog.selectors import PRODUCT_ORDERINGS, product_list
 from storefront.catalog.sql_shapes import Slots, shaped_sql
 from storefront.models import Category, Merchant, Offer, Product
 from storefront.search import search_prepare
+from storefront.search.delivered import delivered_terms_read
 from storefront.search.facets import _cells_query, _merchant_counts_query
 from storefront.search.filters import CatalogFilters, filters_shape, filters_with_sentinels
-from storefront.search.listing import ProductListPages, product_list_window
+from storefront.search.listing import (
+    ProductListPages,
+    delivered_product_list,
+    product_list_window,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -47,16 +52,23 @@ def demo_values(demo):
     }
 
 
-def _kept_and_fresh(filters: CatalogFilters, query):
+def _kept_and_fresh(filters: CatalogFilters, query, terms=None):
     slots = Slots()
     key, _ = filters_shape(filters, slots)
+    if terms is not None:
+        terms.with_sentinels(slots)
+
+    def build(sentinels):
+        chosen = filters_with_sentinels(filters, sentinels)
+        return query(chosen, None, None if terms is None else terms.with_sentinels(sentinels))
+
     kept = shaped_sql(
-        key=("test", query.__name__, key),
+        key=("test", query.__name__, key, None if terms is None else terms.shape),
         slots=slots,
-        build=lambda s: query(filters_with_sentinels(filters, s), None),
+        build=build,
     )
     try:
-        sql, params = query(filters, None).query.sql_with_params()
+        sql, params = query(filters, None, terms).query.sql_with_params()
     except EmptyResultSet:  # a search that can match nothing: no SQL at all
         return kept, None
     return kept, (sql, tuple(params))
@@ -78,16 +90,27 @@ filters_strategy = st.tuples(
 @given(choice=filters_strategy, ordering=st.sampled_from(sorted(PRODUCT_ORDERINGS)))
 def test_kept_sql_is_the_fresh_compile_and_pages_match(demo_values, choice, ordering):
     filters = _filters(demo_values, *choice)
+    terms = delivered_terms_read(postal_code="10115")
     for query in (_cells_query, _merchant_counts_query):
-        kept, fresh = _kept_and_fresh(filters, query)
-        if connection.vendor == "postgresql" or kept is not None:
-            # SQLite's search puts each word into a pattern: no fixed shape, run plainly.
-            assert kept == fresh
+        for chosen_terms in (None, terms):
+            kept, fresh = _kept_and_fresh(filters, query, chosen_terms)
+            if connection.vendor == "postgresql" or kept is not None:
+                # SQLite's search puts each word into a pattern: no fixed shape, run plainly.
+                assert kept == fresh
     plain = list(product_list(**filters.kwargs(), ordering=ordering))
     for start, stop in [(0, 24), (3, 7), (len(plain), len(plain) + 24)]:
         page = product_list_window(filters=filters, ordering=ordering, start=start, stop=stop)
         assert [(p.pk, p.best_price, p.best_offer_id, p.offer_count) for p in page] == [
             (p.pk, p.best_price, p.best_offer_id, p.offer_count) for p in plain[start:stop]
+        ]
+    # The shop's list: delivered prices under the destination's terms, kept and fresh alike.
+    plain = list(delivered_product_list(filters=filters, ordering=ordering, terms=terms))
+    for start, stop in [(0, 24), (3, 7), (len(plain), len(plain) + 24)]:
+        page = product_list_window(
+            filters=filters, ordering=ordering, start=start, stop=stop, terms=terms
+        )
+        assert [(p.pk, p.delivered_price) for p in page] == [
+            (p.pk, p.delivered_price) for p in plain[start:stop]
         ]
 
 

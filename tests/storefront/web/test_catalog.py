@@ -18,9 +18,10 @@ def test_each_product_shows_its_cheapest_offer_and_offer_count(client, market):
     html = response.content.decode()
     assert response.status_code == 200
     assert "Voltra Widget" in html and "Nexon Gizmo" in html
-    # Cheapest buyable is 22.00 at the cheap shop; every amount is in the shop currency.
-    assert 'from <span class="price">€22.00</span> at Cheap Shop' in html
-    assert "3 offers" in html
+    # Cheapest delivered (the standard rates): the bundle shop's 23.00 + 5.99 beats the cheap
+    # shop's 22.00 + 8.99; every amount is in the shop currency.
+    assert 'From <span class="price">€28.99</span> delivered at Bundle Shop' in html
+    assert "€23.00 + €5.99 shipping · 3 offers" in html
 
 
 def test_search_by_name_words_in_any_order(client, market):
@@ -94,6 +95,6 @@ def test_product_nobody_sells_is_listed_as_unavailable(client, db):
 def test_amounts_use_the_deployment_currency(client, market, settings):
     settings.SHOP_CURRENCY = "GBP"
     html = client.get(reverse("catalog")).content.decode()
-    assert "£22.00" in html
+    assert "£28.99" in html
     assert "€" not in html
     assert "All prices in GBP." in html

@@ -39,6 +39,72 @@ WARMUP_CART = {
 }
 
 
+# A tiny version 2 cart (two nodes for m1, weight tiers, a threshold both nodes reach together):
+# the routes that price parcels compile their version 2 paths on it.
+WARMUP_CART_V2 = {
+    "items": [
+        {"id": "a", "quantity": 2, "weight_g": 1500},
+        {"id": "b", "quantity": 1, "weight_g": 7000},
+        {"id": "c", "quantity": 1, "weight_g": 200},
+    ],
+    "merchants": [
+        {
+            "id": "m1",
+            "free_over": 6000,
+            "discount": {"min_units": 3, "basis_points": 500},
+            "nodes": [
+                {
+                    "id": "hamburg",
+                    "shipping": {
+                        "base_fee": 399,
+                        "per_extra_unit": 100,
+                        "weight_tiers": [
+                            {"up_to_g": 2000, "fee": 0},
+                            {"up_to_g": 10000, "fee": 300},
+                        ],
+                        "per_kg_over": 50,
+                    },
+                },
+                {"id": "munich", "shipping": {"base_fee": 499, "per_extra_unit": 0}},
+            ],
+        },
+        {"id": "m2", "shipping": {"base_fee": 299, "per_extra_unit": 0, "free_over": None}},
+    ],
+    "offers": [
+        {"item": "a", "merchant": "m1", "node": "hamburg", "price": 1999, "stock": None},
+        {"item": "a", "merchant": "m1", "node": "munich", "price": 1999, "stock": 5},
+        {"item": "b", "merchant": "m1", "node": "munich", "price": 2500, "stock": None},
+        {"item": "b", "merchant": "m2", "price": 2450, "stock": None},
+        {"item": "c", "merchant": "m1", "node": "hamburg", "price": 999, "stock": None},
+        {"item": "c", "merchant": "m2", "price": 1200, "stock": None},
+    ],
+}
+
+
+def _warm_version_2(solvers: dict[str, Any], gpu: bool) -> dict[str, float]:
+    """Every route that prices version 2 carts, on :data:`WARMUP_CART_V2` (a route that does
+    not yet refuses it at once, which compiles nothing)."""
+    from gpu_engine.planning.fulfilled import solve_fulfilled
+    from gpu_engine.problem import FulfillmentUnsupported
+
+    problem = CartProblem.from_dict(WARMUP_CART_V2)
+    timings: dict[str, float] = {}
+    for name, solver in solvers.items():
+        if name.startswith("gpu") and not gpu:
+            continue
+        run = functools.partial(solver, device="cpu") if name == "dp" and not gpu else solver
+        t0 = time.perf_counter()
+        try:
+            run(problem)
+        except FulfillmentUnsupported:
+            continue
+        timings[f"v2:{name}"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    solve_fulfilled(problem, budget_ms=200.0, seed=0, gpu_idle=gpu)
+    timings["v2:auto"] = time.perf_counter() - t0
+    return timings
+
+
 def warmup(*, include_gpu: bool = True) -> dict[str, float]:
     """Run every registered solver once on a tiny cart. Returns seconds per solver (the first
     call of a fresh process pays compilation).
@@ -71,6 +137,7 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
         _warm_gpu_merchant_dp(problem)
         timings["gpu-merchant-dp"] = time.perf_counter() - t0
     timings.update(_warm_batch(problem, gpu))
+    timings.update(_warm_version_2(SOLVERS, gpu))
     if gpu:
         t0 = time.perf_counter()
         _warm_gpu_variants(problem)

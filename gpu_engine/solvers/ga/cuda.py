@@ -324,10 +324,8 @@ class GpuPopulation:
         size, n = config.population, arrays.n_lines
         self.states = _states_buffer(size)
         self.states.copy_to_device(rng_states(size, seed).view(xoroshiro128p_dtype).reshape(size))
-        self.problem = tuple(
-            cuda.to_device(a)
-            for a in (arrays.qty, arrays.price, arrays.cand, arrays.cnt, arrays.params)
-        )
+        self.problem = tuple(cuda.to_device(a) for a in self._problem_arrays(arrays))
+        self._init, self._evolve, self._elite = self._kernels()
         self.genes_in = cuda.device_array((size, n), dtype=np.int32)
         self.genes_out = cuda.device_array((size, n), dtype=np.int32)
         self.fit_in = cuda.device_array(size, dtype=np.int64)
@@ -338,9 +336,17 @@ class GpuPopulation:
         self.status = cuda.to_device(np.zeros(4, dtype=np.int64))
         self._status: np.ndarray | None = None
 
+    def _problem_arrays(self, arrays: GaArrays) -> tuple[np.ndarray, ...]:
+        """The cart's arrays in the kernels' argument order."""
+        return (arrays.qty, arrays.price, arrays.cand, arrays.cnt, arrays.params)
+
+    def _kernels(self) -> tuple:
+        """(first population, generation, elite move) kernels for this kind of cart."""
+        return _init_kernel, _evolve_kernel, _elite_kernel
+
     def initialise(self, *, deadline: float | None = None) -> None:
         seeded = seeded_individuals(self.arrays, self.config.population)
-        _init_kernel[self.config.population, self.threads](
+        self._init[self.config.population, self.threads](
             self.genes_in,
             self.fit_in,
             cuda.to_device(seeded),
@@ -360,7 +366,7 @@ class GpuPopulation:
     def elite(self, slot: int, *, deadline: float | None = None) -> bool:
         self.best()
         n_moves = self.cand_fit.size
-        _elite_kernel[n_moves, self.threads](
+        self._elite[n_moves, self.threads](
             self.genes_in,
             self.status,
             self.config.elite_ls_steps,
@@ -376,7 +382,7 @@ class GpuPopulation:
 
     def generation(self, elite_slot: int, *, deadline: float | None = None) -> None:
         tour, p_cross, p_mut, ls_steps = self.config.knobs()
-        _evolve_kernel[self.config.population, self.threads](
+        self._evolve[self.config.population, self.threads](
             self.genes_in,
             self.fit_in,
             self.genes_out,

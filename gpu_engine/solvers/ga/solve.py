@@ -379,6 +379,10 @@ def solve_ga(
     proven = own if bound is None else max(bound, own)
 
     def start(run_seed: int) -> Population:
+        if use_gpu and arrays.fulfil is not None:
+            from gpu_engine.solvers.ga.cuda_v2 import GpuPopulationV2
+
+            return GpuPopulationV2(arrays, config, run_seed)
         if use_gpu:
             from gpu_engine.solvers.ga.cuda import GpuPopulation
 

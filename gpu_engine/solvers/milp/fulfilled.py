@@ -303,7 +303,10 @@ def fulfilled_money_scale(problem: CartProblem) -> float:
     lines, columns = np.nonzero(problem.price >= 0)
     quantity = problem.quantity.astype(np.float64)
     goods = quantity[lines] * problem.price[lines, columns].astype(np.float64)
-    owner_goods = np.bincount(f.column_owner[columns], weights=goods, minlength=f.n_owners)
+    # A line ships from one node of its merchant: its dearest one counts, once.
+    line_goods = np.zeros((problem.n_items, f.n_owners))
+    np.maximum.at(line_goods, (lines, f.column_owner[columns]), goods)
+    owner_goods = line_goods.sum(axis=0)
     units = np.bincount(columns, weights=quantity[lines], minlength=problem.n_merchants)
     grams = np.bincount(
         columns, weights=quantity[lines] * f.weight[lines], minlength=problem.n_merchants

@@ -33,10 +33,11 @@ from typing import Any
 
 import numpy as np
 
+from gpu_engine import pricing
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CartProblem, require_simple
-from gpu_engine.solvers.milp.model import BuildCancelled, MilpModel, milp_build, milp_point
-from gpu_engine.solvers.milp.runner import ColumnBounds, milp_run
+from gpu_engine.problem import CartProblem
+from gpu_engine.solvers.milp.model import BuildCancelled, MilpModel, milp_point
+from gpu_engine.solvers.milp.runner import ColumnBounds, milp_run, program_build
 
 # The configuration step fixes a merchant's switch where the LP is this close to 0 or 1.
 CONFIG_TOLERANCE = 0.2
@@ -65,11 +66,36 @@ class LpGuide:
     bound: float  # the LP optimum: a lower bound on every total
 
     def merchant_open(self) -> np.ndarray:
-        """The LP's ``y`` per merchant (0 where the merchant has no pair)."""
+        """The LP's ``y`` per merchant (0 where the merchant has no pair); on a version 2 cart
+        per column, its node's ``open`` (a node that never charges has none: the largest ``x``
+        of its pairs stands for it)."""
         out = np.zeros(self.model.problem.n_merchants)
         for m, cols in self.model.merchants.items():
             out[m] = self.values[cols.y]
+        if self.model.fulfilled is not None:
+            for owner in self.model.fulfilled.owners:
+                for node in owner.nodes:
+                    if node.open >= 0:
+                        out[node.column] = self.values[node.open]
+                    else:
+                        out[node.column] = self.values[node.pairs].max(initial=0.0)
         return out
+
+    def switches(self) -> list[int]:
+        """The program's open and free-shipping switch columns (per merchant; on a version 2
+        cart each node's ``open`` and each merchant's ``f``)."""
+        cols = [
+            col
+            for merchant in self.model.merchants.values()
+            for col in (merchant.y, merchant.f)
+            if col >= 0
+        ]
+        if self.model.fulfilled is not None:
+            for owner in self.model.fulfilled.owners:
+                cols += [node.open for node in owner.nodes if node.open >= 0]
+                if owner.cols.f >= 0:
+                    cols.append(owner.cols.f)
+        return cols
 
 
 @dataclass
@@ -84,6 +110,8 @@ class LnsResult:
 
 
 def total_of(problem: CartProblem, choice: np.ndarray) -> int:
+    if not problem.simple:
+        return pricing.total_of(problem, choice)
     return int(
         assignment_cost(
             np.asarray(choice, dtype=np.int64),
@@ -98,7 +126,7 @@ def lp_guide(problem: CartProblem, *, deadline: float) -> LpGuide | None:
     """Build the program and solve its LP relaxation before ``deadline`` (a
     ``time.perf_counter()`` value); None when either does not finish in time."""
     try:
-        model = milp_build(problem, cancelled=lambda: time.perf_counter() >= deadline)
+        model = program_build(problem, cancelled=lambda: time.perf_counter() >= deadline)
     except BuildCancelled:
         return None
     left_ms = (deadline - time.perf_counter()) * 1e3
@@ -111,14 +139,9 @@ def lp_guide(problem: CartProblem, *, deadline: float) -> LpGuide | None:
 
 
 def configuration_bounds(guide: LpGuide) -> ColumnBounds:
-    """Each merchant's ``y`` and ``f`` fixed where the LP has them near 0 or 1."""
-    cols = [
-        col
-        for merchant in guide.model.merchants.values()
-        for col in (merchant.y, merchant.f)
-        if col >= 0
-    ]
-    chosen = np.asarray(cols, dtype=np.int32)
+    """Each merchant's ``y`` and ``f`` (a version 2 cart: each node's ``open``, each merchant's
+    ``f``) fixed where the LP has them near 0 or 1."""
+    chosen = np.asarray(guide.switches(), dtype=np.int32)
     values = guide.values[chosen]
     rounded = np.round(values)
     near = np.abs(values - rounded) < CONFIG_TOLERANCE
@@ -163,7 +186,11 @@ def _disagreement(guide: LpGuide, *, incumbent: np.ndarray) -> tuple[np.ndarray,
 
 
 def _has_threshold(problem: CartProblem) -> np.ndarray:
+    """Per column: its merchant's free shipping switches a fee of this column off."""
     charges = (problem.base_fee > 0) | (problem.per_extra_unit > 0)
+    if not problem.simple:
+        f = problem.fulfillment
+        charges = charges | (f.tier_fee.max(axis=1) > 0) | (f.per_kg_over > 0)
     return (problem.free_over >= 0) & charges
 
 
@@ -195,8 +222,9 @@ def _respects(guide: LpGuide, choice: np.ndarray, bounds: ColumnBounds) -> bool:
 
 def improve(problem: CartProblem, incumbent: np.ndarray, *, budget_ms: float) -> LnsResult:
     """The LP, then the configuration and lines steps on what is left of ``budget_ms`` (each
-    from the best choice so far). Never returns a total above the incumbent's."""
-    require_simple(problem.fulfillment, "neighbourhood")
+    from the best choice so far). Never returns a total above the incumbent's. On a version 2
+    cart the incumbent is a column index per line, and the steps fix nodes' switches
+    (:meth:`LpGuide.switches`)."""
     started = time.perf_counter()
     deadline = started + budget_ms / 1e3
     best = np.asarray(incumbent, dtype=np.int64)

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from gpu_engine.problem import CartProblem, require_simple
+from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.milp.compact import compact_build
 from gpu_engine.solvers.milp.runner import (
@@ -44,8 +44,8 @@ def portfolio_best(
     budget_ms: float,
     warm_start: np.ndarray | None = None,
 ) -> tuple[Solution | None, MilpOutcome]:
-    """:func:`~gpu_engine.solvers.milp.runner.milp_best` with both formulations side by side."""
-    require_simple(problem.fulfillment, "milp")
+    """:func:`~gpu_engine.solvers.milp.runner.milp_best` with both formulations side by side
+    (a version 2 cart has one: see :func:`milp_portfolio`)."""
     started = time.perf_counter()
     outcome = milp_portfolio(problem, time_limit_ms=budget_ms, warm_start=warm_start)
     return milp_answer(problem, outcome, warm_start=warm_start, started=started), outcome
@@ -61,7 +61,17 @@ def milp_portfolio(
 ) -> MilpOutcome:
     """:func:`~gpu_engine.solvers.milp.runner.milp_run` on both formulations under one deadline
     (the warm start goes to the extended one, which can take it). The outcome's status is
-    "Optimal" when either lane proved its answer."""
+    "Optimal" when either lane proved its answer. A version 2 cart (several nodes, weight
+    tiers) has no compact form: its one program (:mod:`gpu_engine.solvers.milp.fulfilled`)
+    runs alone, on the whole window."""
+    if not problem.simple:
+        return milp_run(
+            problem,
+            time_limit_ms=time_limit_ms,
+            warm_start=warm_start,
+            presolve=presolve,
+            heuristics=heuristics,
+        )
     stop = threading.Event()
     outcomes: dict[str, MilpOutcome] = {}
 

@@ -357,13 +357,26 @@ def solve_milp(
         raise CapacityError(
             "money",
             money_scale(problem),
-            f"HiGHS is exact to the cent only while a merchant's goods, threshold and shipping "
-            f"stay within {HIGHS_MAX_MONEY:.0e} cents; the dp, full and ga algorithms take this "
-            "cart",
+            _beyond_range(problem),
         )
     if solution is None:
         raise BudgetError("budget_ms", budget_ms, _no_assignment(outcome))
     return solution
+
+
+def _beyond_range(problem: CartProblem) -> str:
+    """Why ``algorithm="milp"`` refuses a cart beyond HiGHS's exact range, and who takes it."""
+    if problem.simple:
+        return (
+            f"HiGHS is exact to the cent only while a merchant's goods, threshold and shipping "
+            f"stay within {HIGHS_MAX_MONEY:.0e} cents; the dp, full and ga algorithms take this "
+            "cart"
+        )
+    return (
+        f"HiGHS is exact to the cent only while a merchant's goods, threshold, a parcel's fee "
+        f"and its grams stay within {HIGHS_MAX_MONEY:.0e}; auto, cpu-full, gpu-full and cpu-ga "
+        "take this cart"
+    )
 
 
 def _no_assignment(outcome: MilpOutcome) -> str:

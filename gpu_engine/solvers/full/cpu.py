@@ -30,6 +30,9 @@ NO_BEST = np.iinfo(np.int64).max
 MIN_SLICE = 1 << 16
 # Searches smaller than this are too short (or include compilation) to time a rate from.
 RATE_MIN_COMPLEXITY = 10_000_000
+# A version 2 cart's walk (parcels and merchants re-priced) runs about this many times slower
+# than the recorded version 1 rate (35-40 against 90-140 M assignments/s on one core).
+PARCEL_SLOWDOWN = 4
 
 _decode_row = numba.njit(cache=True)(ops.decode_row)
 _row_state = numba.njit(cache=True)(ops.row_state)
@@ -156,11 +159,28 @@ def search_range_parcels(
         if row * r_b >= stop:
             break
         j_lo = 0
-        total += parcel_ops.next_row(
-            prefix, digits, radix, off, cand, amount, qty, lgrams, owner,
-            units, grams, fee, osub, ounits, oparcels, ocost,
-            base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp,
-        )  # fmt: skip
+        # parcel_ops.next_row's odometer written out, as in search_range: called, it costs
+        # the search five times its time on rows of a few assignments.
+        k = prefix - 1
+        while k >= 0:
+            old = digits[k]
+            new = old + 1
+            if new == radix[k]:
+                new = 0
+            digits[k] = new
+            total += parcel_ops.shift_line(
+                -1, off[k] + old, qty[k], lgrams[k], cand, amount, owner, units, grams, fee,
+                osub, ounits, oparcels, ocost,
+                base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp,
+            )  # fmt: skip
+            total += parcel_ops.shift_line(
+                1, off[k] + new, qty[k], lgrams[k], cand, amount, owner, units, grams, fee,
+                osub, ounits, oparcels, ocost,
+                base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp,
+            )  # fmt: skip
+            if new != 0:
+                break
+            k -= 1
     return best_t, best_i
 
 
@@ -205,10 +225,11 @@ def solve_cpu_full(problem: CartProblem, *, budget_ms: float | None = None) -> S
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)
-    refuse_if_far_over("cpu-full", layout.complexity / rates.cpu_full_rate() * 1e3, budget_ms)
+    rate = rates.cpu_full_rate() / (1 if layout.parcels is None else PARCEL_SLOWDOWN)
+    refuse_if_far_over("cpu-full", layout.complexity / rate * 1e3, budget_ms)
     best, best_index, done = NO_BEST, -1, 0
     # Slices of about 50 ms at the known rate: short enough to honour a budget closely.
-    slice_size = max(MIN_SLICE, int(rates.cpu_full_rate() * 0.05))
+    slice_size = max(MIN_SLICE, int(rate * 0.05))
     flat = layout.flat()
     t_search = time.perf_counter()
     while done < layout.complexity:

@@ -12,6 +12,7 @@ DESCRIPTION = (
     "wrong proofs, answers below the optimum and totals that do not re-price"
 )
 FINDINGS_SHOWN = 30
+REFUSALS_SHOWN = 12
 
 
 def parse_budgets(text: str) -> list[float | None]:
@@ -72,7 +73,21 @@ def register_command(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout-s", type=float, default=60.0, help="a task's limit without a budget"
     )
-    parser.add_argument("--shapes", default=None, help="comma-separated cart shapes (default all)")
+    parser.add_argument(
+        "--version",
+        choices=("1", "2", "all"),
+        default="1",
+        help="pricing contract of the generated carts: 1 (default), 2 (merchants with several "
+        "nodes, weight tiers, stock per node, mixed with version 1 merchants: the v2-* shapes) "
+        "or all. Routes that do not price version 2 yet answer FulfillmentUnsupported, counted "
+        "as 'unsup' (a defect only on a cart with one node a merchant and no tiers). The "
+        "issue 29 acceptance run: --version 2 --carts 10000",
+    )
+    parser.add_argument(
+        "--shapes",
+        default=None,
+        help="comma-separated cart shapes, of either version (default: those of --version)",
+    )
     parser.add_argument(
         "--cart", type=Path, action="append", default=[], help="also run this cart file"
     )
@@ -99,15 +114,16 @@ def _routes(text: str | None) -> list[str]:
     return routes
 
 
-def _shapes(text: str | None) -> tuple[str, ...] | None:
-    from gpu_engine.fuzz.carts import SHAPES
+def _shapes(text: str | None, version: str) -> tuple[str, ...]:
+    from gpu_engine.fuzz.carts import shape_names
 
     if text is None:
-        return None
+        return shape_names(version)
+    known = shape_names("all")
     shapes = tuple(s.strip() for s in text.split(",") if s.strip())
-    unknown = [s for s in shapes if s not in SHAPES]
+    unknown = [s for s in shapes if s not in known]
     if unknown:
-        raise ValueError(f"unknown shape(s) {unknown}; known: {', '.join(SHAPES)}")
+        raise ValueError(f"unknown shape(s) {unknown}; known: {', '.join(known)}")
     return shapes
 
 
@@ -116,7 +132,7 @@ def run_command(args: argparse.Namespace) -> int:
     from gpu_engine.fuzz.runner import DEFAULT_BUDGETS, FuzzConfig, run_fuzz
 
     try:
-        routes, shapes = _routes(args.routes), _shapes(args.shapes)
+        routes, shapes = _routes(args.routes), _shapes(args.shapes, args.version)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -158,6 +174,10 @@ def run_command(args: argparse.Namespace) -> int:
             for r in slowest
         )
         print(f"most over budget: {worst}")
+    if tally.refusals:
+        print("\nrefusals (route: reason x count):")
+        for (route, reason), count in tally.refusals.most_common(REFUSALS_SHOWN):
+            print(f"  {route}: {reason} x{count}")
     if tally.findings:
         print(f"\n{len(tally.findings)} findings:")
         print(format_findings(tally.findings, FINDINGS_SHOWN, "python -m gpu_engine fuzz"))
@@ -167,6 +187,7 @@ def run_command(args: argparse.Namespace) -> int:
                 {
                     "argv": sys.argv[1:],
                     "seed": config.seed,
+                    "version": args.version,
                     "carts": tally.carts,
                     "wall_s": result.wall_s,
                     "workers": config.workers,
@@ -175,6 +196,10 @@ def run_command(args: argparse.Namespace) -> int:
                     "shapes": dict(tally.shapes),
                     "rows": rows,
                     "findings": [f.to_dict() for f in tally.findings],
+                    "refusals": [
+                        {"route": route, "reason": reason, "count": count}
+                        for (route, reason), count in tally.refusals.most_common()
+                    ],
                 },
                 indent=2,
             )

@@ -46,19 +46,24 @@ def _lie(problem: CartProblem, budget_ms: float | None, seed: int) -> Solution:
     """The optimum less a cent, claimed proven: below the optimum and not what it prices at."""
     from gpu_engine.entry import solve
 
-    honest = solve(problem, algorithm="dp")
+    # dp prices version 1 carts only; the full search takes the fuzz's version 2 ones.
+    honest = solve(problem, algorithm="dp" if problem.simple else "cpu-full")
     return dataclasses.replace(honest, total=honest.total - 1, optimal=True)
 
 
 def _overclaim(problem: CartProblem, budget_ms: float | None, seed: int) -> Solution:
     """Every line at its cheapest offer, honestly priced, claimed proven (a wrong proof
     wherever that is not the optimum)."""
+    from gpu_engine.pricing import assignment_cost, total_of
     from gpu_engine.results import make_solution
 
     choice = problem.cand_merchant[:, 0].astype("int64")
-    from gpu_engine.pricing import assignment_cost
-
-    total = int(assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params))
+    if problem.simple:
+        total = int(
+            assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params)
+        )
+    else:
+        total = total_of(problem, choice)
     return make_solution(
         problem, choice, total=total, optimal=True, algorithm="fault", device="cpu", elapsed_ms=0.0
     )

@@ -4,7 +4,10 @@ The optimum comes from the brute force (:mod:`gpu_engine.fuzz.reference`) on sma
 from a full search and a subset DP (run without a budget) proving the same total. Besides it,
 every answer that re-prices is a feasible total, so the cheapest of them bounds the optimum from
 above whatever the cart's size: a route that claims a proof above it proved wrong. Re-pricing is
-always the fuzzer's own pricing, never the engine's.
+always the fuzzer's own pricing, never the engine's; a version 2 answer (each line's merchant and
+node) is also re-priced by ``gpu_engine.reference.reference_cost_v2``, and the two readings of
+the spec must agree (``oracle_mismatch`` otherwise). A route that refuses a cart every route
+must take (one node a merchant, no tiers) as FulfillmentUnsupported is a ``bad_refusal``.
 """
 
 from __future__ import annotations
@@ -13,12 +16,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_engine.fuzz.carts import FuzzCart
-from gpu_engine.fuzz.reference import InvalidAssignment, cart_total
-from gpu_engine.fuzz.routes import FULL_SEARCH, SUBSET_DP
+from gpu_engine.fuzz.reference import InvalidAssignment, cart_total, cart_total_v2, is_simple, is_v2
+from gpu_engine.fuzz.routes import EXACT_FAMILIES
 from gpu_engine.fuzz.supervisor import Outcome
 
 # Defects: any of these fails the run.
-FAILURES = ("crash", "traceback", "wrong_proof", "below_optimum", "bad_price", "wrong_gap")
+FAILURES = (
+    "crash",
+    "traceback",
+    "wrong_proof",
+    "below_optimum",
+    "bad_price",
+    "wrong_gap",
+    "bad_refusal",
+    "oracle_mismatch",
+)
+# The brute force's name in findings.
+ORACLE = "brute force"
 # A gap is a float: the bound it implies is trusted to this share of the total (plus a cent).
 GAP_TOLERANCE = 1e-12
 
@@ -74,29 +88,40 @@ class Finding:
         }
 
 
-def _reprice(cart: FuzzCart, data: dict[str, Any]) -> tuple[int | None, str]:
+def _reprice(cart: FuzzCart, data: dict[str, Any]) -> tuple[int | None, str, str]:
+    """(re-priced total, why the answer is no assignment, how the oracles disagree)."""
     if cart.cart is None:
-        return None, ""
+        return None, "", ""
     try:
-        return cart_total(cart.cart, data["assignment"]), ""
+        if not is_v2(cart.cart):
+            return cart_total(cart.cart, data["assignment"]), "", ""
+        ours = cart_total_v2(cart.cart, data["assignment"], data.get("nodes") or {})
     except InvalidAssignment as exc:
-        return None, f"invalid assignment: {exc}"
+        return None, f"invalid assignment: {exc}", ""
+    from gpu_engine.reference import reference_cost_v2
+
+    picks = {line: (m, data["nodes"][line]) for line, m in data["assignment"].items()}
+    theirs = reference_cost_v2(cart.cart, picks)
+    if theirs != ours:
+        return ours, "", f"fuzz pricing {ours} != reference_cost_v2 {theirs}"
+    return ours, "", ""
 
 
 def _exact_optimum(runs: list[Outcome], priced: dict[int, int | None]) -> int | None:
-    """The total that a full search and a subset DP, both unbudgeted, prove alike."""
-    proven: dict[str, set[int]] = {"full": set(), "dp": set()}
+    """The one total that exact routes of two families (full search, subset DP, MILP), all
+    unbudgeted, prove alike."""
+    proven: dict[str, set[int]] = {family: set() for family in EXACT_FAMILIES}
     for run in runs:
         task, data = run.task, run.data
         if run.status != "ok" or task.budget_ms is not None or not data["optimal"]:
             continue
         if priced.get(task.id) != data["total"]:
             continue
-        if task.route in FULL_SEARCH:
-            proven["full"].add(data["total"])
-        elif task.route in SUBSET_DP:
-            proven["dp"].add(data["total"])
-    agreed = proven["full"] & proven["dp"]
+        for family, routes in EXACT_FAMILIES.items():
+            if task.route in routes:
+                proven[family].add(data["total"])
+    values = [v for family in proven.values() for v in family]
+    agreed = {v for v in values if values.count(v) >= 2}
     return min(agreed) if len(agreed) == 1 else None
 
 
@@ -125,15 +150,23 @@ def judge_cart(
     """Judge every run of ``cart`` (``reference``: the brute force's outcome, if it ran)."""
     priced: dict[int, int | None] = {}
     invalid: dict[int, str] = {}
+    mismatch: dict[int, str] = {}
     for run in runs:
         if run.status == "ok":
-            priced[run.task.id], why = _reprice(cart, run.data)
+            priced[run.task.id], why, disagree = _reprice(cart, run.data)
             if why:
                 invalid[run.task.id] = why
+            if disagree:
+                mismatch[run.task.id] = disagree
     oracle = oracle_for(cart, reference, runs, priced)
+    simple = cart.cart is not None and _simple(cart.cart)
     verdicts, findings = [], []
     for run in runs:
         verdict = _judge_run(run, oracle, priced.get(run.task.id), invalid.get(run.task.id))
+        if run.task.id in mismatch:
+            verdict.flag("oracle_mismatch", mismatch[run.task.id])
+        if run.status == "unsupported" and simple:
+            verdict.flag("bad_refusal", f"a cart every route takes: {run.data.get('error')}")
         verdicts.append(verdict)
         for kind in verdict.flags:
             if kind in FAILURES or kind == "hang":
@@ -149,10 +182,16 @@ def judge_cart(
                 )
     if reference is not None and reference.status != "ok":
         err = reference.data.get("error", "")
-        findings.append(
-            Finding(cart.key, cart.shape, "brute force", None, reference.status, str(err))
-        )
+        kind = "oracle_mismatch" if reference.status == "mismatch" else reference.status
+        findings.append(Finding(cart.key, cart.shape, ORACLE, None, kind, str(err)))
     return oracle, verdicts, findings
+
+
+def _simple(cart: dict[str, Any]) -> bool:
+    try:
+        return is_simple(cart)
+    except (KeyError, TypeError, AttributeError):  # not a cart this process can read
+        return False
 
 
 def _judge_run(run: Outcome, oracle: Oracle, priced: int | None, invalid: str | None) -> Verdict:
@@ -167,6 +206,8 @@ def _judge_run(run: Outcome, oracle: Oracle, priced: int | None, invalid: str | 
         verdict.flag(run.status, detail)
         return verdict
     if run.status != "ok":
+        if run.status in ("refused", "unsupported"):  # the reason, less the value it names
+            verdict.details["refusal"] = str(data.get("error", "")).split(" (got ", 1)[0][:160]
         return verdict
     total, optimum = int(data["total"]), oracle.optimum
     if task.budget_ms is not None:

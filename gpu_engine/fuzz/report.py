@@ -6,12 +6,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_engine.fuzz.judge import FAILURES, Finding, Oracle, Verdict
+from gpu_engine.fuzz.judge import FAILURES, ORACLE, Finding, Oracle, Verdict
 
-STATUSES = ("ok", "refused", "skipped", "crash", "traceback", "hang")
+STATUSES = ("ok", "unsupported", "refused", "skipped", "crash", "traceback", "hang")
 COLUMNS = (
     "runs",
     "ok",
+    "unsupported",
     "refused",
     "skipped",
     "crash",
@@ -21,6 +22,8 @@ COLUMNS = (
     "below_optimum",
     "bad_price",
     "wrong_gap",
+    "bad_refusal",
+    "oracle_mismatch",
     "proved",
     "at_optimum",
     "suboptimal",
@@ -42,6 +45,8 @@ class Tally:
     oracles: Counter = field(default_factory=Counter)
     shapes: Counter = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
+    # (route, reason) -> refusals: the engine's clean answers "no", by why.
+    refusals: Counter = field(default_factory=Counter)
     carts: int = 0
 
     def add_cart(
@@ -65,13 +70,18 @@ class Tally:
         counter["runs"] += 1
         counter[verdict.status] += 1
         counter.update(f for f in verdict.flags if f not in STATUSES)
+        if "refusal" in verdict.details:
+            self.refusals[(verdict.route, verdict.details["refusal"])] += 1
         ratio = verdict.wall_ratio
         if ratio is not None and ratio > self.max_ratio.get(key, 0.0):
             self.max_ratio[key] = ratio
             self.max_ratio_cart[key] = cart
 
     def failures(self) -> int:
-        return sum(c[f] for c in self.counts.values() for f in FAILURES)
+        """Defects of the routes, and of the brute force (a traceback, or its two readings of
+        the spec disagreeing), which counts against no route."""
+        oracle = sum(1 for f in self.findings if f.route == ORACLE and f.kind in FAILURES)
+        return sum(c[f] for c in self.counts.values() for f in FAILURES) + oracle
 
     def rows(self, routes: list[str], budgets: list[float | None]) -> list[dict[str, Any]]:
         order = {r: i for i, r in enumerate(routes)}
@@ -106,6 +116,9 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 _SHORT = {
     "traceback": "trace",
+    "unsupported": "unsup",
+    "bad_refusal": "bad_refuse",
+    "oracle_mismatch": "oracle_mis",
     "wrong_proof": "wrong_pf",
     "below_optimum": "below_opt",
     "suboptimal": "subopt",
@@ -154,7 +167,9 @@ def format_findings(findings: list[Finding], limit: int, reproduce: str) -> str:
             lines.append(f"      at {where[key]}")
         seed, _, index = cart.partition(":")
         if index and seed.lstrip("-").isdigit():
-            lines.append(f"      re-run: {reproduce} --seed {seed} --first {index} --carts 1")
+            # Naming the cart's shape alone draws the same cart (carts.fuzz_cart).
+            rerun = f"--shapes {shape} --seed {seed} --first {index} --carts 1"
+            lines.append(f"      re-run: {reproduce} {rerun}")
     if len(groups) > limit:
         lines.append(f"... and {len(groups) - limit} more (--json has them all)")
     return "\n".join(lines)

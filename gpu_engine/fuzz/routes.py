@@ -14,6 +14,8 @@ Route = Callable[[CartProblem, float | None, int], Solution]
 # Routes that search exhaustively with no budget: skipped on carts past their reach.
 FULL_SEARCH = frozenset({"cpu-full", "gpu-full"})
 SUBSET_DP = frozenset({"dp", "cpu-dp", "gpu-dp"})
+# Exact methods of independent make: a total two of them prove alike is the optimum.
+EXACT_FAMILIES = {"full": FULL_SEARCH, "dp": SUBSET_DP, "milp": frozenset({"milp"})}
 
 
 def default_routes(*, include_gpu: bool) -> list[str]:

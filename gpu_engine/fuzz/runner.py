@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gpu_engine.fuzz.carts import FuzzCart, fuzz_cart
 from gpu_engine.fuzz.judge import FAILURES, Verdict, judge_cart
-from gpu_engine.fuzz.reference import eligible_merchants
+from gpu_engine.fuzz.reference import eligible_merchants, is_v2
 from gpu_engine.fuzz.report import Tally
 from gpu_engine.fuzz.routes import FULL_SEARCH, SUBSET_DP
 from gpu_engine.fuzz.supervisor import Outcome, Task, run_tasks
@@ -31,7 +31,8 @@ class FuzzConfig:
     """What to run. ``max_lines``/``max_assignments``: the brute force's reach;
     ``full_max``/``dp_max_free_lines``: the reach of unbudgeted full searches and subset DPs
     (lines with a choice: the DP's tables have ``2^k`` entries);
-    ``timeout_s``: a task's limit without a budget (with one: 15 s + 5 budgets, at most this)."""
+    ``timeout_s``: a task's limit without a budget (with one: 15 s + 5 budgets, at most this);
+    ``shapes``: the cart shapes drawn (None: version 1's)."""
 
     carts: int = 100
     seed: int = 0
@@ -42,6 +43,7 @@ class FuzzConfig:
     max_lines: int = 16
     max_assignments: int = 20_000
     full_max: int = 50_000_000
+    full_max_v2: int = 5_000_000  # a version 2 assignment costs a parcel walk, not a sum
     dp_max_free_lines: int = 16
     timeout_s: float = 60.0
     shapes: tuple[str, ...] | None = None
@@ -92,6 +94,7 @@ class Reach:
     lines: int
     free_lines: int
     assignments: int
+    v2: bool = False
 
 
 def reach(cart: FuzzCart) -> Reach | None:
@@ -99,11 +102,13 @@ def reach(cart: FuzzCart) -> Reach | None:
     if cart.cart is None:
         return None
     try:
+        # One entry per eligible offer: a merchant's nodes count apart, as the engine's do.
         eligible = eligible_merchants(cart.cart)
+        v2 = is_v2(cart.cart)
     except (KeyError, TypeError, AttributeError):
         return None
     counts = [len(ms) for ms in eligible.values()]
-    return Reach(len(counts), sum(c > 1 for c in counts), math.prod(counts))
+    return Reach(len(counts), sum(c > 1 for c in counts), math.prod(counts), v2)
 
 
 def plan_cart(
@@ -141,7 +146,7 @@ def plan_cart(
 
 def _out_of_reach(config: FuzzConfig, route: str, size: Reach) -> bool:
     if route in FULL_SEARCH:
-        return size.assignments > config.full_max
+        return size.assignments > (config.full_max_v2 if size.v2 else config.full_max)
     if route in SUBSET_DP:
         return size.free_lines > config.dp_max_free_lines
     return False

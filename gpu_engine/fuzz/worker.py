@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import math
 import os
 import sys
 import time
 import traceback
 from typing import IO, Any
 
-from gpu_engine.problem import ProblemError
+from gpu_engine.problem import FulfillmentUnsupported, ProblemError
 
 TRACE_CHARS = 2000
+# Version 2 brute force: also run the engine's reference (gpu_engine.reference) up to this many
+# assignments, and refuse to trust either oracle where they differ.
+CROSS_CHECK_ASSIGNMENTS = 2_000
 
 
 def solve_task(task: dict[str, Any]) -> dict[str, Any]:
-    """Run one route on one cart: ``ok`` with the answer, ``refused`` for the engine's
+    """Run one route on one cart: ``ok`` with the answer, ``unsupported`` for a route that does
+    not price version 2 carts (FulfillmentUnsupported), ``refused`` for the engine's other
     documented refusals (ProblemError and its subclasses), ``traceback`` for anything else."""
     from gpu_engine.fuzz.routes import resolve
     from gpu_engine.problem import CartProblem
@@ -38,11 +43,14 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
             "total": int(solution.total),
             "optimal": bool(solution.optimal),
             "assignment": {str(k): str(v) for k, v in solution.assignment.items()},
+            "nodes": {str(k): str(v) for k, v in solution.nodes.items()},
             "breakdown_total": sum(int(c.cost) for c in solution.breakdown),
             "gap": None if solution.gap is None else float(solution.gap),
             "algorithm": str(solution.algorithm),
             "wall_ms": wall_ms,
         }
+    except FulfillmentUnsupported as exc:
+        return {"status": "unsupported", "error": f"{type(exc).__name__}: {exc}"}
     except ProblemError as exc:
         return {"status": "refused", "error": f"{type(exc).__name__}: {exc}"}
     except Exception as exc:
@@ -54,14 +62,32 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def reference_task(task: dict[str, Any]) -> dict[str, Any]:
-    """The brute-force optimum of the cart (the supervisor sends only carts small enough)."""
-    from gpu_engine.fuzz.reference import brute_force
+    """The brute-force optimum of the cart (the supervisor sends only carts small enough). A
+    version 2 cart's is the fuzzer's own, checked against ``reference_brute_force_v2`` where
+    that is quick: a ``mismatch`` when the two readings of the spec differ."""
+    from gpu_engine.fuzz.reference import brute_force, brute_force_v2, eligible_offers, is_v2
 
     try:
-        optimum, assignment = brute_force(json.loads(task["cart"]))
+        cart = json.loads(task["cart"])
+        if not is_v2(cart):
+            optimum, assignment = brute_force(cart)
+            return {"status": "ok", "optimum": optimum, "assignment": assignment}
+        optimum, picks = brute_force_v2(cart)
+        if math.prod(len(p) for p in eligible_offers(cart).values()) <= CROSS_CHECK_ASSIGNMENTS:
+            from gpu_engine.reference import reference_brute_force_v2
+
+            theirs, _ = reference_brute_force_v2(cart)
+            if theirs != optimum:
+                error = f"fuzz brute force {optimum} != reference_brute_force_v2 {theirs}"
+                return {"status": "mismatch", "error": error}
     except Exception as exc:
         return {"status": "traceback", "error": f"{type(exc).__name__}: {_short(str(exc))}"}
-    return {"status": "ok", "optimum": optimum, "assignment": assignment}
+    return {
+        "status": "ok",
+        "optimum": optimum,
+        "assignment": {line: m for line, (m, _) in picks.items()},
+        "nodes": {line: n for line, (_, n) in picks.items()},
+    }
 
 
 def _short(text: str) -> str:

@@ -1,5 +1,6 @@
-"""Shared steps of the browser tests: choosing offers with a guaranteed improvement, and
-adding an offer the way a shopper does (search, open the product, press Add)."""
+"""Shared steps of the browser tests: choosing offers with a guaranteed improvement, adding
+an offer the way a shopper does (search, open the product, press Add), filling the one-page
+checkout, and a merchant's staff member signed in to the admin."""
 
 import re
 from itertools import combinations
@@ -8,8 +9,12 @@ from django.urls import reverse
 
 from storefront.carts.pricing import PricedLine, Shipment, shipments_price
 from storefront.catalog.shipping_selectors import merchant_terms_for_destination
-from storefront.models import Offer, Product
+from storefront.models import Merchant, MerchantStaff, Offer, Product
 from storefront.money import format_money
+from tests.factories import TEST_PASSWORD, UserFactory
+
+ADMIN_VIEWPORT = {"width": 1280, "height": 900}
+PAY_URL = re.compile(r"/orders/[A-Z0-9]+/pay/$")
 
 
 def assignment_total(offers: list[Offer]) -> int:
@@ -79,3 +84,40 @@ def add_offer_through_search(page, offer: Offer) -> None:
     page.wait_for_url(f"**{product_url}")
     page.get_by_role("button", name=f"Add from {offer.merchant.name}", exact=True).click()
     page.get_by_text(f"Added {offer.product.name} from {offer.merchant.name}").wait_for()
+
+
+def checkout_fill(page, *, email: str, full_name: str, postal_code: str, country: str = "DE"):
+    """Fills the checkout page's address by its labels (a street in Berlin)."""
+    page.get_by_label("E-mail").fill(email)
+    page.get_by_label("Full name").fill(full_name)
+    page.get_by_label("Street address").fill("Invalidenstr. 1")
+    page.get_by_label("City").fill("Berlin")
+    page.get_by_label("Postal code").fill(postal_code)
+    page.get_by_label("Country").select_option(country)
+
+
+def checkout_place(page) -> None:
+    """Presses Place order on the checkout page and lands on the pay page. A cart priced
+    for another postal code first comes back with the new total and a notice (nothing is
+    ordered then): that page is placed as the shopper would, by pressing again."""
+    with page.expect_navigation():
+        page.get_by_test_id("place-order").click()
+    if not PAY_URL.search(page.url):
+        page.get_by_test_id("checkout-notice").wait_for()
+        page.get_by_test_id("place-order").click()
+    page.wait_for_url(PAY_URL)
+
+
+def admin_as_merchant_staff(browser, live_server, merchant: Merchant, *, username: str):
+    """A new staff member of ``merchant`` signed in to the admin in a browser context of its
+    own, on the packages list; returns the context (close it) and the page."""
+    staff = UserFactory(username=username, is_staff=True)
+    MerchantStaff.objects.create(user=staff, merchant=merchant)
+    context = browser.new_context(base_url=live_server.url, viewport=ADMIN_VIEWPORT)
+    admin = context.new_page()
+    admin.goto(reverse("admin:login"))
+    admin.get_by_label("Username").fill(staff.username)
+    admin.get_by_label("Password").fill(TEST_PASSWORD)
+    admin.get_by_role("button", name="Log in").click()
+    admin.goto(reverse("admin:storefront_merchantorder_changelist"))
+    return context, admin

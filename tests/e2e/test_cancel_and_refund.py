@@ -9,10 +9,15 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from storefront.models import MerchantOrder, MerchantStaff, Order, Refund
-from tests.e2e.conftest import DESKTOP
-from tests.e2e.helpers import add_offer_through_search, cents_of, pick_improvable_offers
-from tests.factories import TEST_PASSWORD, UserFactory
+from storefront.models import MerchantOrder, Order, Refund
+from tests.e2e.helpers import (
+    add_offer_through_search,
+    admin_as_merchant_staff,
+    cents_of,
+    checkout_fill,
+    checkout_place,
+    pick_improvable_offers,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -20,33 +25,19 @@ POSTAL_CODE = "10115"
 
 
 def _place_order(page) -> str:
-    """Address, review, place; returns the order number from the pay page's address."""
+    """The checkout page, then place; returns the order number from the pay page's address."""
     page.goto(reverse("cart"))
     page.get_by_role("link", name="Checkout").click()
-    page.get_by_label("E-mail").fill("canceller@example.com")
-    page.get_by_label("Full name").fill("Cy Canceller")
-    page.get_by_label("Street address").fill("Invalidenstr. 1")
-    page.get_by_label("City").fill("Berlin")
-    page.get_by_label("Postal code").fill(POSTAL_CODE)
-    page.get_by_label("Country").select_option("DE")
-    page.get_by_test_id("checkout-continue").click()
-    page.wait_for_url("**/checkout/review/")
-    page.get_by_test_id("place-order").click()
-    page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+    checkout_fill(
+        page, email="canceller@example.com", full_name="Cy Canceller", postal_code=POSTAL_CODE
+    )
+    checkout_place(page)
     return page.url.rstrip("/").split("/")[-2]
 
 
 def _admin_as_staff_of(browser, live_server, package: MerchantOrder):
-    staff = UserFactory(username=f"e2e-staff-{package.merchant_id}", is_staff=True)
-    MerchantStaff.objects.create(user=staff, merchant=package.merchant)
-    context = browser.new_context(base_url=live_server.url, viewport=DESKTOP)
-    admin = context.new_page()
-    admin.goto(reverse("admin:login"))
-    admin.get_by_label("Username").fill(staff.username)
-    admin.get_by_label("Password").fill(TEST_PASSWORD)
-    admin.get_by_role("button", name="Log in").click()
-    admin.goto(reverse("admin:storefront_merchantorder_changelist"))
-    return context, admin
+    username = f"e2e-staff-{package.merchant_id}"
+    return admin_as_merchant_staff(browser, live_server, package.merchant, username=username)
 
 
 def _merchant_cancels(admin, reason: str) -> None:

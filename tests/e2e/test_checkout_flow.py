@@ -1,7 +1,7 @@
 """The whole purchase in a real browser: search, add items from several merchants, Improve
-cart, apply, checkout, pay with the dummy provider; the order page shows one package per
-merchant and the total the shopper saw before paying. Then the merchant ships its package
-in the admin and the shopper sees it."""
+cart, apply, the one-page checkout, pay with the dummy provider; the order page shows one
+package per merchant and the total the shopper saw before paying. Then the merchant ships
+its package in the admin and the shopper sees it."""
 
 import re
 
@@ -9,41 +9,39 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from storefront.models import MerchantStaff, Order
+from storefront.models import Order
 from tests.e2e.conftest import DESKTOP, PHONE
-from tests.e2e.helpers import add_offer_through_search, cents_of, pick_improvable_offers
-from tests.factories import TEST_PASSWORD, UserFactory
+from tests.e2e.helpers import (
+    add_offer_through_search,
+    admin_as_merchant_staff,
+    cents_of,
+    checkout_fill,
+    checkout_place,
+    pick_improvable_offers,
+)
 
 pytestmark = pytest.mark.e2e
 
 POSTAL_CODE = "10115"
 
 
+def _fill(page) -> None:
+    checkout_fill(page, email="buyer@example.com", full_name="Ada Buyer", postal_code=POSTAL_CODE)
+
+
 def _checkout(page) -> int:
-    """Address, then review; returns the total the review shows."""
+    """The checkout page with the address filled in; returns the total its summary shows."""
     page.get_by_role("link", name="Checkout").click()
-    page.get_by_label("E-mail").fill("buyer@example.com")
-    page.get_by_label("Full name").fill("Ada Buyer")
-    page.get_by_label("Street address").fill("Invalidenstr. 1")
-    page.get_by_label("City").fill("Berlin")
-    page.get_by_label("Postal code").fill(POSTAL_CODE)
-    page.get_by_label("Country").select_option("DE")
-    page.get_by_test_id("checkout-continue").click()
-    page.wait_for_url("**/checkout/review/")
-    return cents_of(page, '[data-testid="review-total"]')
+    page.wait_for_url("**/checkout/")
+    _fill(page)
+    return cents_of(page, '[data-testid="summary-total"]')
 
 
 def _merchant_ships(browser, live_server, order: Order, artifacts) -> str:
     package = order.merchant_orders.order_by("pk").first()
-    staff = UserFactory(username="e2e-merchant", is_staff=True)
-    MerchantStaff.objects.create(user=staff, merchant=package.merchant)
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
-    admin = context.new_page()
-    admin.goto(reverse("admin:login"))
-    admin.get_by_label("Username").fill(staff.username)
-    admin.get_by_label("Password").fill(TEST_PASSWORD)
-    admin.get_by_role("button", name="Log in").click()
-    admin.goto(reverse("admin:storefront_merchantorder_changelist"))
+    context, admin = admin_as_merchant_staff(
+        browser, live_server, package.merchant, username="e2e-merchant"
+    )
     rows = admin.locator("#result_list tbody tr")
     assert rows.count() == 1  # this merchant's package only
     ship = "Mark shipped (tracking reference in the box)"
@@ -77,15 +75,16 @@ def test_buy_the_improved_cart_and_see_the_merchant_ship_it(
     merchants = page.locator("section.merchant-group").count()
     cart_total = cents_of(page, '[data-testid="cart-total"]')
 
-    review_total = _checkout(page)
-    assert review_total == cart_total
-    assert page.get_by_test_id("review-package").count() == merchants
-    page.screenshot(path=artifacts / "e2e-checkout-review.png", full_page=True)
+    page_total = _checkout(page)
+    assert page_total == cart_total
+    assert page.get_by_test_id("summary-package").count() == merchants
+    place = page.get_by_test_id("place-order")
+    assert place.inner_text().startswith("Place order and pay")
+    page.screenshot(path=artifacts / "e2e-checkout-page.png", full_page=True)
     page.set_viewport_size(PHONE)
-    page.screenshot(path=artifacts / "e2e-checkout-review-390.png", full_page=True)
+    page.screenshot(path=artifacts / "e2e-checkout-page-390.png", full_page=True)
     page.set_viewport_size(DESKTOP)
-    page.get_by_test_id("place-order").click()
-    page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+    checkout_place(page)  # the cart is priced for this postal code: one press places it
     page.screenshot(path=artifacts / "e2e-checkout-pay.png", full_page=True)
     page.get_by_test_id("pay").click()
     page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))
@@ -110,7 +109,7 @@ def test_buy_the_improved_cart_and_see_the_merchant_ship_it(
     call_command("reconcile_payments")  # the ledger's invariant holds for every order
 
 
-def test_switch_on_the_review_then_a_failed_payment_puts_the_cart_back(
+def test_switch_on_the_checkout_page_then_a_failed_payment_puts_the_cart_back(
     page, demo_catalog, artifacts
 ):
     for offer in pick_improvable_offers():
@@ -123,9 +122,9 @@ def test_switch_on_the_review_then_a_failed_payment_puts_the_cart_back(
     switch = page.get_by_role("button", name=re.compile(r"^Switch and save"))
     page.screenshot(path=artifacts / "e2e-review-switch-offer.png", full_page=True)
     switch.click()
-    page.wait_for_url("**/checkout/review/")  # back on the review, not the cart
+    page.wait_for_url("**/checkout/")  # back on the checkout page, not the cart
     page.get_by_text("Suggestion applied").wait_for()
-    switched = cents_of(page, '[data-testid="review-total"]')
+    switched = cents_of(page, '[data-testid="summary-total"]')
     assert switched < before
     assert page.get_by_test_id("checkout-cheaper").count() == 0
     page.screenshot(path=artifacts / "e2e-review-switched-1280.png", full_page=True)
@@ -133,8 +132,8 @@ def test_switch_on_the_review_then_a_failed_payment_puts_the_cart_back(
     page.screenshot(path=artifacts / "e2e-review-switched-390.png", full_page=True)
     page.set_viewport_size(DESKTOP)
 
-    page.get_by_test_id("place-order").click()
-    page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+    _fill(page)  # the switch drew the page afresh: the address typed before it is not kept
+    checkout_place(page)
     page.get_by_test_id("pay-declined").click()
     page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))
     page.get_by_text("Its products are back in your cart").wait_for()

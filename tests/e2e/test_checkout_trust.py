@@ -1,8 +1,9 @@
-"""A guest's checkout by keyboard alone, at 1280 and 390 px: the address step with its order
-summary, a refused address whose error summary takes focus, the review, the demo payment's
-two test buttons; on every step axe-core finds nothing serious or critical, and on the phone
-every control is 44x44 px and nothing scrolls sideways. Screenshots of each step are written
-for a person to look at."""
+"""A guest's checkout by keyboard alone, at 1280 and 390 px: the one checkout page with its
+order summary and place button, a refused address whose error summary takes focus, the page
+shown again with the total for the postal code typed (its notice takes focus), the demo
+payment's two test buttons; on every step axe-core finds nothing serious or critical, and on
+the phone every control is 44x44 px and nothing scrolls sideways. Screenshots of each step
+are written for a person to look at."""
 
 import re
 
@@ -10,6 +11,7 @@ import pytest
 from django.urls import reverse
 
 from storefront.models import Order
+from storefront.money import format_money
 from tests.e2e.audit import (
     axe_report,
     axe_violations,
@@ -19,7 +21,7 @@ from tests.e2e.audit import (
     tap_report,
 )
 from tests.e2e.conftest import DESKTOP, PHONE
-from tests.e2e.helpers import add_offer_through_search, pick_improvable_offers
+from tests.e2e.helpers import add_offer_through_search, cents_of, pick_improvable_offers
 
 pytestmark = pytest.mark.e2e
 
@@ -78,7 +80,8 @@ def test_a_guest_checks_out_by_keyboard(browser, live_server, demo_catalog, arti
         summary = page.get_by_test_id("checkout-summary")
         assert summary.get_by_test_id("summary-package").count() >= 1
         assert "When is my money taken?" in summary.inner_text()
-        audit("address")
+        assert page.get_by_test_id("place-order").inner_text().startswith("Place order and pay")
+        audit("page")
 
         # Sent without a name: the error summary is focused and links to the field.
         _tab_to(page, lambda a: a["name"] == "email")
@@ -87,7 +90,8 @@ def test_a_guest_checks_out_by_keyboard(browser, live_server, demo_catalog, arti
         assert _active(page)["id"] == "error-summary"
         assert page.locator('#error-summary a[href="#id_full_name"]').count() == 1
         assert page.locator("#id_full_name").get_attribute("aria-invalid") == "true"
-        audit("address-errors")
+        assert Order.objects.exclude(pk__in=known).count() == 0
+        audit("page-errors")
 
         for name, value in ADDRESS:
             _tab_to(page, lambda a, name=name: a["name"] == name)
@@ -95,15 +99,24 @@ def test_a_guest_checks_out_by_keyboard(browser, live_server, demo_catalog, arti
             page.keyboard.type(value)
         _tab_to(page, lambda a: a["name"] == "country")
         assert page.locator("#id_country").input_value() == "DE"
-        _tab_to(page, lambda a: a["text"] == "Continue to review")
+        shown = cents_of(page, '[data-testid="summary-total"]')
+        _tab_to(page, lambda a: a["text"] == f"Place order and pay {format_money(shown)}")
         page.keyboard.press("Enter")
-        page.wait_for_url("**/checkout/review/")
+        # The cart had no postal code: the page comes back priced for 10115, nothing ordered,
+        # its notice focused, the address as typed.
+        page.get_by_test_id("checkout-notice").wait_for()
+        assert _active(page)["id"] == "checkout-notice"
+        assert "priced for 10115" in page.get_by_test_id("checkout-notice").inner_text()
+        assert page.locator("#id_full_name").input_value() == "Ada Buyer"
+        assert Order.objects.exclude(pk__in=known).count() == 0
         assert page.get_by_test_id("package-terms").count() >= 1
-        audit("review")
+        total = cents_of(page, '[data-testid="summary-total"]')
+        audit("page-repriced")
 
-        _tab_to(page, lambda a: a["text"].startswith("Place order and pay"))
+        _tab_to(page, lambda a: a["text"] == f"Place order and pay {format_money(total)}")
         page.keyboard.press("Enter")
         page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+        assert cents_of(page, '[data-testid="pay-amount"]') == total
         text = page.locator("main").inner_text()
         assert "Pay (test: declined)" in text and "(test: succeeds)" in text
         assert not re.search(r"fraud|3DS|3-D Secure|gateway", text, re.I)
@@ -134,17 +147,20 @@ def test_checkout_works_without_javascript(browser, live_server, demo_catalog, a
         page.goto(reverse("product", args=[offer.product.slug]))
         page.get_by_role("button", name=f"Add from {offer.merchant.name}", exact=True).click()
         page.goto(reverse("checkout"))
-        page.get_by_test_id("checkout-continue").click()
+        page.get_by_test_id("place-order").click()
         page.get_by_test_id("error-summary").wait_for()
         assert _active(page)["id"] == "error-summary"
         for name, value in ADDRESS:
             page.locator(f"#id_{name}").fill(value)
         page.locator("#id_country").select_option("AT")
-        page.get_by_test_id("checkout-continue").click()
-        page.wait_for_url("**/checkout/review/")
-        assert "Austria" in page.locator("main").inner_text()
+        page.get_by_test_id("place-order").click()
+        page.get_by_test_id("checkout-notice").wait_for()  # priced for 10115 now
+        assert _active(page)["id"] == "checkout-notice"
+        assert page.locator("#id_country").input_value() == "AT"
+        shoot(page, artifacts, "checkout-repriced-nojs", DESKTOP["width"])
         page.get_by_test_id("place-order").click()
         page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/pay/$"))
+        assert Order.objects.order_by("-pk").first().country == "AT"
         page.get_by_test_id("pay-declined").click()
         page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))
         page.get_by_text("Its products are back in your cart").wait_for()

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import CartProblem, require_simple
 from gpu_engine.solvers.milp.model import (
     BP_SCALE,
     MilpModel,
@@ -41,7 +41,9 @@ def compact_build(problem: CartProblem, *, money: float | None = None) -> MilpMo
     """The compact program of ``problem``. Its x columns come first, line by line in the order
     of ``cand_merchant``, as in :func:`~gpu_engine.solvers.milp.model.milp_build`, so that
     :func:`~gpu_engine.solvers.milp.model.choice_from_x` reads both; it takes no warm start
-    (``merchants`` is empty)."""
+    (``merchants`` is empty). Version 1 pricing only: a version 2 cart has no compact form
+    (the portfolio runs its one program alone)."""
+    require_simple(problem.fulfillment, "milp (compact form)")
     pairs = program_pairs(problem)
     for m, group in pairs.by_merchant():
         x, units, goods = pairs.x[group], pairs.units[group], pairs.goods[group]

@@ -312,7 +312,13 @@ def milp_build(
     """The exact program of ``problem`` (see the module docstring). ``cancelled``: a callable
     polled between merchants; when it returns True the build stops with
     :class:`BuildCancelled` (a run cut at its deadline stops competing for the GIL at once).
-    ``money``: the cart's :func:`money_scale` where the caller has it already."""
+    ``money``: the cart's :func:`money_scale` where the caller has it already. A version 2 cart
+    (several nodes, weight tiers) gets :func:`gpu_engine.solvers.milp.fulfilled.fulfilled_build`'s
+    program instead: this one prices a column as a merchant of its own."""
+    if not problem.simple:
+        from gpu_engine.solvers.milp.fulfilled import fulfilled_build
+
+        return fulfilled_build(problem, cancelled=cancelled, money=money)
     pairs = program_pairs(problem)
     merchants: dict[int, _MerchantCols] = {}
     for m, group in pairs.by_merchant():

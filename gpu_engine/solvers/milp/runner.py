@@ -484,13 +484,9 @@ def program_build(
     cancelled: Callable[[], bool] | None = None,
     money: float | None = None,
 ) -> MilpModel:
-    """The cart's exact program: :func:`~gpu_engine.solvers.milp.model.milp_build` for a simple
-    cart, :func:`~gpu_engine.solvers.milp.fulfilled.fulfilled_build` for a version 2 one."""
-    if problem.simple:
-        return milp_build(problem, cancelled=cancelled, money=money)
-    from gpu_engine.solvers.milp.fulfilled import fulfilled_build
-
-    return fulfilled_build(problem, cancelled=cancelled, money=money)
+    """The cart's exact program: :func:`~gpu_engine.solvers.milp.model.milp_build`'s, which is
+    :func:`~gpu_engine.solvers.milp.fulfilled.fulfilled_build`'s for a version 2 cart."""
+    return milp_build(problem, cancelled=cancelled, money=money)
 
 
 def price_bound(problem: CartProblem) -> int:

@@ -244,3 +244,16 @@ def test_a_warm_start_of_columns_is_kept_when_the_run_is_cut():
     assert cut.total >= best and (cut.optimal is False or cut.total == best)
     proven = solve_milp(problem, warm_start=warm)
     assert proven.optimal and proven.total == best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_algorithm_milp_takes_v2_carts(seed):
+    """``solve(..., algorithm="milp")``: the drop heuristic's warm start, then the proof."""
+    from gpu_engine import solve
+
+    cart = random_v2_cart(seed, 5)
+    problem = CartProblem.from_dict(cart)
+    best, _ = reference_brute_force_v2(cart)
+    answer = solve(problem, algorithm="milp")
+    assert answer.algorithm == "milp" and answer.optimal and answer.total == best
+    assert reference_cost_v2(cart, solution_picks(answer)) == best

@@ -91,6 +91,12 @@ def register_command(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--cart", type=Path, action="append", default=[], help="also run this cart file"
     )
+    parser.add_argument(
+        "--time-limit-s",
+        type=float,
+        default=None,
+        help="draw no new cart after this many seconds (the carts begun still finish)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the counts here")
     parser.add_argument(
         "--progress", type=int, default=100, help="a line on stderr every N carts (0: none)"
@@ -154,6 +160,7 @@ def run_command(args: argparse.Namespace) -> int:
         files=list(dict.fromkeys(args.cart)),
         save_failures=args.save_failures,
         progress_every=args.progress,
+        time_limit_s=args.time_limit_s,
     )
     result = run_fuzz(config)
     tally = result.tally

@@ -50,6 +50,7 @@ class FuzzConfig:
     files: list[Path] = field(default_factory=list)
     save_failures: Path | None = None
     progress_every: int = 0  # carts between progress lines on stderr (0: none)
+    time_limit_s: float | None = None  # draw no new cart past this (open ones still finish)
 
 
 @dataclass
@@ -186,6 +187,11 @@ def run_fuzz(config: FuzzConfig) -> FuzzResult:
 
     def tasks() -> Iterator[Task]:
         for n, cart in enumerate(carts_of(config)):
+            if (
+                config.time_limit_s is not None
+                and time.perf_counter() - started > config.time_limit_s
+            ):
+                return
             reference, runs, skipped = plan_cart(config, cart, (config.seed + n) % 2**31)
             todo = ([reference] if reference else []) + runs
             state = open_carts[cart.key] = _Open(cart, len(todo), skipped)

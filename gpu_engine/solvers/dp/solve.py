@@ -19,9 +19,14 @@ from gpu_engine.budget import check_budget, deadline, expired, refuse_if_far_ove
 from gpu_engine.device import resolve_device
 from gpu_engine.planning.profile import load_profile
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CapacityError, CartProblem, require_simple
+from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
+from gpu_engine.solvers.dp.common import (
+    CPU_MEMORY_LIMIT,
+    GPU_MIN_STEPS,
+    SLICE_STEPS,
+)
 from gpu_engine.solvers.dp.cpu import (
     dp_inputs,
     merchant_backtrack,
@@ -34,16 +39,10 @@ from gpu_engine.solvers.dp.cpu import (
     subset_costs,
 )
 from gpu_engine.solvers.dp.inputs import MerchantDPInputs, expand_choice, merchant_dp_inputs
+from gpu_engine.solvers.dp.solve_v2 import solve_dp_v2
 
-# Host memory the CPU DPs may take (tables of 2^k entries).
-CPU_MEMORY_LIMIT = 2 << 30
-# Below this many steps the CPU answers faster than a GPU launch sequence.
-GPU_MIN_STEPS = 4_000_000
 # Merchants whose cost is provably subadditive let the relaxed DP's value stand on its own.
 RELAXED_BYTES_PER_STATE = 24
-# The DPs run in slices of about this many steps (~5-20 ms on a CPU core) with a deadline check
-# between them.
-SLICE_STEPS = 4_000_000
 
 
 def relaxed_steps(problem: CartProblem) -> int:
@@ -139,8 +138,10 @@ def solve_dp(
     simulator). ``budget_ms``: refused up front (BudgetError) when the predicted time is far
     over it; otherwise the DPs check it between slices (CPU) or layers (GPU) and, once it is
     spent, answer with the best assignment known (the relaxed DP's, else each line's cheapest
-    offer), flagged not optimal with ``stats["cut"]``."""
-    require_simple(problem.fulfillment, "dp")
+    offer), flagged not optimal with ``stats["cut"]``. Version 2 carts (several nodes a
+    merchant, weight tiers) take :func:`gpu_engine.solvers.dp.solve_v2.solve_dp_v2`."""
+    if not problem.simple:
+        return solve_dp_v2(problem, budget_ms=budget_ms, device=device)
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     at = deadline(t0, budget_ms)

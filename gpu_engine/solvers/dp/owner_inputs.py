@@ -1,0 +1,246 @@
+"""The version 2 subset DPs' inputs on the host, shared by the CPU and CUDA runs: the DP's lines,
+each merchant's (owner's) lines and their eligible nodes, and every owner's cost table
+(:mod:`gpu_engine.solvers.dp.owners`), with the decoding of a DP answer to a column per line.
+
+The exact DP's lines (its bits) are the lines that two or more merchants sell; a line that one
+merchant alone sells is *bound* to it: present in every entry of that owner's table, its node
+chosen inside the table. Folding such a line into a starting subtotal (as version 1 does) would
+not be exact here: its node choice interacts with the split of the owner's other lines. An
+owner with bound lines only is a constant (its table has one entry) and takes no DP layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpu_engine.problem import CapacityError, CartProblem
+from gpu_engine.solvers.dp.owners import owner_tables
+
+# Most placements (line -> absent or one of its nodes) enumerated for one owner's table: 4^11,
+# about 0.1 s on one CPU core (BENCHMARKS.md "subset DP v2"), e.g. 11 lines that one owner
+# sells at 3 nodes each.
+MAX_OWNER_STATES = 4**11
+
+
+@dataclass(frozen=True, eq=False)
+class OwnerDPInputs:
+    """Table rows are the owners that ship something (``owners``: owner index per row), the
+    ``n_layers`` rows with DP lines first. Per row, ``line_of``/``radix``/``column`` describe
+    its lines (free ones first, ``n_free`` of them, bit b = DP line ``lines[row, b]``) and
+    their placements (free: 0 absent, d >= 1 option d - 1; bound: option d; option o is
+    column ``column[row, j, o]``). ``cost``/``state`` are the tables at ``table_off``."""
+
+    free: np.ndarray
+    owners: np.ndarray
+    n_layers: int
+    mask: np.ndarray
+    n_lines: np.ndarray
+    lines: np.ndarray
+    table_off: np.ndarray
+    cost: np.ndarray
+    state: np.ndarray
+    line_of: np.ndarray
+    line_count: np.ndarray
+    radix: np.ndarray
+    column: np.ndarray
+    n_free: np.ndarray
+    placements: int
+
+    @property
+    def k(self) -> int:
+        return int(self.free.size)
+
+    @property
+    def constant(self) -> int:
+        """The summed cost of the owners without DP lines (each its table's one entry)."""
+        rows = range(self.n_layers, self.owners.size)
+        return sum(int(self.cost[self.table_off[r]]) for r in rows)
+
+    def layer_steps(self) -> int:
+        k = self.k
+        return sum(2 ** (k - int(a)) * 3 ** int(a) for a in self.n_lines)
+
+    def steps(self) -> int:
+        """The DP's layer steps plus the placements priced for the tables."""
+        return self.layer_steps() + self.placements
+
+    def pick_dtype(self) -> np.dtype:
+        return np.dtype(np.uint16) if int(self.n_lines.max(initial=0)) <= 16 else np.dtype(np.int32)
+
+    def memory_bytes(self) -> int:
+        size = 1 << self.k
+        return size * 8 * 2 + self.n_layers * size * self.pick_dtype().itemsize
+
+    def placement(self, row: int, entry: int) -> list[tuple[int, int]]:
+        """(problem line, column) of each line shipped by table entry ``entry`` of ``row``."""
+        state = int(self.state[int(self.table_off[row]) + entry])
+        out = []
+        for j in range(int(self.line_count[row])):
+            r = int(self.radix[row, j])
+            d, state = state % r, state // r
+            opt = d - 1 if j < int(self.n_free[row]) else d
+            if opt >= 0:
+                out.append((int(self.line_of[row, j]), int(self.column[row, j, opt])))
+        return out
+
+    def choice(self, n_items: int, entries: list[int]) -> np.ndarray:
+        """Column per problem line from each DP layer's chosen table entry (``entries``, one
+        per layer row); owners without DP lines ship their one entry."""
+        choice = np.full(n_items, -1, dtype=np.int64)
+        picked = [*entries, *([0] * (self.owners.size - self.n_layers))]
+        for row, entry in enumerate(picked):
+            for line, column in self.placement(row, entry):
+                choice[line] = column
+        if (choice < 0).any():
+            raise AssertionError(f"DP answer leaves lines {np.flatnonzero(choice < 0)} unassigned")
+        return choice
+
+
+def owner_dp_inputs(
+    problem: CartProblem, *, every_line_free: bool = False, max_states: int = MAX_OWNER_STATES
+) -> OwnerDPInputs:
+    """The tables for ``problem`` (built here, on the CPU). ``every_line_free``: every line is
+    a DP line (the relaxed partition DP), else only lines sold by two or more owners. Raises
+    :class:`CapacityError` when an owner's placements exceed ``max_states``."""
+    return _tables(problem, owner_rows(problem, every_line_free, max_states))
+
+
+@dataclass(frozen=True, eq=False)
+class OwnerRows:
+    """Who ships what, before any table is priced: per row (owner index, its DP lines, its
+    bound lines), layers first; ``placements`` the tables' summed placement counts."""
+
+    rows: list[tuple[int, list[int], list[int]]]
+    free: np.ndarray
+    bit: np.ndarray
+    eligible: np.ndarray
+    col0: np.ndarray
+    col1: np.ndarray
+    placements: int
+
+
+def owner_rows(
+    problem: CartProblem, every_line_free: bool = False, max_states: int = MAX_OWNER_STATES
+) -> OwnerRows:
+    """:func:`owner_dp_inputs` without the tables (cheap: for plans and estimates)."""
+    f = problem.fulfillment
+    n = problem.n_items
+    eligible = problem.price >= 0
+    col0 = np.searchsorted(f.column_owner, np.arange(f.n_owners), side="left")
+    col1 = np.searchsorted(f.column_owner, np.arange(f.n_owners), side="right")
+    sells = np.stack([eligible[:, col0[o] : col1[o]].any(axis=1) for o in range(f.n_owners)], 1)
+    if every_line_free:
+        free = np.arange(n, dtype=np.int64)
+    else:
+        free = np.flatnonzero(sells.sum(axis=1) > 1).astype(np.int64)
+    bit = np.full(n, -1, dtype=np.int64)
+    bit[free] = np.arange(free.size)
+    rows: list[tuple[int, list[int], list[int]]] = []
+    placements = 0
+    for o in range(f.n_owners):
+        mine = np.flatnonzero(sells[:, o])
+        if mine.size == 0:
+            continue
+        ours = [int(i) for i in mine if bit[i] >= 0]
+        n_opts = {int(i): int(eligible[i, col0[o] : col1[o]].sum()) for i in mine}
+        # Bound lines with the most nodes first: a line with one node never moves (the
+        # counter never carries into it).
+        bound = sorted((int(i) for i in mine if bit[i] < 0), key=lambda i: -n_opts[i])
+        states = 1
+        for i in ours:
+            states *= 1 + n_opts[i]
+        for i in bound:
+            states *= n_opts[i]
+        if states > max_states:
+            raise CapacityError(
+                "items",
+                n,
+                f"the subset DP would price {states} placements of merchant "
+                f"{f.owner_ids[o]!r}'s lines over its nodes for this {n}-line cart, "
+                f"more than its limit of {max_states}",
+            )
+        placements += states
+        rows.append((o, ours, bound))
+    # Owners with DP lines are the layers, first; the others are constants.
+    rows.sort(key=lambda r: len(r[1]) == 0)
+    return OwnerRows(rows, free, bit, eligible, col0, col1, placements)
+
+
+def _tables(problem: CartProblem, plan: OwnerRows) -> OwnerDPInputs:
+    f = problem.fulfillment
+    rows, bit, eligible, col0, col1 = plan.rows, plan.bit, plan.eligible, plan.col0, plan.col1
+    n_rows = len(rows)
+    width = max([1, *(len(r[1]) + len(r[2]) for r in rows)])
+    n_nodes = max([1, *(int(col1[r[0]] - col0[r[0]]) for r in rows)])
+    line_of = np.zeros((n_rows, width), dtype=np.int64)
+    radix = np.ones((n_rows, width), dtype=np.int64)
+    column = np.zeros((n_rows, width, n_nodes), dtype=np.int64)
+    local = np.zeros((n_rows, width, n_nodes), dtype=np.int64)
+    amount = np.zeros((n_rows, width, n_nodes), dtype=np.int64)
+    units = np.zeros((n_rows, width), dtype=np.int64)
+    grams = np.zeros((n_rows, width), dtype=np.int64)
+    n_free = np.zeros(n_rows, dtype=np.int64)
+    line_count = np.zeros(n_rows, dtype=np.int64)
+    for r, (o, ours, bound) in enumerate(rows):
+        n_free[r] = len(ours)
+        line_count[r] = len(ours) + len(bound)
+        for j, i in enumerate([*ours, *bound]):
+            cols = col0[o] + np.flatnonzero(eligible[i, col0[o] : col1[o]])
+            line_of[r, j] = i
+            radix[r, j] = cols.size + (1 if j < len(ours) else 0)
+            column[r, j, : cols.size] = cols
+            local[r, j, : cols.size] = cols - col0[o]
+            q = int(problem.quantity[i])
+            amount[r, j, : cols.size] = q * problem.price[i, cols]
+            units[r, j] = q
+            grams[r, j] = q * int(f.weight[i])
+    owners = np.array([r[0] for r in rows], dtype=np.int64)
+    table_off = np.zeros(n_rows + 1, dtype=np.int64)
+    table_off[1:] = np.cumsum(np.int64(1) << n_free)
+    cost = np.empty(int(table_off[-1]), dtype=np.int64)
+    state = np.empty(int(table_off[-1]), dtype=np.int64)
+    owner_tables(
+        line_count,
+        n_free,
+        radix,
+        local,
+        amount,
+        units,
+        grams,
+        col0[owners].astype(np.int64),
+        col1[owners].astype(np.int64),
+        table_off,
+        problem.base_fee,
+        problem.per_extra_unit,
+        *f.parcel_params,
+        *(np.ascontiguousarray(p[owners]) for p in f.owner_params),
+        cost,
+        state,
+    )
+    n_layers = int(np.count_nonzero(n_free))
+    lines = np.zeros((n_layers, max(1, int(n_free.max(initial=0)))), dtype=np.int32)
+    mask = np.zeros(n_layers, dtype=np.int64)
+    for r in range(n_layers):
+        for j in range(int(n_free[r])):
+            b = int(bit[line_of[r, j]])
+            lines[r, j] = b
+            mask[r] |= 1 << b
+    return OwnerDPInputs(
+        free=plan.free,
+        owners=owners,
+        n_layers=n_layers,
+        mask=mask,
+        n_lines=n_free[:n_layers].astype(np.int32),
+        lines=lines,
+        table_off=table_off,
+        cost=cost,
+        state=state,
+        line_of=line_of,
+        line_count=line_count,
+        radix=radix,
+        column=column,
+        n_free=n_free,
+        placements=plan.placements,
+    )

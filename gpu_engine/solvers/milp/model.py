@@ -40,6 +40,11 @@ Where a threshold and a discount meet, the goods row also holds on binaries alon
 (1 - d)``, a knapsack row HiGHS separates covers from. The capped rows and the exact slack
 tighten the LP and shorten HiGHS's proofs.
 
+This is the program of a simple cart (one node per merchant, no weight tiers: version 1's
+pricing). A version 2 cart's program (:mod:`gpu_engine.solvers.milp.fulfilled`) builds on the
+same pieces per merchant, over all its nodes' pairs; :func:`milp_build` and :func:`milp_point`
+hand such a cart to it.
+
 HiGHS works in floating point: the returned total is always re-priced in integer cents by the
 engine's pricing routine, and optimality is claimed only when that exact total is within integer
 rounding of HiGHS's dual bound.

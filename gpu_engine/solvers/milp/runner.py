@@ -99,7 +99,8 @@ _ENDED = frozenset(
 class MilpOutcome:
     """HiGHS's answer before it becomes a :class:`Solution`.
 
-    ``choice``: merchant index per line (int64), or None when HiGHS found no feasible point in
+    ``choice``: column (merchant, or a version 2 cart's node) index per line (int64), or None
+    when HiGHS found no feasible point in
     its time. ``bound``: HiGHS's dual bound in cents (-inf when none).
     """
 

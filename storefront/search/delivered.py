@@ -32,6 +32,7 @@ from storefront.catalog.shipping_selectors import merchant_terms_for_merchants
 from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.models import Merchant, MoneyField, Offer
 from storefront.search.free_shipping import free_from_price
+from storefront.search.prices import PRICE_RANGES, PriceRange, PriceRangeIndex
 
 # What "never ships free" compares against: above any unit price an offer can have.
 _NEVER = 2**62
@@ -173,6 +174,21 @@ def products_with_delivered_price(products: QuerySet, terms: DeliveredTerms) -> 
     return products.annotate(delivered_price=product_delivered_price(terms))
 
 
+def delivered_price_filter(
+    products: QuerySet, *, available_only: bool, price_range: PriceRange | None
+) -> QuerySet:
+    """``products`` (annotated ``delivered_price``) that can be bought, or whose delivered
+    price is in ``price_range``: one condition on the price's range index, which reads the
+    correlated subquery once per row (PostgreSQL repeats a subquery for each comparison that
+    names it: "in stock" and a range's two bounds cost three runs of it)."""
+    if price_range is None and not available_only:
+        return products
+    products = products.alias(delivered_range=PriceRangeIndex("delivered_price"))
+    if price_range is None:
+        return products.filter(delivered_range__isnull=False)
+    return products.filter(delivered_range=PRICE_RANGES.index(price_range))
+
+
 # Products nobody sells go last in both price orders, as in the item-price orders.
 DELIVERED_ORDERINGS: dict[str, tuple] = {
     "price": (F("delivered_price").asc(nulls_last=True), "name", "id"),
@@ -184,6 +200,7 @@ __all__ = [
     "DELIVERED_ORDERINGS",
     "DeliveredTerms",
     "TermsGroup",
+    "delivered_price_filter",
     "delivered_terms_read",
     "offer_delivered_expression",
     "product_delivered_price",

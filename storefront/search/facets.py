@@ -10,7 +10,11 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 from storefront.catalog import selectors
 from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.models import Merchant, Offer, Product
-from storefront.search.delivered import DeliveredTerms, products_with_delivered_price
+from storefront.search.delivered import (
+    DeliveredTerms,
+    delivered_price_filter,
+    products_with_delivered_price,
+)
 from storefront.search.filters import CatalogFilters, filtered_rows
 from storefront.search.prices import PRICE_RANGES, PriceRangeIndex
 from storefront.search.query import search_prepare
@@ -189,7 +193,7 @@ def _merchant_counts_query(
         # Only the products the other filters keep; with none chosen, every product counts
         # and the subquery is left out.
         by_price = filters.available_only or filters.price_range
-        priced, price = _with_price(terms)
+        priced, _ = _with_price(terms)
         products = selectors.product_match_list(
             # The price's subqueries only where it filters.
             products=priced if by_price else None,
@@ -198,12 +202,16 @@ def _merchant_counts_query(
             ships_free_to=filters.ships_free_to,
             ships_free_q=ships_free_q,
         )
-        if by_price:
+        price_range = selectors.price_range_get(key=filters.price_range)
+        if by_price and terms is not None:
+            products = delivered_price_filter(
+                products, available_only=filters.available_only, price_range=price_range
+            )
+        elif by_price:
             if filters.available_only:
-                products = products.filter(Q(**{f"{price}__isnull": False}))
-            price_range = selectors.price_range_get(key=filters.price_range)
+                products = products.filter(Q(best_price__isnull=False))
             if price_range is not None:
-                products = products.filter(price_range.q(price))
+                products = products.filter(price_range.q())
         offers = offers.filter(product__in=products.order_by().values("pk"))
     # Offers counted per merchant id alone (an index-only scan of the partial index on active
     # offers' merchant when nothing filters), the active merchants' names read apart: joining

@@ -18,6 +18,7 @@ from storefront.models import Product
 from storefront.search.delivered import (
     DELIVERED_ORDERINGS,
     DeliveredTerms,
+    delivered_price_filter,
     products_with_delivered_price,
 )
 from storefront.search.filters import CatalogFilters, filtered_rows
@@ -48,10 +49,9 @@ def delivered_product_list(
         merchant_id=filters.merchant_id,
         ships_free_to=filters.ships_free_to,
     )
-    if filters.available_only:
-        products = products.filter(delivered_price__isnull=False)
-    if chosen_range is not None:
-        products = products.filter(chosen_range.q("delivered_price"))
+    products = delivered_price_filter(
+        products, available_only=filters.available_only, price_range=chosen_range
+    )
     order = DELIVERED_ORDERINGS.get(ordering) or selectors.PRODUCT_ORDERINGS[ordering]
     return products.order_by(*order)
 

@@ -65,6 +65,8 @@ def checkout_address(request: HttpRequest) -> HttpResponse:
         return redirect(cart_url())
     form = CheckoutAddressForm(request.POST)
     if not form.is_valid():
+        if not cart.lines.exists():  # emptied by another tab: nothing left to show
+            return redirect(cart_url())
         return render_checkout(request, cart=cart, form=form, status=400)
     try:
         address = shipping_address_validate(**form.cleaned_data)

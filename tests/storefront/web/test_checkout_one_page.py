@@ -7,8 +7,10 @@ import pytest
 from django.urls import reverse
 
 from storefront.catalog.services import offer_update
+from storefront.checkout import services as checkout_services
 from storefront.checkout.address import shipping_address_validate
 from storefront.checkout.addresses import address_remember
+from storefront.errors import Throttled
 from storefront.models import Address, Cart, Offer, Order
 from storefront.money import format_money
 from tests.storefront.orders.conftest import POSTAL_CODE
@@ -193,3 +195,16 @@ def test_the_page_names_each_package_once(client, cart):
     html = client.get(reverse("checkout")).content.decode()
     for merchant in ("Dear Shop", "Cheap Shop"):
         assert html.count(f"Package from {merchant}") == 1
+
+
+def test_the_order_limit_answers_429_on_the_page_with_the_address_kept(client, cart, monkeypatch):
+    def refuse(*, ident):
+        raise Throttled("You placed orders too often: wait a minute.", retry_after=42)
+
+    monkeypatch.setattr(checkout_services, "order_place_rate_check", refuse)
+    refused = _place(client, client.get(reverse("checkout")), city="Potsdam")
+    assert refused.status_code == 429 and refused["Retry-After"] == "42"
+    html = refused.content.decode()
+    assert "too often" in html and 'data-testid="checkout-notice"' in html
+    assert 'value="Potsdam"' in html and 'data-testid="place-order"' in html
+    assert Order.objects.count() == 0

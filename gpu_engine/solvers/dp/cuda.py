@@ -22,6 +22,11 @@ Kernels and their thread-to-data mapping:
   share ``S & A_m``, so they walk the same number of submasks in step and read neighbouring
   ``h_prev`` entries.
 * ``_backtrack``: a single thread walks the layers back from the full set.
+
+Version 2 carts (:func:`run_owner_gpu`) take the same ``prepare``/``layers``/``backtrack``
+kernels (:func:`run_layers`) over one layer per merchant (owner); their cost tables (an owner's
+cheapest split of each line set over its nodes) are built on the host and copied, so
+``_cost_tables`` serves version 1 only.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from gpu_engine.pricing import device_merchant_cost, device_pricing_variant
 from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.solvers.dp import ops as dp_ops
 from gpu_engine.solvers.dp.inputs import MerchantDPInputs, expand_choice
+from gpu_engine.solvers.dp.owner_inputs import OwnerDPInputs
 
 INF = np.int64(dp_ops.INF)
 # The per-state step, shared with the CPU twin (compiled lazily: no CUDA at import).
@@ -224,9 +230,8 @@ def run_merchant_gpu(
         raise CapacityError(
             "items", needed, f"GPU subset DP needs {needed} bytes, more than its limit {limit}"
         )
-    cost_tables, prepare, layers, backtrack = _get_kernels()
+    cost_tables = _get_kernels()[0]
     n_merch = int(inputs.merchants.size)
-    size = 1 << inputs.k
     table_off = np.zeros(n_merch + 1, dtype=np.int64)
     table_off[1:] = np.cumsum(1 << inputs.n_lines.astype(np.int64))
     d_lines = cuda.to_device(inputs.lines)
@@ -245,7 +250,44 @@ def run_merchant_gpu(
         *(cuda.to_device(p) for p in inputs.params),
         d_cost,
     )
-    k = inputs.k
+    done = run_layers(
+        inputs.k,
+        inputs.mask,
+        d_n_lines,
+        d_lines,
+        d_table_off,
+        d_cost,
+        at,
+        pick_dtype or inputs.pick_dtype(),
+    )
+    if done is None:
+        return None
+    total, picks = done
+    free_choice = np.full(inputs.k, -1, dtype=np.int64)
+    for m in range(n_merch):
+        for b in range(int(inputs.n_lines[m])):
+            if (int(picks[m]) >> b) & 1:
+                free_choice[inputs.lines[m, b]] = m
+    return total, expand_choice(problem, inputs, free_choice), gpu_name()
+
+
+def run_layers(
+    k: int,
+    mask: np.ndarray,
+    d_n_lines,
+    d_lines,
+    d_table_off,
+    d_cost,
+    at: float | None,
+    pick_dtype: np.dtype,
+) -> tuple[int, np.ndarray] | None:
+    """The DP's layers over the cost tables already on the device (``d_cost`` at
+    ``d_table_off``, one layer per entry of ``mask``): (``h`` of the full line set, each
+    layer's chosen compressed subset), or None once the deadline ``at`` passed between
+    launches."""
+    _cost_tables, prepare, layers, backtrack = _get_kernels()
+    n_merch = int(mask.size)
+    size = 1 << k
     low_bits = k // 2
     d_low = cuda.device_array((n_merch, 1 << low_bits), dtype=np.int64)
     d_high = cuda.device_array((n_merch, 1 << (k - low_bits)), dtype=np.int64)
@@ -253,16 +295,16 @@ def run_merchant_gpu(
     h_odd = cuda.device_array(size, dtype=np.int64)
     blocks, threads = _launch_shape(max(size, n_merch << (k - low_bits)))
     prepare[blocks, threads](
-        cuda.to_device(deposit_order(k, inputs.mask)),
+        cuda.to_device(deposit_order(k, mask)),
         np.int64(k),
         np.int64(low_bits),
         d_low,
         d_high,
         h_even,
     )
-    pick = cuda.device_array((n_merch, size), dtype=pick_dtype or inputs.pick_dtype())
+    pick = cuda.device_array((n_merch, size), dtype=pick_dtype)
     args = (
-        cuda.to_device(inputs.mask.astype(np.int64)),
+        cuda.to_device(mask.astype(np.int64)),
         d_n_lines,
         d_lines,
         d_table_off,
@@ -291,11 +333,36 @@ def run_merchant_gpu(
     backtrack[1, 1](
         np.int64(size - 1), np.int64(n_merch), d_n_lines, d_lines, pick, h_prev, out_pick, out_total
     )
-    picks = out_pick.copy_to_host()
-    total = int(out_total.copy_to_host()[0])
-    free_choice = np.full(inputs.k, -1, dtype=np.int64)
-    for m in range(n_merch):
-        for b in range(int(inputs.n_lines[m])):
-            if (int(picks[m]) >> b) & 1:
-                free_choice[inputs.lines[m, b]] = m
-    return total, expand_choice(problem, inputs, free_choice), gpu_name()
+    return int(out_total.copy_to_host()[0]), out_pick.copy_to_host()
+
+
+def run_owner_gpu(
+    inputs: OwnerDPInputs, at: float | None = None, *, pick_dtype: np.dtype | None = None
+) -> tuple[int, list[int], str] | None:
+    """Version 2: (DP total of the layer owners, each layer's chosen table entry, device name)
+    of the exact owner DP, over the cost tables built on the host (every owner's exact cost per
+    line set, minimised over its node splits: :mod:`gpu_engine.solvers.dp.owner_inputs`); the
+    layers are :func:`run_layers`, as for version 1. None once the deadline ``at`` passed."""
+    needed = inputs.memory_bytes() + (8 << inputs.k) + inputs.cost.nbytes
+    limit = gpu_memory_limit()
+    if needed > limit:
+        raise CapacityError(
+            "items", needed, f"GPU subset DP needs {needed} bytes, more than its limit {limit}"
+        )
+    n_layers = inputs.n_layers
+    if n_layers == 0:  # every line bound to one owner: the constants are the answer
+        return 0, [], gpu_name()
+    done = run_layers(
+        inputs.k,
+        inputs.mask,
+        cuda.to_device(inputs.n_lines),
+        cuda.to_device(inputs.lines),
+        cuda.to_device(inputs.table_off[: n_layers + 1]),
+        cuda.to_device(inputs.cost[: int(inputs.table_off[n_layers])]),
+        at,
+        pick_dtype or inputs.pick_dtype(),
+    )
+    if done is None:
+        return None
+    total, picks = done
+    return total, [int(p) for p in picks[:n_layers]], gpu_name()

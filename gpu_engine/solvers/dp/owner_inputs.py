@@ -19,8 +19,9 @@ from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.solvers.dp.owners import owner_tables
 
 # Most placements (line -> absent or one of its nodes) enumerated for one owner's table: 4^11,
-# about 0.1 s on one CPU core (BENCHMARKS.md "subset DP v2"), e.g. 11 lines that one owner
-# sells at 3 nodes each.
+# e.g. 11 lines that two owners sell, one of them at 3 nodes each. Measured at 50-65 ns a
+# placement (3 nodes with weight tiers, one shared CPU core): about 0.25 s for such a table;
+# 4^12 would take a second before the DP starts.
 MAX_OWNER_STATES = 4**11
 
 

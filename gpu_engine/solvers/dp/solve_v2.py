@@ -39,18 +39,21 @@ from gpu_engine.solvers.dp.owners import relaxed_owner_groups
 
 # f, pick, g, g_entry (int64) and g_owner (int32) per subset of the cart's lines.
 RELAXED_BYTES_PER_STATE = 36
+# Placements priced a second while the tables are built (owner_inputs.MAX_OWNER_STATES: 50-65
+# ns each measured on one shared core); the rate profile has no entry for them yet.
+PLACEMENT_RATE = 2e7
 
 
-def relaxed_steps_v2(problem: CartProblem) -> int | None:
-    """The relaxed DP's steps (its partition walk and its tables' placements); None when it
-    does not fit (memory, or an owner's placements over the limit)."""
+def relaxed_steps_v2(problem: CartProblem) -> tuple[int, int] | None:
+    """The relaxed DP's (partition walk steps, tables' placements); None when it does not fit
+    (memory, or an owner's placements over the limit)."""
     if RELAXED_BYTES_PER_STATE << problem.n_items > CPU_MEMORY_LIMIT:
         return None
     try:
         rows = owner_rows(problem, every_line_free=True)
     except CapacityError:
         return None
-    return 3**problem.n_items // 2 + rows.placements
+    return 3**problem.n_items // 2, rows.placements
 
 
 def run_relaxed_v2(
@@ -125,15 +128,17 @@ def layer_entries(inputs: OwnerDPInputs, pick: np.ndarray) -> list[int]:
     return entries
 
 
-def predicted_ms_v2(inputs: OwnerDPInputs, relaxed: int | None, use_gpu: bool) -> float:
+def predicted_ms_v2(inputs: OwnerDPInputs, relaxed: tuple[int, int] | None, use_gpu: bool) -> float:
     """The DP's predicted time from the rate profile: the cheaper program (the one that runs
-    first); the tables' placements are priced at the CPU DP's rate."""
+    first), each with its tables' placements at :data:`PLACEMENT_RATE`. ``relaxed``: the
+    relaxed DP's (walk steps, placements), None when it does not fit."""
     profile = load_profile()
     layer_rate = profile.gpu_dp_rate if use_gpu else profile.cpu_dp_rate
-    exact = (inputs.layer_steps() / layer_rate + inputs.placements / profile.cpu_dp_rate) * 1e3
+    exact = (inputs.layer_steps() / layer_rate + inputs.placements / PLACEMENT_RATE) * 1e3
     if relaxed is None:
         return exact
-    return min(exact, relaxed / profile.relaxed_dp_rate * 1e3)
+    walk, placements = relaxed
+    return min(exact, (walk / profile.relaxed_dp_rate + placements / PLACEMENT_RATE) * 1e3)
 
 
 def solve_dp_v2(
@@ -153,8 +158,9 @@ def solve_dp_v2(
         and resolve_device(device) == "cuda"
         and (device != "auto" or layer_steps >= GPU_MIN_STEPS)
     )
-    r_steps = relaxed_steps_v2(problem)
-    refuse_if_far_over("dp", predicted_ms_v2(inputs, r_steps, use_gpu), budget_ms)
+    relaxed_plan = relaxed_steps_v2(problem)
+    refuse_if_far_over("dp", predicted_ms_v2(inputs, relaxed_plan, use_gpu), budget_ms)
+    r_steps = None if relaxed_plan is None else sum(relaxed_plan)
     stats: dict[str, Any] = {
         "merchant_dp_steps": inputs.steps(),
         "free_lines": inputs.k,

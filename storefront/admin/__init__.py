@@ -5,6 +5,14 @@ related rows in the same query, and the bulk actions go through services over qu
 not loops. Importing the modules registers their admins.
 """
 
-from storefront.admin import carts, catalog, imports, merchants, orders, statements
+from storefront.admin import (
+    carts,
+    catalog,
+    fulfillment,
+    imports,
+    merchants,
+    orders,
+    statements,
+)
 
-__all__ = ["carts", "catalog", "imports", "merchants", "orders", "statements"]
+__all__ = ["carts", "catalog", "fulfillment", "imports", "merchants", "orders", "statements"]

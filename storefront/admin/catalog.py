@@ -2,14 +2,19 @@
 
 from typing import TYPE_CHECKING, TypedDict
 
+from django import forms
 from django.contrib import admin
 from django.db.models import Count, Min, Q
 
 from storefront.admin.common import make_active, make_inactive, money_column
 from storefront.admin.money import MoneyAdminMixin
-from storefront.catalog.services import products_cheapest_refresh
-from storefront.models import Category, Offer, Product
+from storefront.admin.scoping import MerchantScopedAdmin, staff_merchant_id
+from storefront.catalog.services import offer_create, offer_update, products_cheapest_refresh
+from storefront.fulfillment.services import product_weight_set
+from storefront.fulfillment.stock import offer_stock_totals_sync
+from storefront.models import Category, Offer, Product, Warehouse
 from storefront.money import format_money
+from storefront.validators import gtin_normalize
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -49,6 +54,49 @@ class StockFilter(admin.SimpleListFilter):
         return queryset if condition is None else queryset.filter(condition)
 
 
+class OfferForm(forms.ModelForm):
+    """An offer's form everywhere in the admin: a merchant that ships from warehouses keeps
+    its stock per warehouse, and the offer's own stock is their total, never typed."""
+
+    def clean(self):
+        data = super().clean() or {}
+        if "stock" in self.changed_data:
+            merchant = data.get("merchant")
+            merchant_id = merchant.pk if merchant is not None else self.instance.merchant_id
+            if (
+                merchant_id is not None
+                and Warehouse.objects.filter(merchant_id=merchant_id, active=True).exists()
+            ):
+                self.add_error(
+                    "stock",
+                    "This merchant ships from warehouses: set the stock per warehouse "
+                    "(Warehouse stock); the offer's stock is their total.",
+                )
+        return data
+
+
+class ProductByGtinField(forms.ModelChoiceField):
+    """A product picked by its GTIN: how merchant staff, who do not browse the catalog admin,
+    name the product they sell."""
+
+    widget = forms.TextInput
+    default_error_messages = {"invalid_choice": "No product with this GTIN in the catalog."}
+
+    def __init__(self, **kwargs):
+        kwargs.pop("to_field_name", None)
+        kwargs.setdefault("help_text", "The product's GTIN (8, 12, 13 or 14 digits).")
+        kwargs.setdefault("label", "Product GTIN")
+        super().__init__(to_field_name="gtin", **kwargs)
+
+    def to_python(self, value):
+        return super().to_python(gtin_normalize(value or "") or None)
+
+
+def offers_stock_follow_warehouses(offers) -> None:
+    """New offers of a merchant with warehouses sell from none until stocked there."""
+    offer_stock_totals_sync(offer_ids=[offer.pk for offer in offers if offer.pk is not None])
+
+
 @admin.register(Category)
 class CategoryAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "product_count"]
@@ -65,6 +113,7 @@ class CategoryAdmin(admin.ModelAdmin):
 
 class ProductOfferInline(MoneyAdminMixin, admin.TabularInline):
     model = Offer
+    form = OfferForm
     extra = 0
     fields = ["merchant", "merchant_sku", "unit_price", "stock", "active", "updated_at"]
     readonly_fields = ["updated_at"]
@@ -86,6 +135,21 @@ class ProductAdmin(admin.ModelAdmin):
     inlines = [ProductOfferInline]
     show_full_result_count = False
     actions = ["recompute_cheapest"]
+
+    def save_model(self, request, obj, form, change):
+        weight = obj.weight_g
+        if change and "weight_g" in form.changed_data:
+            # The weight goes through its service: it changes what carts cost (price watch).
+            obj.weight_g = form.initial.get("weight_g", 0)
+            super().save_model(request, obj, form, change)
+            product_weight_set(product=obj, weight_g=weight)
+            return
+        super().save_model(request, obj, form, change)
+
+    def save_formset(self, request, form, formset, change):
+        super().save_formset(request, form, formset, change)
+        if formset.model is Offer:
+            offers_stock_follow_warehouses(formset.new_objects)
 
     def get_queryset(self, request):
         active = Q(offers__active=True)
@@ -113,7 +177,12 @@ class ProductAdmin(admin.ModelAdmin):
 
 
 @admin.register(Offer)
-class OfferAdmin(MoneyAdminMixin, admin.ModelAdmin):
+class OfferAdmin(MoneyAdminMixin, MerchantScopedAdmin):
+    """Merchant staff see and change their merchant's offers (prices, stock, active) and
+    add offers for it; catalog admins every offer. Writes go through the catalog services."""
+
+    form = OfferForm
+    staff_may_delete = False
     list_display = [
         "product",
         "merchant",
@@ -137,3 +206,54 @@ class OfferAdmin(MoneyAdminMixin, admin.ModelAdmin):
     def get_queryset(self, request):
         # __str__ names product and merchant (autocomplete, cart line admin): select them.
         return super().get_queryset(request).select_related("product", "merchant")
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and staff_merchant_id(request) is not None:
+            fields += ["product", "merchant", "merchant_sku"]
+        return fields
+
+    def get_autocomplete_fields(self, request):
+        fields = super().get_autocomplete_fields(request)
+        if staff_merchant_id(request) is None:
+            return fields
+        return [name for name in fields if name != "product"]
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "product" and staff_merchant_id(request) is not None:
+            return ProductByGtinField(queryset=Product.objects.all(), **kwargs)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_changelist_form(self, request, **kwargs):
+        kwargs.setdefault("form", OfferForm)
+        return super().get_changelist_form(request, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            created = offer_create(
+                product=obj.product,
+                merchant=obj.merchant,
+                merchant_sku=obj.merchant_sku,
+                unit_price=obj.unit_price,
+                stock=obj.stock,
+                active=obj.active,
+            )
+            obj.pk, obj.created_at, obj.updated_at = (
+                created.pk,
+                created.created_at,
+                created.updated_at,
+            )
+            obj._state.adding = False
+            offers_stock_follow_warehouses([obj])
+            return
+        if {"product", "merchant", "merchant_sku"} & set(form.changed_data):
+            # Moving an offer (catalog admins only): the model receivers tell the caches.
+            super().save_model(request, obj, form, change)
+            return
+        changes = {
+            name: getattr(obj, name)
+            for name in ("unit_price", "stock", "active")
+            if name in form.changed_data
+        }
+        if changes:
+            offer_update(offer=obj, **changes)

@@ -8,6 +8,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
+from storefront.admin.scoping import MerchantScopedAdmin, MerchantScopedInline
 from storefront.errors import DomainError
 from storefront.imports.services import (
     import_format_detect,
@@ -28,7 +29,9 @@ class ImportJobUploadForm(forms.ModelForm):
         choices=[("", "Detect from the file name"), *ImportJob.Format.choices],
         required=False,
         help_text="CSV (.csv, .tsv, .txt) or JSON Lines (.jsonl, .ndjson); .gz is fine. "
-        "Columns: gtin, merchant_sku, price (or price_cents), stock, active.",
+        "Columns: gtin, merchant_sku, price (or price_cents), stock, active; optional: "
+        "warehouse (a warehouse's name: the stock is at that warehouse), weight_g (grams per "
+        "unit) and merchant (its slug: rows for another merchant are refused).",
     )
 
     class Meta:
@@ -48,7 +51,7 @@ class ImportJobUploadForm(forms.ModelForm):
         return data
 
 
-class ImportJobBatchInline(admin.TabularInline):
+class ImportJobBatchInline(MerchantScopedInline, admin.TabularInline):
     model = ImportJobBatch
     extra = 0
     can_delete = False
@@ -68,9 +71,12 @@ class ImportJobBatchInline(admin.TabularInline):
 
 
 @admin.register(ImportJob)
-class ImportJobAdmin(admin.ModelAdmin):
+class ImportJobAdmin(MerchantScopedAdmin):
     """Upload a feed (Add), then watch it: the list and the page refresh themselves while a
-    job is queued or running. A failed job can be resumed; its error report downloaded."""
+    job is queued or running. A failed job can be resumed; its error report downloaded.
+    Merchant staff upload and follow their own merchant's feeds only."""
+
+    staff_may_delete = False
 
     form = ImportJobUploadForm
     list_display = [

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, TypedDict
 from django.contrib import admin
 from django.db.models import Count, Q, Subquery
 
+from storefront.admin.catalog import OfferForm
 from storefront.admin.common import make_active, make_inactive, money_column
 from storefront.admin.money import MoneyAdminMixin
 from storefront.models import Merchant, Offer, ShippingZone
@@ -34,6 +35,7 @@ class MerchantOfferInline(MoneyAdminMixin, admin.TabularInline):
     """
 
     model = Offer
+    form = OfferForm
     extra = 0
     shown = 50
     verbose_name_plural = f"latest {shown} changed offers (all of them: Offers, by merchant)"

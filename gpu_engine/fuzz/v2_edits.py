@@ -117,48 +117,47 @@ def thresholds_at_subsets(rng: random.Random, cart: Cart) -> None:
 
 
 def split_threshold(rng: random.Random, cart: Cart) -> None:
-    """A merchant with two nodes: one line stocked only at the first, another only at the
-    second, the threshold (and the discount's units) met only by both together."""
+    """A merchant with two nodes sells two lines, one stocked only at its first node and the
+    other only at its second (its other offers one unit short); its threshold, and its
+    discount's units, are met only by both lines together, so only across the two nodes."""
     quantity = {item["id"]: item["quantity"] for item in cart["items"]}
-    for merchant in cart["merchants"]:
-        nodes = nodes_of(merchant)
-        if len(nodes) < 2 or len(cart["items"]) < 2:
-            continue
-        first, second = rng.sample(nodes, 2)
-        a, b = rng.sample([item["id"] for item in cart["items"]], 2)
-        picks = []
-        for line, node in ((a, first), (b, second)):
-            for offer in cart["offers"]:  # the merchant's other nodes one unit short
-                if (offer["item"], offer["merchant"]) == (line, merchant["id"]) and offer[
-                    "node"
-                ] != node:
-                    offer["stock"] = quantity[line] - 1
-            offer = next(
-                (
-                    o
-                    for o in cart["offers"]
-                    if (o["item"], o["merchant"], o.get("node")) == (line, merchant["id"], node)
-                ),
-                None,
-            )
-            if offer is None:
-                offer = {
-                    "item": line,
-                    "merchant": merchant["id"],
-                    "node": node,
-                    "price": rng.randint(1, 99),
-                }
-                cart["offers"].append(offer)
-            offer["stock"] = rng.choice([None, quantity[line]])
-            picks.append(offer)
-        if rng.random() < 0.5:
-            merchant["discount"] = {
-                "min_units": quantity[a] + quantity[b],
-                "basis_points": rng.choice([1, 9999, 10_000, 2500]),
-            }
-        goods = _goods(cart, merchant, picks)
-        _set_free_over(merchant, max(0, goods + rng.choice([0, 0, -1, 1])))
+    merchant = next((m for m in cart["merchants"] if len(nodes_of(m)) >= 2), None)
+    if merchant is None or len(quantity) < 2:
         return
+    first, second = rng.sample(nodes_of(merchant), 2)
+    a, b = rng.sample(list(quantity), 2)
+    keep = {(a, first), (b, second)}
+    for offer in cart["offers"]:
+        if offer["merchant"] == merchant["id"] and (offer["item"], offer["node"]) not in keep:
+            offer["stock"] = quantity[offer["item"]] - 1
+    # Both lines' goods about the same amount, so neither alone reaches what both do.
+    amounts = [quantity[a] * 4 + 4, quantity[b] * 4 + 4]
+    amounts += [quantity[o["item"]] * o["price"] for o in cart["offers"] if o["item"] in (a, b)]
+    each = max(amounts)
+    picks = []
+    for line, node in sorted(keep):
+        offer = next(
+            (
+                o
+                for o in cart["offers"]
+                if (o["item"], o["merchant"], o["node"]) == (line, merchant["id"], node)
+            ),
+            None,
+        )
+        if offer is None:
+            offer = {"item": line, "merchant": merchant["id"], "node": node, "price": 0}
+            cart["offers"].append(offer)
+        offer["price"] = -(-each // quantity[line])
+        offer["stock"] = rng.choice([None, quantity[line]])
+        picks.append(offer)
+    merchant["discount"] = None
+    if rng.random() < 0.5:  # a discount (of at most 25%) only both lines' units reach
+        merchant["discount"] = {
+            "min_units": quantity[a] + quantity[b],
+            "basis_points": rng.choice([1, 500, 2500]),
+        }
+    goods = _goods(cart, merchant, picks)
+    _set_free_over(merchant, max(0, goods + rng.choice([0, 0, -1, 1])))
 
 
 def stock_across_nodes(rng: random.Random, cart: Cart) -> None:

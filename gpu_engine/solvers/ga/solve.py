@@ -50,6 +50,7 @@ from gpu_engine.solvers.ga.core import (
     NO_CANDIDATE,
     GaArrays,
     GaConfig,
+    drop_seed,
     ga_arrays,
     seeded_individuals,
 )
@@ -430,6 +431,28 @@ def solve_ga(
             "history": run.history,
         },
     )
+
+
+def warm_steps(problem: CartProblem, *, gpu: bool = False) -> None:
+    """Compile every step a request can reach on a cart of ``problem``'s kind (version 1 or
+    2): the first population, an elite pass and a generation, on the CPU and, with ``gpu``, on
+    the GPU, and :func:`~gpu_engine.solvers.ga.core.drop_seed`. :func:`solve_ga` on a tiny
+    cart can stop at its lower bound before any generation, which would leave those to a
+    shopper's first request."""
+    arrays = ga_arrays(problem)
+    config = GaConfig(population=4, child_ls_steps=1, elite_ls_steps=1, p_mutation=1.0)
+    populations: list[Population] = [CpuPopulation(arrays, config, 0, threads=1)]
+    if gpu:
+        from gpu_engine.solvers.ga.cuda import GpuPopulation
+        from gpu_engine.solvers.ga.cuda_v2 import GpuPopulationV2
+
+        kind = GpuPopulation if arrays.fulfil is None else GpuPopulationV2
+        populations.append(kind(arrays, config, 0))
+    for population in populations:
+        population.initialise()
+        population.elite(population.best()[0])
+        population.generation(population.best()[0])
+    drop_seed(problem)
 
 
 def _use_gpu(device: str) -> bool:

@@ -271,3 +271,10 @@ def test_simple_carts_keep_the_version_1_arrays():
     assert ga_arrays(problem).fulfil is None
     best, _ = reference_brute_force_v2(cart)
     _check(cart, _run(cart, 1), best)
+
+
+@pytest.mark.parametrize("max_nodes", [1, 3])
+def test_warm_steps_run_every_step(max_nodes):
+    from gpu_engine.solvers.ga.solve import warm_steps
+
+    warm_steps(CartProblem.from_dict(random_v2_cart(2, 4, max_nodes=max_nodes)))

@@ -84,3 +84,10 @@ def test_gpu_ga_finds_the_optimum_of_small_v2_carts(seed):
     solution = solve_ga(problem, device="gpu", budget_ms=300, seed=seed)
     assert solution.device != "cpu"
     assert solution.total == best
+
+
+@pytest.mark.gpu
+def test_warm_steps_compile_the_v2_kernels():
+    from gpu_engine.solvers.ga.solve import warm_steps
+
+    warm_steps(CartProblem.from_dict(random_v2_cart(2, 4, max_nodes=3)), gpu=True)

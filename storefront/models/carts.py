@@ -96,6 +96,15 @@ class CartLine(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(MAX_LINE_QUANTITY)]
     )
     unit_price_snapshot = MoneyField(help_text="Unit price when added, in cents.")
+    # The warehouse a version 2 merchant's line ships from (contract version 2's node); null
+    # for version 1 merchants. SET_NULL: a deleted warehouse's lines get another one chosen.
+    warehouse = models.ForeignKey(
+        "storefront.Warehouse",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="cart_lines",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -175,6 +175,10 @@ class MerchantOrder(models.Model):
     # The marketplace's rate when the package was placed: a later change of the merchant's
     # rate or of the default never rewrites what was agreed for it.
     commission_bps = models.PositiveIntegerField("commission (basis points)", default=0)
+    # The package's parcels as priced when placed (contract version 2): a list of
+    # {"warehouse_id", "warehouse", "units", "weight_g", "fee"}; a receipt, so later rate or
+    # weight changes never rewrite it. Empty for version 1 merchants (one parcel, ``shipping``).
+    parcels = models.JSONField(default=list, blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -212,6 +216,11 @@ class OrderLine(models.Model):
     # SET_NULL: the receipt outlives the catalog; the snapshot fields say what was bought.
     product = models.ForeignKey(Product, on_delete=models.SET_NULL, null=True, related_name="+")
     offer = models.ForeignKey(Offer, on_delete=models.SET_NULL, null=True, related_name="+")
+    # The warehouse the line's stock was taken from (version 2 merchants; null for version 1):
+    # a cancel puts the stock back there.
+    warehouse = models.ForeignKey(
+        "storefront.Warehouse", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     product_name = models.CharField(max_length=200)
     gtin = models.CharField("GTIN", max_length=14)
     merchant_sku = models.CharField("merchant SKU", max_length=64)

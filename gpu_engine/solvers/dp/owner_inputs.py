@@ -11,12 +11,13 @@ owner with bound lines only is a constant (its table has one entry) and takes no
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpu_engine.problem import CapacityError, CartProblem
-from gpu_engine.solvers.dp.owners import owner_tables
+from gpu_engine.solvers.dp.owners import fill_rows, owner_tables
 
 # Most placements (line -> absent or one of its nodes) enumerated for one owner's table: 4^11,
 # e.g. 11 lines that two owners sell, one of them at 3 nodes each. Measured at 50-65 ns a
@@ -110,16 +111,38 @@ def owner_dp_inputs(
 
 @dataclass(frozen=True, eq=False)
 class OwnerRows:
-    """Who ships what, before any table is priced: per row (owner index, its DP lines, its
-    bound lines), layers first; ``placements`` the tables' summed placement counts."""
+    """Who ships what, before any table is priced: per row (owner index, its DP lines in bit
+    order, its bound lines), layers first; ``placements`` the tables' summed placement
+    counts."""
 
-    rows: list[tuple[int, list[int], list[int]]]
+    rows: list[tuple[int, np.ndarray, np.ndarray]]
     free: np.ndarray
     bit: np.ndarray
-    eligible: np.ndarray
     col0: np.ndarray
     col1: np.ndarray
     placements: int
+
+
+def _node_counts(problem: CartProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(eligible nodes of each owner for each line int64[N, M], first and end column of each
+    owner): columns are grouped by owner and every owner has one."""
+    f = problem.fulfillment
+    owners = np.arange(f.n_owners)
+    col0 = np.searchsorted(f.column_owner, owners, side="left")
+    col1 = np.searchsorted(f.column_owner, owners, side="right")
+    counts = np.add.reduceat((problem.price >= 0).astype(np.int64), col0, axis=1)
+    return counts, col0, col1
+
+
+def relaxed_placements(problem: CartProblem, max_states: int = MAX_OWNER_STATES) -> int | None:
+    """The relaxed DP's tables' placements (every line free: 1 + its nodes at the owner),
+    None when an owner's exceed ``max_states``; without building anything."""
+    counts, _col0, _col1 = _node_counts(problem)
+    # Floats: each product is exact below 2^53, and so is the sum of those under the limit.
+    states = np.prod(1.0 + counts, axis=0)
+    if states.size and states.max() > max_states:
+        return None
+    return int(states[states > 1].sum())
 
 
 def owner_rows(
@@ -128,76 +151,67 @@ def owner_rows(
     """:func:`owner_dp_inputs` without the tables (cheap: for plans and estimates)."""
     f = problem.fulfillment
     n = problem.n_items
-    eligible = problem.price >= 0
-    col0 = np.searchsorted(f.column_owner, np.arange(f.n_owners), side="left")
-    col1 = np.searchsorted(f.column_owner, np.arange(f.n_owners), side="right")
-    sells = np.stack([eligible[:, col0[o] : col1[o]].any(axis=1) for o in range(f.n_owners)], 1)
-    if every_line_free:
-        free = np.arange(n, dtype=np.int64)
-    else:
-        free = np.flatnonzero(sells.sum(axis=1) > 1).astype(np.int64)
+    counts, col0, col1 = _node_counts(problem)
+    sells = counts > 0
+    is_free = np.ones(n, dtype=bool) if every_line_free else sells.sum(axis=1) > 1
+    free = np.flatnonzero(is_free).astype(np.int64)
     bit = np.full(n, -1, dtype=np.int64)
     bit[free] = np.arange(free.size)
-    rows: list[tuple[int, list[int], list[int]]] = []
-    placements = 0
-    for o in range(f.n_owners):
-        mine = np.flatnonzero(sells[:, o])
-        if mine.size == 0:
-            continue
-        ours = [int(i) for i in mine if bit[i] >= 0]
-        n_opts = {int(i): int(eligible[i, col0[o] : col1[o]].sum()) for i in mine}
+    # A free line's placements: absent or one of its nodes; a bound line's: one of its nodes.
+    states = np.prod(np.where(sells, counts + is_free[:, None], 1).astype(np.float64), axis=0)
+    over = np.flatnonzero(states > max_states)
+    if over.size:
+        o = int(over[0])
+        radix = np.where(sells[:, o], counts[:, o] + is_free, 1)
+        raise CapacityError(
+            "items",
+            n,
+            f"the subset DP would price {math.prod(radix.tolist())} placements of merchant "
+            f"{f.owner_ids[o]!r}'s lines over its nodes for this {n}-line cart, "
+            f"more than its limit of {max_states}",
+        )
+    rows: list[tuple[int, np.ndarray, np.ndarray]] = []
+    for owner in np.flatnonzero(sells.any(axis=0)):
+        mine = np.flatnonzero(sells[:, owner])
+        bound = mine[~is_free[mine]]
         # Bound lines with the most nodes first: a line with one node never moves (the
         # counter never carries into it).
-        bound = sorted((int(i) for i in mine if bit[i] < 0), key=lambda i: -n_opts[i])
-        states = 1
-        for i in ours:
-            states *= 1 + n_opts[i]
-        for i in bound:
-            states *= n_opts[i]
-        if states > max_states:
-            raise CapacityError(
-                "items",
-                n,
-                f"the subset DP would price {states} placements of merchant "
-                f"{f.owner_ids[o]!r}'s lines over its nodes for this {n}-line cart, "
-                f"more than its limit of {max_states}",
-            )
-        placements += states
-        rows.append((o, ours, bound))
+        bound = bound[np.argsort(-counts[bound, owner], kind="stable")]
+        rows.append((int(owner), mine[is_free[mine]], bound))
     # Owners with DP lines are the layers, first; the others are constants.
-    rows.sort(key=lambda r: len(r[1]) == 0)
-    return OwnerRows(rows, free, bit, eligible, col0, col1, placements)
+    rows.sort(key=lambda r: r[1].size == 0)
+    placements = int(states[sells.any(axis=0)].sum())
+    return OwnerRows(rows, free, bit, col0, col1, placements)
 
 
 def _tables(problem: CartProblem, plan: OwnerRows) -> OwnerDPInputs:
     f = problem.fulfillment
-    rows, bit, eligible, col0, col1 = plan.rows, plan.bit, plan.eligible, plan.col0, plan.col1
+    rows, col0, col1 = plan.rows, plan.col0, plan.col1
     n_rows = len(rows)
-    width = max([1, *(len(r[1]) + len(r[2]) for r in rows)])
+    width = max([1, *(r[1].size + r[2].size for r in rows)])
     n_nodes = max([1, *(int(col1[r[0]] - col0[r[0]]) for r in rows)])
+    owners = np.array([r[0] for r in rows], dtype=np.int64)
+    n_free = np.array([r[1].size for r in rows], dtype=np.int64)
+    line_count = np.array([r[1].size + r[2].size for r in rows], dtype=np.int64)
     line_of = np.zeros((n_rows, width), dtype=np.int64)
+    for r, (_o, ours, bound) in enumerate(rows):
+        line_of[r, : ours.size] = ours
+        line_of[r, ours.size : ours.size + bound.size] = bound
+    n_layers = int(np.count_nonzero(n_free))
     radix = np.ones((n_rows, width), dtype=np.int64)
     column = np.zeros((n_rows, width, n_nodes), dtype=np.int64)
     local = np.zeros((n_rows, width, n_nodes), dtype=np.int64)
     amount = np.zeros((n_rows, width, n_nodes), dtype=np.int64)
     units = np.zeros((n_rows, width), dtype=np.int64)
     grams = np.zeros((n_rows, width), dtype=np.int64)
-    n_free = np.zeros(n_rows, dtype=np.int64)
-    line_count = np.zeros(n_rows, dtype=np.int64)
-    for r, (o, ours, bound) in enumerate(rows):
-        n_free[r] = len(ours)
-        line_count[r] = len(ours) + len(bound)
-        for j, i in enumerate([*ours, *bound]):
-            cols = col0[o] + np.flatnonzero(eligible[i, col0[o] : col1[o]])
-            line_of[r, j] = i
-            radix[r, j] = cols.size + (1 if j < len(ours) else 0)
-            column[r, j, : cols.size] = cols
-            local[r, j, : cols.size] = cols - col0[o]
-            q = int(problem.quantity[i])
-            amount[r, j, : cols.size] = q * problem.price[i, cols]
-            units[r, j] = q
-            grams[r, j] = q * int(f.weight[i])
-    owners = np.array([r[0] for r in rows], dtype=np.int64)
+    lines = np.zeros((n_layers, max(1, int(n_free.max(initial=0)))), dtype=np.int32)
+    mask = np.zeros(n_layers, dtype=np.int64)
+    row_col0 = col0[owners].astype(np.int64)
+    row_col1 = col1[owners].astype(np.int64)
+    fill_rows(
+        line_of, line_count, n_free, row_col0, row_col1, problem.price, problem.quantity,
+        f.weight, plan.bit, radix, column, local, amount, units, grams, lines, mask,
+    )  # fmt: skip
     table_off = np.zeros(n_rows + 1, dtype=np.int64)
     table_off[1:] = np.cumsum(np.int64(1) << n_free)
     cost = np.empty(int(table_off[-1]), dtype=np.int64)
@@ -210,8 +224,8 @@ def _tables(problem: CartProblem, plan: OwnerRows) -> OwnerDPInputs:
         amount,
         units,
         grams,
-        col0[owners].astype(np.int64),
-        col1[owners].astype(np.int64),
+        row_col0,
+        row_col1,
         table_off,
         problem.base_fee,
         problem.per_extra_unit,
@@ -220,14 +234,6 @@ def _tables(problem: CartProblem, plan: OwnerRows) -> OwnerDPInputs:
         cost,
         state,
     )
-    n_layers = int(np.count_nonzero(n_free))
-    lines = np.zeros((n_layers, max(1, int(n_free.max(initial=0)))), dtype=np.int32)
-    mask = np.zeros(n_layers, dtype=np.int64)
-    for r in range(n_layers):
-        for j in range(int(n_free[r])):
-            b = int(bit[line_of[r, j]])
-            lines[r, j] = b
-            mask[r] |= 1 << b
     return OwnerDPInputs(
         free=plan.free,
         owners=owners,

@@ -116,6 +116,37 @@ def owner_table(
 
 
 @numba.njit(cache=True)
+def fill_rows(
+    line_of, line_count, n_free, col0, col1, price, quantity, weight, bit,
+    radix, column, local, amount, units, grams, lines, mask,
+):  # fmt: skip
+    """The per-line arrays of every table row (see ``owner_table``) from its lines
+    ``line_of[r, :line_count[r]]`` (the first ``n_free[r]`` of them DP lines) and its owner's
+    columns ``col0[r]:col1[r]``: each line's eligible columns (``column``, and ``local`` within
+    the owner), their amounts, the line's placements (``radix``); for the layer rows also each
+    DP line's bit (``lines``) and the row's bit ``mask``."""
+    for r in range(line_of.shape[0]):
+        a = col0[r]
+        for j in range(line_count[r]):
+            i = line_of[r, j]
+            n = 0
+            for c in range(a, col1[r]):
+                if price[i, c] >= 0:
+                    column[r, j, n] = c
+                    local[r, j, n] = c - a
+                    amount[r, j, n] = quantity[i] * price[i, c]
+                    n += 1
+            units[r, j] = quantity[i]
+            grams[r, j] = quantity[i] * weight[i]
+            if j < n_free[r]:
+                radix[r, j] = n + 1
+                lines[r, j] = bit[i]
+                mask[r] |= np.int64(1) << bit[i]
+            else:
+                radix[r, j] = n
+
+
+@numba.njit(cache=True)
 def owner_tables(
     n_lines, n_free, radix, node, amount, units, grams, col0, col1, table_off,
     base, extra, tier_up, tier_fee, tier_count, per_kg, free_over, dmin, dbp,

@@ -23,7 +23,7 @@ from gpu_engine.budget import check_budget, deadline, expired, refuse_if_far_ove
 from gpu_engine.device import resolve_device
 from gpu_engine.planning.profile import load_profile
 from gpu_engine.pricing import total_of
-from gpu_engine.problem import CapacityError, CartProblem
+from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.dp import ops as dp_ops
 from gpu_engine.solvers.dp.common import (
@@ -34,7 +34,11 @@ from gpu_engine.solvers.dp.common import (
     finish,
 )
 from gpu_engine.solvers.dp.cpu import merchant_states, relaxed_states, relaxed_tables
-from gpu_engine.solvers.dp.owner_inputs import OwnerDPInputs, owner_dp_inputs, owner_rows
+from gpu_engine.solvers.dp.owner_inputs import (
+    OwnerDPInputs,
+    owner_dp_inputs,
+    relaxed_placements,
+)
 from gpu_engine.solvers.dp.owners import relaxed_owner_groups
 
 # f, pick, g, g_entry (int64) and g_owner (int32) per subset of the cart's lines.
@@ -49,11 +53,10 @@ def relaxed_steps_v2(problem: CartProblem) -> tuple[int, int] | None:
     (memory, or an owner's placements over the limit)."""
     if RELAXED_BYTES_PER_STATE << problem.n_items > CPU_MEMORY_LIMIT:
         return None
-    try:
-        rows = owner_rows(problem, every_line_free=True)
-    except CapacityError:
+    placements = relaxed_placements(problem)
+    if placements is None:
         return None
-    return 3**problem.n_items // 2, rows.placements
+    return 3**problem.n_items // 2, placements
 
 
 def run_relaxed_v2(

@@ -325,3 +325,14 @@ def test_choice_covers_every_line_once():
     choice = inputs.choice(problem.n_items, entries)
     assert (choice >= 0).all()
     assert (problem.price[np.arange(problem.n_items), choice] >= 0).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_relaxed_placements_are_counted_without_building_the_tables(seed):
+    from gpu_engine.solvers.dp.owner_inputs import owner_rows, relaxed_placements
+
+    problem = CartProblem.from_dict(random_v2_cart(400 + seed, 4 + seed))
+    built = owner_dp_inputs(problem, every_line_free=True)
+    assert relaxed_placements(problem) == built.placements
+    assert owner_rows(problem, every_line_free=True).placements == built.placements
+    assert relaxed_placements(problem, max_states=1) is None

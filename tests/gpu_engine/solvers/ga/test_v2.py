@@ -2,6 +2,8 @@
 re-price exactly, are never below the brute force's optimum and mostly equal it; the lower
 bound and the drop seed stay valid; simple carts keep version 1's path."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -187,7 +189,14 @@ def tied_cart() -> dict:
     }
 
 
-HARD = [two_node_discount_cart, two_node_threshold_cart, tier_tipping_cart, tied_cart]
+def mixed_cart() -> dict:
+    """Version 1 and version 2 merchants in one cart (the warm-up's cart)."""
+    from gpu_engine.warmup import WARMUP_CART_V2
+
+    return copy.deepcopy(WARMUP_CART_V2)
+
+
+HARD = [two_node_discount_cart, two_node_threshold_cart, tier_tipping_cart, tied_cart, mixed_cart]
 
 
 @pytest.mark.parametrize("build", HARD, ids=lambda f: f.__name__)

@@ -1,8 +1,11 @@
 """Genetic algorithm for carts past the exact solvers' reach (GPU, with a numba CPU twin).
 
-A chromosome is one offer choice per line (a merchant per line); fitness is the spec's exact
-total in cents. The population starts seeded (cheapest offer per line, every reachable
-free-shipping threshold filled greedily, every merchant's consolidation) and random for the rest.
+A chromosome is one offer choice per line (a column per line: a merchant, or on a version 2
+cart one node of a merchant, so a move may change the node alone); fitness is the spec's exact
+total in cents. Simple carts run :mod:`.cpu`/:mod:`.cuda`, version 2 carts their twins
+:mod:`.cpu_v2`/:mod:`.cuda_v2`, which price two parcels and one or two merchants per move.
+The population starts seeded (cheapest offer per line, every reachable free-shipping threshold
+filled greedily, every merchant's consolidation) and random for the rest.
 Each generation every slot breeds a child: two tournaments pick the parents, crossover copies
 whole merchant groups of the second parent into the first, a mutation guided by the elite (move
 a line to a merchant already in use, empty a merchant, copy the best individual's group, grow a

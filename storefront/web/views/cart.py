@@ -231,8 +231,11 @@ def cart_line_switch(request: HttpRequest, line_id: int) -> HttpResponse:
     quantity; the service re-checks the offer's product, state and stock under the cart's
     lock, so a button left on screen while that seller sold out too is refused, not obeyed."""
     cart = _cart_or_404(request)
+    posted = request.POST.get("offer", "")
     try:
-        offer = offer_get(offer_id=request.POST.get("offer", ""))
+        if not (posted.isascii() and posted.isdigit()):
+            raise NotFound("No such offer.", code="offer_not_found", field="offer")
+        offer = offer_get(offer_id=int(posted))
         line = cart_line_set_offer(cart=cart, line_id=line_id, offer=offer)
     except NotFound as error:
         if error.code == "cart_line_not_found":

@@ -98,7 +98,7 @@ def test_an_offer_of_another_product_is_refused(client, market):
 
 def test_an_unknown_offer_is_a_404_page_with_the_cart(client, market):
     line = sold_out_line(client, market)
-    for value in ["", "999999", "x"]:
+    for value in ["", "999999", "x", "²", "-1"]:
         response = client.post(reverse("cart_line_switch", args=[line.pk]), {"offer": value})
         assert response.status_code == 404
         assert "That seller&#x27;s offer is gone." in response.content.decode()

@@ -287,3 +287,48 @@ def test_warm_steps_run_every_step(max_nodes):
     from gpu_engine.solvers.ga.solve import warm_steps
 
     warm_steps(CartProblem.from_dict(random_v2_cart(2, 4, max_nodes=max_nodes)))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_single_line_delta_is_exact(seed):
+    """move_delta, and removal + add_delta across merchants, equal the re-priced difference;
+    shift_line leaves the state a fresh aggregation gives."""
+    from gpu_engine.solvers.ga.ops_v2 import C_OWNER, N_STATE
+
+    problem = CartProblem.from_dict(random_v2_cart(60 + seed, 6, max_nodes=3, offers=(2, 4)))
+    arrays = ga_arrays(problem)
+    p = arrays.v2_problem()
+    qty, wgt, price, cand, cnt, colp, tier_up, tier_fee, ownp = p
+    ops = cpu_v2._ops
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        row = np.array([cand[i, rng.integers(cnt[i])] for i in range(qty.size)], dtype=np.int32)
+        cst = np.empty((N_STATE, colp.shape[1]), dtype=np.int64)
+        ost = np.empty((N_STATE, ownp.shape[1]), dtype=np.int64)
+        before = cpu_v2.aggregate(row, p, cst, ost)
+        removal = np.empty(qty.size, dtype=np.int64)
+        ops["removals"](
+            0, 1, row, qty, wgt, price, colp, tier_up, tier_fee, ownp, cst, ost, removal
+        )
+        for i in range(qty.size):
+            for k in range(cnt[i]):
+                b = cand[i, k]
+                if b == row[i]:
+                    continue
+                moved = row.copy()
+                moved[i] = b
+                exact = cpu_v2.total_of(moved, p) - before
+                args = (qty, wgt, price, colp, tier_up, tier_fee, ownp, cst, ost)
+                assert ops["move_delta"](i, b, row, *args) == exact
+                if colp[C_OWNER, b] != colp[C_OWNER, row[i]]:
+                    assert removal[i] + ops["add_delta"](i, b, *args) == exact
+        i = int(rng.integers(qty.size))
+        b = cand[i, rng.integers(cnt[i])]
+        if b != row[i]:
+            after = before + ops["move_line"](
+                i, b, row, qty, wgt, price, colp, tier_up, tier_fee, ownp, cst, ost
+            )
+            fresh_c, fresh_o = np.empty_like(cst), np.empty_like(ost)
+            assert cpu_v2.aggregate(row, p, fresh_c, fresh_o) == after
+            assert np.array_equal(fresh_c, cst)
+            assert np.array_equal(fresh_o, ost)

@@ -343,7 +343,7 @@ def run_owner_gpu(
     of the exact owner DP, over the cost tables built on the host (every owner's exact cost per
     line set, minimised over its node splits: :mod:`gpu_engine.solvers.dp.owner_inputs`); the
     layers are :func:`run_layers`, as for version 1. None once the deadline ``at`` passed."""
-    needed = inputs.memory_bytes() + (8 << inputs.k) + inputs.cost.nbytes
+    needed = inputs.memory_bytes() + (8 << inputs.k)
     limit = gpu_memory_limit()
     if needed > limit:
         raise CapacityError(

@@ -27,6 +27,48 @@ MAX_OWNER_STATES = 4**11
 
 
 @dataclass(frozen=True, eq=False)
+class OwnerRows:
+    """Who ships what, before any table is priced: per row (owner index, its DP lines in bit
+    order, its bound lines), layers first; ``placements`` the tables' summed placement
+    counts."""
+
+    rows: list[tuple[int, np.ndarray, np.ndarray]]
+    free: np.ndarray
+    bit: np.ndarray
+    col0: np.ndarray
+    col1: np.ndarray
+    placements: int
+
+    @property
+    def k(self) -> int:
+        return int(self.free.size)
+
+    def layer_sizes(self) -> list[int]:
+        """The DP lines of each layer (owner with DP lines), in layer order."""
+        return [int(r[1].size) for r in self.rows if r[1].size]
+
+    def layer_steps(self) -> int:
+        k = self.k
+        return sum(2 ** (k - a) * 3**a for a in self.layer_sizes())
+
+    def steps(self) -> int:
+        """The DP's layer steps plus the placements priced for the tables."""
+        return self.layer_steps() + self.placements
+
+    def pick_dtype(self) -> np.dtype:
+        return (
+            np.dtype(np.uint16) if max(self.layer_sizes(), default=0) <= 16 else np.dtype(np.int32)
+        )
+
+    def memory_bytes(self) -> int:
+        """The DP's layer tables (two of 2^k int64 and a choice table per layer) and the owner
+        tables (cost and placement, int64)."""
+        size = 1 << self.k
+        layers = size * 8 * 2 + len(self.layer_sizes()) * size * self.pick_dtype().itemsize
+        return layers + 16 * sum(1 << int(r[1].size) for r in self.rows)
+
+
+@dataclass(frozen=True, eq=False)
 class OwnerDPInputs:
     """Table rows are the owners that ship something (``owners``: owner index per row), the
     ``n_layers`` rows with DP lines first. Per row, ``line_of``/``radix``/``column`` describe
@@ -48,11 +90,15 @@ class OwnerDPInputs:
     radix: np.ndarray
     column: np.ndarray
     n_free: np.ndarray
-    placements: int
+    plan: OwnerRows
 
     @property
     def k(self) -> int:
         return int(self.free.size)
+
+    @property
+    def placements(self) -> int:
+        return self.plan.placements
 
     @property
     def constant(self) -> int:
@@ -61,19 +107,16 @@ class OwnerDPInputs:
         return sum(int(self.cost[self.table_off[r]]) for r in rows)
 
     def layer_steps(self) -> int:
-        k = self.k
-        return sum(2 ** (k - int(a)) * 3 ** int(a) for a in self.n_lines)
+        return self.plan.layer_steps()
 
     def steps(self) -> int:
-        """The DP's layer steps plus the placements priced for the tables."""
-        return self.layer_steps() + self.placements
+        return self.plan.steps()
 
     def pick_dtype(self) -> np.dtype:
-        return np.dtype(np.uint16) if int(self.n_lines.max(initial=0)) <= 16 else np.dtype(np.int32)
+        return self.plan.pick_dtype()
 
     def memory_bytes(self) -> int:
-        size = 1 << self.k
-        return size * 8 * 2 + self.n_layers * size * self.pick_dtype().itemsize
+        return self.plan.memory_bytes()
 
     def placement(self, row: int, entry: int) -> list[tuple[int, int]]:
         """(problem line, column) of each line shipped by table entry ``entry`` of ``row``."""
@@ -106,21 +149,7 @@ def owner_dp_inputs(
     """The tables for ``problem`` (built here, on the CPU). ``every_line_free``: every line is
     a DP line (the relaxed partition DP), else only lines sold by two or more owners. Raises
     :class:`CapacityError` when an owner's placements exceed ``max_states``."""
-    return _tables(problem, owner_rows(problem, every_line_free, max_states))
-
-
-@dataclass(frozen=True, eq=False)
-class OwnerRows:
-    """Who ships what, before any table is priced: per row (owner index, its DP lines in bit
-    order, its bound lines), layers first; ``placements`` the tables' summed placement
-    counts."""
-
-    rows: list[tuple[int, np.ndarray, np.ndarray]]
-    free: np.ndarray
-    bit: np.ndarray
-    col0: np.ndarray
-    col1: np.ndarray
-    placements: int
+    return owner_tables_of(problem, owner_rows(problem, every_line_free, max_states))
 
 
 def _node_counts(problem: CartProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -184,7 +213,8 @@ def owner_rows(
     return OwnerRows(rows, free, bit, col0, col1, placements)
 
 
-def _tables(problem: CartProblem, plan: OwnerRows) -> OwnerDPInputs:
+def owner_tables_of(problem: CartProblem, plan: OwnerRows) -> OwnerDPInputs:
+    """The tables of ``plan`` (from :func:`owner_rows`), priced here on the CPU."""
     f = problem.fulfillment
     rows, col0, col1 = plan.rows, plan.col0, plan.col1
     n_rows = len(rows)
@@ -249,5 +279,5 @@ def _tables(problem: CartProblem, plan: OwnerRows) -> OwnerDPInputs:
         radix=radix,
         column=column,
         n_free=n_free,
-        placements=plan.placements,
+        plan=plan,
     )

@@ -23,20 +23,22 @@ from gpu_engine.budget import check_budget, deadline, expired, refuse_if_far_ove
 from gpu_engine.device import resolve_device
 from gpu_engine.planning.profile import load_profile
 from gpu_engine.pricing import total_of
-from gpu_engine.problem import CartProblem
+from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.dp import ops as dp_ops
 from gpu_engine.solvers.dp.common import (
     CPU_MEMORY_LIMIT,
     GPU_MIN_STEPS,
     SLICE_STEPS,
-    check_memory,
     finish,
 )
 from gpu_engine.solvers.dp.cpu import merchant_states, relaxed_states, relaxed_tables
 from gpu_engine.solvers.dp.owner_inputs import (
     OwnerDPInputs,
+    OwnerRows,
     owner_dp_inputs,
+    owner_rows,
+    owner_tables_of,
     relaxed_placements,
 )
 from gpu_engine.solvers.dp.owners import relaxed_owner_groups
@@ -131,13 +133,15 @@ def layer_entries(inputs: OwnerDPInputs, pick: np.ndarray) -> list[int]:
     return entries
 
 
-def predicted_ms_v2(inputs: OwnerDPInputs, relaxed: tuple[int, int] | None, use_gpu: bool) -> float:
+def predicted_ms_v2(
+    plan: OwnerRows | OwnerDPInputs, relaxed: tuple[int, int] | None, use_gpu: bool
+) -> float:
     """The DP's predicted time from the rate profile: the cheaper program (the one that runs
     first), each with its tables' placements at :data:`PLACEMENT_RATE`. ``relaxed``: the
     relaxed DP's (walk steps, placements), None when it does not fit."""
     profile = load_profile()
     layer_rate = profile.gpu_dp_rate if use_gpu else profile.cpu_dp_rate
-    exact = (inputs.layer_steps() / layer_rate + inputs.placements / PLACEMENT_RATE) * 1e3
+    exact = (plan.layer_steps() / layer_rate + plan.placements / PLACEMENT_RATE) * 1e3
     if relaxed is None:
         return exact
     walk, placements = relaxed
@@ -154,25 +158,25 @@ def solve_dp_v2(
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     at = deadline(t0, budget_ms)
-    inputs = owner_dp_inputs(problem)
-    layer_steps = inputs.layer_steps()
+    # Who ships what first (cheap); the tables are priced only once the DP is sure to run.
+    plan = owner_rows(problem)
     use_gpu = (
-        inputs.n_layers > 0
+        plan.k > 0
         and resolve_device(device) == "cuda"
-        and (device != "auto" or layer_steps >= GPU_MIN_STEPS)
+        and (device != "auto" or plan.layer_steps() >= GPU_MIN_STEPS)
     )
     relaxed_plan = relaxed_steps_v2(problem)
-    refuse_if_far_over("dp", predicted_ms_v2(inputs, relaxed_plan, use_gpu), budget_ms)
+    refuse_if_far_over("dp", predicted_ms_v2(plan, relaxed_plan, use_gpu), budget_ms)
     r_steps = None if relaxed_plan is None else sum(relaxed_plan)
     stats: dict[str, Any] = {
-        "merchant_dp_steps": inputs.steps(),
-        "free_lines": inputs.k,
-        "placements": inputs.placements,
+        "merchant_dp_steps": plan.steps(),
+        "free_lines": plan.k,
+        "placements": plan.placements,
         "relaxed_dp_steps": r_steps,
     }
-    fits = _fits(inputs, use_gpu)
+    fits = _fits(plan, use_gpu)
     relaxed = None
-    if r_steps is not None and (r_steps <= inputs.steps() or not fits):
+    if r_steps is not None and (r_steps <= plan.steps() or not fits):
         relaxed = run_relaxed_v2(problem, at)
         if relaxed is None:
             return _cut(problem, None, t0, stats)
@@ -190,6 +194,16 @@ def solve_dp_v2(
         stats["fallback"] = "relaxed optimum prices above its bound (split owners re-priced)"
     stats["path"] = "merchant-dp"
     stats["proof"] = "exact owner-by-owner DP over every node split"
+    if not fits:
+        where = "GPU" if use_gpu else "CPU"
+        raise CapacityError(
+            "items",
+            problem.n_items,
+            f"the subset DP needs {plan.memory_bytes()} bytes for the {plan.k} lines that "
+            f"several merchants sell in this {problem.n_items}-line cart, more than the "
+            f"{where} allows it",
+        )
+    inputs = owner_tables_of(problem, plan)
     if use_gpu:
         from gpu_engine.solvers.dp.cuda import run_owner_gpu
 
@@ -200,7 +214,6 @@ def solve_dp_v2(
         choice = inputs.choice(problem.n_items, entries)
         total = layers_total + inputs.constant
         return _done(problem, choice, total, True, device_name, t0, stats)
-    check_memory(inputs.memory_bytes(), CPU_MEMORY_LIMIT)
     exact = run_owner_cpu(inputs, at)
     if exact is None:
         return _cut(problem, relaxed, t0, stats)
@@ -208,12 +221,12 @@ def solve_dp_v2(
     return _done(problem, inputs.choice(problem.n_items, entries), total, True, "cpu", t0, stats)
 
 
-def _fits(inputs: OwnerDPInputs, use_gpu: bool) -> bool:
+def _fits(plan: OwnerRows, use_gpu: bool) -> bool:
     if use_gpu:
         from gpu_engine.solvers.dp.cuda import gpu_memory_limit
 
-        return inputs.memory_bytes() <= gpu_memory_limit()
-    return inputs.memory_bytes() <= CPU_MEMORY_LIMIT
+        return plan.memory_bytes() + (8 << plan.k) <= gpu_memory_limit()
+    return plan.memory_bytes() <= CPU_MEMORY_LIMIT
 
 
 def _cut(

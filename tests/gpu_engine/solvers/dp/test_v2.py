@@ -336,3 +336,30 @@ def test_relaxed_placements_are_counted_without_building_the_tables(seed):
     assert relaxed_placements(problem) == built.placements
     assert owner_rows(problem, every_line_free=True).placements == built.placements
     assert relaxed_placements(problem, max_states=1) is None
+
+
+def test_too_many_shared_lines_are_refused_before_any_table_is_priced(monkeypatch):
+    # 32 lines, each sold by two neighbouring merchants of two nodes: small tables, but the DP
+    # over 2^32 line sets does not fit; refused without pricing a placement.
+    import gpu_engine.solvers.dp.solve_v2 as solve_v2
+
+    n = 32
+    nodes = [_node("n0", 300), _node("n1", 200, tiers=[(1000, 0), (5000, 250)])]
+    cart = {
+        "items": [{"id": f"i{k}", "quantity": 1, "weight_g": 700} for k in range(n)],
+        "merchants": [_merchant(f"m{k}", nodes) for k in range(n)],
+        "offers": [
+            _offer(f"i{k}", f"m{(k + d) % n}", node["id"], 1000 + d)
+            for k in range(n)
+            for d in (0, 1)
+            for node in nodes
+        ],
+    }
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("tables priced for a cart the DP refuses")
+
+    monkeypatch.setattr(solve_v2, "owner_tables_of", never)
+    with pytest.raises(CapacityError) as refused:
+        solve(CartProblem.from_dict(cart), algorithm="cpu-dp")
+    assert refused.value.value == n and "32 lines that several merchants sell" in str(refused.value)

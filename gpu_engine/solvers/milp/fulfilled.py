@@ -48,6 +48,7 @@ import numpy as np
 
 from gpu_engine.problem import CartProblem
 from gpu_engine.solvers.milp.model import (
+    BP_SCALE,
     BuildCancelled,
     MilpModel,
     ProgramPairs,
@@ -393,3 +394,23 @@ def _node_point(milp: MilpModel, node: NodeCols, values, chosen, *, free: bool) 
     elif node.s >= 0:
         base, per = int(problem.base_fee[c]), int(problem.per_extra_unit[c])
         values[node.s] = base + per * (units - 1) + weight_fee
+
+
+def fulfilled_price_bound(problem: CartProblem) -> int:
+    """A proven lower bound from prices alone: every line at its cheapest column after the
+    largest discount its merchant could earn there (the GA's bound counts a column's units
+    only, and a merchant's discount counts the units of all its nodes)."""
+    f = problem.fulfillment
+    lines, columns = np.nonzero(problem.price >= 0)
+    owners = f.column_owner[columns]
+    # The most units a merchant could ship: each line once, at any of its nodes.
+    shipped = np.zeros((problem.n_items, f.n_owners), dtype=bool)
+    shipped[lines, owners] = True
+    units_max = (shipped * problem.quantity[:, None]).sum(axis=0)
+    earns = (f.owner_disc_min_units > 0) & (units_max >= f.owner_disc_min_units)
+    bp = np.where(earns, f.owner_disc_bp, 0)[owners]
+    per_line: list[float] = [math.inf] * problem.n_items
+    for i, c, b in zip(lines.tolist(), columns.tolist(), bp.tolist(), strict=True):
+        scaled = int(problem.quantity[i]) * int(problem.price[i, c]) * (BP_SCALE - int(b))
+        per_line[i] = min(per_line[i], scaled)
+    return -(-sum(int(v) for v in per_line) // BP_SCALE)

@@ -40,10 +40,8 @@ Where a threshold and a discount meet, the goods row also holds on binaries alon
 (1 - d)``, a knapsack row HiGHS separates covers from. The capped rows and the exact slack
 tighten the LP and shorten HiGHS's proofs.
 
-This is the program of a simple cart (one node per merchant, no weight tiers: version 1's
-pricing). A version 2 cart's program (:mod:`gpu_engine.solvers.milp.fulfilled`) builds on the
-same pieces per merchant, over all its nodes' pairs; :func:`milp_build` and :func:`milp_point`
-hand such a cart to it.
+This is a simple cart's program (version 1 pricing); a version 2 cart's
+(:mod:`gpu_engine.solvers.milp.fulfilled`) reuses its pieces over each merchant's nodes.
 
 HiGHS works in floating point: the returned total is always re-priced in integer cents by the
 engine's pricing routine, and optimality is claimed only when that exact total is within integer
@@ -211,9 +209,7 @@ class MilpModel:
     x_merchant: np.ndarray  # int64[n_x]
     merchants: dict[int, _MerchantCols]
     money: float  # money_scale(problem)
-    # A version 2 cart's nodes and owners (:mod:`gpu_engine.solvers.milp.fulfilled`); None for
-    # a simple cart, whose merchants are in ``merchants``.
-    fulfilled: Any = None
+    fulfilled: Any = None  # a version 2 cart's nodes and owners (None: a simple cart)
 
     @property
     def n_cols(self) -> int:
@@ -229,8 +225,7 @@ def money_scale(problem: CartProblem) -> float:
     the most goods it could sell (every line it offers, at its price), its free-shipping
     threshold and its largest shipping charge. HiGHS's tolerances are relative to such amounts
     (:mod:`gpu_engine.solvers.milp.runner`); a float is exact enough for a scale. A version 2
-    cart's scale also holds its parcels' fees and weights
-    (:func:`gpu_engine.solvers.milp.fulfilled.fulfilled_money_scale`)."""
+    cart's: :func:`gpu_engine.solvers.milp.fulfilled.fulfilled_money_scale`."""
     if not problem.simple:
         from gpu_engine.solvers.milp.fulfilled import fulfilled_money_scale
 
@@ -318,8 +313,7 @@ def milp_build(
     polled between merchants; when it returns True the build stops with
     :class:`BuildCancelled` (a run cut at its deadline stops competing for the GIL at once).
     ``money``: the cart's :func:`money_scale` where the caller has it already. A version 2 cart
-    (several nodes, weight tiers) gets :func:`gpu_engine.solvers.milp.fulfilled.fulfilled_build`'s
-    program instead: this one prices a column as a merchant of its own."""
+    gets :mod:`gpu_engine.solvers.milp.fulfilled`'s program (here a column is a merchant)."""
     if not problem.simple:
         from gpu_engine.solvers.milp.fulfilled import fulfilled_build
 
@@ -351,13 +345,9 @@ def _has_threshold(problem: CartProblem, m: int) -> bool:
     return int(problem.free_over[m]) > 0 and bool(charges)
 
 
-def _add_discount(
-    problem, model: _Model, m: int, cols: _MerchantCols, units, goods, threshold=None
-) -> None:
-    """``threshold``: whether the merchant's shipping switches on its goods (None: as
-    :func:`_has_threshold` says of column ``m``; a version 2 owner passes its own)."""
-    if threshold is None:
-        threshold = _has_threshold(problem, m)
+def _add_discount(problem, model: _Model, m: int, cols, units, goods, threshold=None) -> None:
+    """``threshold``: shipping switches on the goods (None: :func:`_has_threshold`'s answer)."""
+    threshold = _has_threshold(problem, m) if threshold is None else threshold
     min_units, bp = int(problem.disc_min_units[m]), int(problem.disc_bp[m])
     u_max, s_max = int(units.sum()), int(goods.sum())
     d_max = s_max * bp // BP_SCALE

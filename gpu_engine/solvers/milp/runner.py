@@ -28,7 +28,6 @@ from gpu_engine.solution import Solution
 from gpu_engine.solvers.ga.solve import lower_bound
 from gpu_engine.solvers.milp import highs_process
 from gpu_engine.solvers.milp.model import (
-    BP_SCALE,
     HIGHS_MAX_MONEY,
     BuildCancelled,
     MilpModel,
@@ -492,25 +491,10 @@ def program_build(
 
 def price_bound(problem: CartProblem) -> int:
     """A proven lower bound from prices alone: the GA's
-    (:func:`gpu_engine.solvers.ga.solve.lower_bound`) on a simple cart. On a version 2 cart a
-    merchant's discount counts the units of all its nodes, so here every line is at its
-    cheapest column after the largest discount its owner could earn there."""
+    (:func:`gpu_engine.solvers.ga.solve.lower_bound`) on a simple cart,
+    :func:`~gpu_engine.solvers.milp.fulfilled.fulfilled_price_bound` on a version 2 one."""
     if problem.simple:
         return lower_bound(problem)
-    f = problem.fulfillment
-    lines, columns = np.nonzero(problem.price >= 0)
-    owners = f.column_owner[columns]
-    # The most units a merchant could ship: each line once, at any of its nodes.
-    shipped = np.zeros((problem.n_items, f.n_owners), dtype=bool)
-    shipped[lines, owners] = True
-    units_max = (shipped * problem.quantity[:, None]).sum(axis=0)
-    earns = (f.owner_disc_min_units > 0) & (units_max >= f.owner_disc_min_units)
-    bp = np.where(earns, f.owner_disc_bp, 0)[owners]
-    scaled = [
-        int(problem.quantity[i]) * int(problem.price[i, c]) * (BP_SCALE - int(b))
-        for i, c, b in zip(lines.tolist(), columns.tolist(), bp.tolist(), strict=True)
-    ]
-    per_line = [math.inf] * problem.n_items
-    for i, value in zip(lines.tolist(), scaled, strict=True):
-        per_line[i] = min(per_line[i], value)
-    return -(-sum(int(v) for v in per_line) // BP_SCALE)
+    from gpu_engine.solvers.milp.fulfilled import fulfilled_price_bound
+
+    return fulfilled_price_bound(problem)

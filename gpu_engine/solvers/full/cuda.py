@@ -44,7 +44,7 @@ from gpu_engine.problem import CapacityError, CartProblem
 from gpu_engine.results import make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.full import ops as full_ops
-from gpu_engine.solvers.full.cuda_parcels import launch_parcels, parcel_kernel
+from gpu_engine.solvers.full.cuda_parcels import launch_parcels, parcel_kernel, search_rate
 from gpu_engine.solvers.full.transfer import DeviceProblem, device_parcel_problem, device_problem
 
 MAX_LINES = 64
@@ -375,7 +375,7 @@ def search_rows(
     dev = _prepare(layout, config)
     stop_row = dev.n_rows if stop_row is None else stop_row
     use_shuffle = (not simulator_enabled()) if config.shuffle is None else config.shuffle
-    rows_per_launch = max(1, int(rates.gpu_full_rate() * SLICE_SECONDS) // dev.r_in)
+    rows_per_launch = max(1, int(search_rate(layout) * SLICE_SECONDS) // dev.r_in)
     n_launches = max(1, -(-(stop_row - start_row) // rows_per_launch))
     max_blocks = _grid(dev, min(rows_per_launch, stop_row - start_row), config)[0]
     n_out = n_launches * max_blocks
@@ -459,7 +459,7 @@ def solve_gpu_full(
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     layout = full_search_layout(problem)
-    refuse_if_far_over("gpu-full", layout.complexity / rates.gpu_full_rate() * 1e3, budget_ms)
+    refuse_if_far_over("gpu-full", layout.complexity / search_rate(layout) * 1e3, budget_ms)
     if layout.n_free == 0:
         choice = layout.fixed_choice
         from gpu_engine.pricing import total_of

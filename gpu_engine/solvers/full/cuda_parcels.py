@@ -23,10 +23,14 @@ from numba import cuda, int32, int64
 from gpu_engine import pricing
 from gpu_engine.cuda_ops.reduce import block_min_shuffle, group_min_in
 from gpu_engine.device import simulator_enabled
+from gpu_engine.planning import rates
 from gpu_engine.solvers.full import ops as full_ops
 from gpu_engine.solvers.full import parcel_ops
 
 INT64_MAX = 2**63 - 1
+# The parcel kernel prices this many times fewer assignments a second than the recorded
+# version 1 rate (H100: 70-90 against 203 G/s, both pair mode and int32 state).
+PARCEL_SLOWDOWN = 2.5
 _kernels: dict[tuple, Any] = {}
 _kernels_lock = threading.Lock()
 
@@ -179,6 +183,12 @@ def build_parcel_kernel(
             out_index[cuda.blockIdx.x] = best_i
 
     return kernel
+
+
+def search_rate(layout) -> float:
+    """Assignments a second a full search of ``layout`` runs at on this GPU (the recorded
+    rate, version 1's, slowed for a version 2 layout): it sizes launches and refusals."""
+    return rates.gpu_full_rate() / (1 if layout.parcels is None else PARCEL_SLOWDOWN)
 
 
 def parcel_kernel(dev, use_shuffle: bool, max_registers: int | None, limits: tuple[int, int, int]):

@@ -6,14 +6,14 @@ import itertools
 import numpy as np
 import pytest
 
-from gpu_engine import CartProblem, solve
+from gpu_engine import CartProblem, pricing, solve
 from gpu_engine.fuzz.v2_carts import random_v2_cart
 from gpu_engine.layout import full_search_layout
-from gpu_engine.planning import rates
 from gpu_engine.problem import CapacityError
 from gpu_engine.reference import reference_brute_force_v2, reference_cost_v2
 from gpu_engine.solvers.full.cpu import search_layout
 from gpu_engine.solvers.full.cuda import LaunchConfig, row_size, search_rows, solve_gpu_full
+from gpu_engine.solvers.full.cuda_parcels import search_rate
 from tests.gpu_engine.solvers.full import v2_cases
 
 CONFIGS = (
@@ -173,7 +173,19 @@ def test_real_gpu_v2_time_box_is_flagged_not_optimal():
     problem = CartProblem.from_dict(cart)
     assert problem.complexity > 5 * 10**10
     # Half the predicted time: accepted (refused past 4x), and cut between launches.
-    budget_ms = problem.complexity / rates.gpu_full_rate() * 1e3 / 2
+    budget_ms = problem.complexity / search_rate(full_search_layout(problem)) * 1e3 / 2
     cut = solve_gpu_full(problem, budget_ms=budget_ms)
     assert not cut.optimal and 0 < cut.stats["searched"] < problem.complexity
     assert reference_cost_v2(cart, _answer(cut)) == cut.total
+
+
+@pytest.mark.gpu
+def test_real_gpu_parcel_kernel_in_the_cuda_jit_form(monkeypatch):
+    # The form a numba-cuda that refuses CPU dispatchers gets: every callee rebuilt by cuda.jit.
+    monkeypatch.setitem(pricing._device_variant, "name", "cuda.jit(py_func)")
+    cart = random_v2_cart(2, 8, n_merchants=4, max_nodes=3, offers=(2, 4))
+    problem = CartProblem.from_dict(cart)
+    for config in (LaunchConfig(), LaunchConfig(pair=False, int32=False)):
+        gpu = solve_gpu_full(problem, config=config)
+        assert gpu.total == solve(problem, algorithm="cpu-full").total
+        assert gpu.stats["pricing_device_function"] == "cuda.jit(py_func)"

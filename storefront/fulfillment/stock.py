@@ -13,7 +13,19 @@ a merchant's edit and a shopper's order never lose each other's change.
 from collections.abc import Iterable, Mapping
 
 from django.db import transaction
-from django.db.models import Case, Count, Exists, F, OuterRef, Q, Sum, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from storefront.catalog.cheapest import (
@@ -59,7 +71,14 @@ def offer_stock_totals_sync(*, offer_ids: Iterable[int]) -> int:
     if not changed:
         return 0
     Offer.objects.filter(pk__in=changed).update(
-        stock=Case(*(When(pk=pk, then=Value(total)) for pk, total in changed.items())),
+        stock=Case(
+            *(
+                # Cast: PostgreSQL reads a CASE of untyped parameters (NULL ones too) as text.
+                When(pk=pk, then=Cast(Value(total), IntegerField()))
+                for pk, total in changed.items()
+            ),
+            output_field=IntegerField(),
+        ),
         updated_at=timezone.now(),
     )
     product_ids = list(

@@ -34,7 +34,19 @@ price_cents    Instead of ``price`` (never both in one file or row): whole minor
 stock          Units available, a whole number >= 0; empty (JSON ``null``) is unlimited.
 active         ``true``/``false``, ``1``/``0``, ``yes``/``no``, ``y``/``n``, ``t``/``f`` in
                any case; empty is ``true``.
+warehouse      Optional. The name of one of the merchant's warehouses: ``stock`` is the
+               offer's stock there (the offer's own stock becomes the total over its active
+               warehouses). A SKU may be on one row per warehouse; its rows must agree on
+               everything but the stock and are imported together or not at all. A merchant
+               with an active warehouse must name one on every row.
+weight_g       Optional. The product's weight per unit in whole grams (parcel rates go by
+               weight); empty leaves it as it is. A feed uploaded by the merchant's own staff
+               sets it only where the catalog has none (products are shared by merchants).
+merchant       Optional. The slug of the merchant the row is for; a row for another merchant
+               than the import's is refused (listed in the error report).
 =============  ===========================================================================
+
+Feeds without the optional columns import exactly as before.
 
 What an import does
 -------------------

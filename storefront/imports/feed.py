@@ -15,9 +15,13 @@ from typing import cast
 
 import numpy as np
 
-COLUMNS = ("gtin", "merchant_sku", "price", "price_cents", "stock", "active")
+# Fulfillment columns a feed may leave out entirely (older feeds have none of them):
+# ``warehouse`` names the warehouse the row's stock is at, ``weight_g`` the product's weight
+# and ``merchant`` the merchant the row is for (rows for another merchant are refused).
+FULFILLMENT_COLUMNS = ("warehouse", "weight_g", "merchant")
+COLUMNS = ("gtin", "merchant_sku", "price", "price_cents", "stock", "active", *FULFILLMENT_COLUMNS)
 # The columns of a FeedTable: "price" holds either kind; ``price_in_cents`` says which.
-FEED_FIELDS = ("gtin", "merchant_sku", "price", "stock", "active")
+FEED_FIELDS = ("gtin", "merchant_sku", "price", "stock", "active", *FULFILLMENT_COLUMNS)
 REQUIRED = ("gtin", "merchant_sku")
 PRICE_COLUMNS = ("price", "price_cents")
 OPTIONAL = ("stock", "active")
@@ -102,7 +106,10 @@ def _csv_delimiter(first_line: str) -> str:
 
 def _check_header(names: list[str]) -> str:
     """Validates a CSV header; returns the price column it uses."""
-    expected = "gtin, merchant_sku, price (or price_cents), stock, active"
+    expected = (
+        "gtin, merchant_sku, price (or price_cents), stock, active (and optionally "
+        "warehouse, weight_g, merchant)"
+    )
     if not any(names):
         raise FeedFormatError(f"The header row is empty; expected the columns {expected}.")
     duplicates = sorted({name for name in names if names.count(name) > 1})

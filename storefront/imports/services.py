@@ -34,11 +34,18 @@ from storefront.enqueue import task_enqueue
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.imports.batches import Progress, batches_write
 from storefront.imports.feed import FeedFormatError, feed_read
+from storefront.imports.fulfillment import (
+    FulfillmentCounts,
+    offers_feed,
+    product_weights_write,
+    warehouse_stock_write,
+)
 from storefront.imports.plan import MerchantOffers, merchant_offers_load, offers_plan
 from storefront.imports.resolve import gtin_index_build, gtin_index_lookup
 from storefront.imports.validate import RowErrors, ValidatedFeed, feed_validate
+from storefront.imports.validate_fulfillment import FeedContext
 from storefront.imports.writers import offer_writer_for, product_gtins
-from storefront.models import ImportJob, Merchant
+from storefront.models import ImportJob, Merchant, MerchantStaff, Product, Warehouse
 from storefront.money import currency_decimals
 
 logger = logging.getLogger(__name__)
@@ -245,6 +252,28 @@ def _file_bytes(job: ImportJob) -> bytes:
     return data
 
 
+def _product_weights(product_ids: list[int]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for start in range(0, len(product_ids), 2000):
+        part = product_ids[start : start + 2000]
+        found.update(Product.objects.filter(pk__in=part).values_list("pk", "weight_g"))
+    return found
+
+
+def _feed_context(job: ImportJob) -> FeedContext:
+    """The merchant's warehouses, and whether its own staff uploaded (who may set a product's
+    weight only where the catalog has none: products are shared by every merchant)."""
+    warehouses = Warehouse.objects.filter(merchant_id=job.merchant_id)
+    return FeedContext(
+        merchant_slug=job.merchant.slug,
+        warehouses=dict(warehouses.values_list("name", "pk")),
+        warehouse_required=warehouses.filter(active=True).exists(),
+        weights_locked=job.created_by_id is not None
+        and MerchantStaff.objects.filter(user_id=job.created_by_id).exists(),
+        product_weights=_product_weights,
+    )
+
+
 def _validate(
     job: ImportJob, data: bytes, snapshot: MerchantOffers, timings: dict[str, float]
 ) -> ValidatedFeed:
@@ -266,6 +295,7 @@ def _validate(
             resolve=lambda keys: gtin_index_lookup(index, keys),
             snapshot=snapshot,
             product_gtins=product_gtins,
+            context=_feed_context(job),
         )
 
 
@@ -343,13 +373,14 @@ def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJo
         feed = _validate(job, data, snapshot, timings)
         _save_report(job, feed.errors)
         with _timed(timings, "plan"):
+            offer_feed = offers_feed(feed, snapshot)
             plan = offers_plan(
                 snapshot=snapshot,
-                valid=feed.valid,
+                valid=feed.valid & feed.offer_row,
                 sku=feed.sku,
                 product_id=feed.product_id,
                 price=feed.price,
-                stock=feed.stock,
+                stock=offer_feed.stock,
                 active=feed.active,
             )
         batches = math.ceil(feed.valid.size / job.batch_size)
@@ -369,7 +400,12 @@ def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJo
         if progress:
             progress(job)
         with _timed(timings, "write"):
-            _write(job, feed, plan, progress)
+            _write(job, offer_feed, plan, progress)
+        with _timed(timings, "fulfillment"):
+            fulfilled = FulfillmentCounts(
+                stock_rows=warehouse_stock_write(merchant_id=job.merchant_id, feed=feed),
+                weights=product_weights_write(feed=feed),
+            )
     except FeedFormatError as error:
         import_job_fail(job_id=job.pk, reason=str(error))
         return ImportJob.objects.get(pk=job.pk)
@@ -389,7 +425,7 @@ def import_job_run(*, job_id: int, progress: Progress | None = None) -> ImportJo
         status=Status.DONE,
         stage="",
         finished_at=timezone.now(),
-        message=_summary(job),
+        message=_summary(job) + fulfilled.summary(),
         timings=timings,
     )
     if job.offers_changed:

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from storefront.imports import parse
+from storefront.imports import validate_fulfillment as fulfillment
 from storefront.imports.feed import FeedTable
 from storefront.imports.plan import MerchantOffers
 from storefront.imports.resolve import AMBIGUOUS, UNKNOWN
+from storefront.imports.validate_fulfillment import FeedContext
 from storefront.models import MAX_MONEY_CENTS
 from storefront.money import format_amount
 from storefront.validators import gtin_check_digit, gtin_normalize
@@ -62,6 +64,11 @@ class ValidatedFeed:
     valid: np.ndarray
     errors: RowErrors
     rows_total: int
+    # The fulfillment columns (``validate_fulfillment.NONE`` where a row gives none) and the
+    # rows offers are written from (the first valid row of each SKU).
+    warehouse_id: np.ndarray
+    weight: np.ndarray
+    offer_row: np.ndarray
 
     @property
     def rows_valid(self) -> int:
@@ -246,27 +253,29 @@ class _Checker:
 
     # --- rules across rows --------------------------------------------------------------
 
-    def duplicate_skus(self) -> None:
+    def duplicate_skus(self, keys: np.ndarray | None = None) -> None:
+        """A SKU is on one row (``keys``: one row per SKU and warehouse)."""
         named = np.flatnonzero(np.strings.str_len(self.sku_array) > 0)
         if named.size == 0:
             return
-        _, inverse, counts = np.unique(
-            self.sku_array[named], return_inverse=True, return_counts=True
-        )
+        per_warehouse = keys is not None
+        keys = self.sku_array if keys is None else keys
+        _, inverse, counts = np.unique(keys[named], return_inverse=True, return_counts=True)
         repeated = named[counts[inverse] > 1]
         if repeated.size == 0:
             return
         groups: dict[str, list[int]] = {}
         for row in repeated:
-            groups.setdefault(self.skus[row], []).append(int(self.table.lines[row]))
+            groups.setdefault(str(keys[row]), []).append(int(self.table.lines[row]))
+        where = " at one warehouse" if per_warehouse else ""
         self.fail(
             repeated,
             "merchant_sku",
             lambda row: (
                 f"The SKU {_quote(self.skus[row])} is on "
-                f"{len(groups[self.skus[row]])} rows (lines "
-                f"{_lines_text(groups[self.skus[row]])}); a SKU may appear once, so none of "
-                "them was imported."
+                f"{len(groups[str(keys[row])])} rows{where} (lines "
+                f"{_lines_text(groups[str(keys[row])])}); a SKU may appear once{where}, so "
+                "none of them was imported."
             ),
         )
 
@@ -310,8 +319,11 @@ class _Checker:
             ),
         )
 
-    def one_active_sku_per_product(self, product_id: np.ndarray, active: np.ndarray) -> None:
-        rows = np.flatnonzero(self.ok & active)
+    def one_active_sku_per_product(
+        self, product_id: np.ndarray, active: np.ndarray, first: np.ndarray
+    ) -> None:
+        """Counted by SKU (``first``: a SKU's first valid row; it may have one per warehouse)."""
+        rows = np.flatnonzero(self.ok & active & first)
         if rows.size == 0:
             return
         _, inverse, counts = np.unique(product_id[rows], return_inverse=True, return_counts=True)
@@ -332,6 +344,11 @@ class _Checker:
         )
 
 
+def _first_rows(check: _Checker, per_warehouse: np.ndarray | None) -> np.ndarray:
+    # Without warehouses a valid SKU is on one row: every valid row is its SKU's first.
+    return check.ok.copy() if per_warehouse is None else fulfillment.first_rows(check)
+
+
 def feed_validate(
     table: FeedTable,
     *,
@@ -339,20 +356,36 @@ def feed_validate(
     resolve: GtinResolver,
     snapshot: MerchantOffers,
     product_gtins: ProductGtins,
+    context: FeedContext | None = None,
 ) -> ValidatedFeed:
     """Every check of the feed; ``resolve`` maps GTIN-14 numbers to product ids in one call,
-    ``snapshot`` holds the merchant's offers (a SKU may not move to another product)."""
+    ``snapshot`` holds the merchant's offers (a SKU may not move to another product),
+    ``context`` the merchant's warehouses and who uploaded (``validate_fulfillment``)."""
+    context = context or FeedContext()
     check = _Checker(table, decimals=decimals)
     keys = check.gtin()
     check.sku()
     price = check.price()
     stock = check.stock()
     active = check.active()
-    check.duplicate_skus()
+    fulfillment.merchant_rows(check, context)
+    weight = fulfillment.weights(check)
+    warehouse_id, warehouse_names = fulfillment.warehouses(check, context)
+    per_warehouse = fulfillment.duplicate_keys(check, warehouse_names)
+    check.duplicate_skus(per_warehouse)
     product_id = check.products(keys, resolve)
     if check.ok.any() and len(snapshot):
         check.moved_skus(product_id, snapshot, product_gtins)
-    check.one_active_sku_per_product(product_id, active)
+    if per_warehouse is not None:  # a SKU may be on several rows: they go together
+        fulfillment.sku_rows_agree(
+            check, {"gtin": keys, "price": price, "active": active, "weight_g": weight}
+        )
+    fulfillment.weight_conflicts(check, product_id, weight, context)
+    if per_warehouse is not None:
+        fulfillment.sku_groups_fail_together(check)
+    check.one_active_sku_per_product(product_id, active, _first_rows(check, per_warehouse))
+    if per_warehouse is not None:
+        fulfillment.sku_groups_fail_together(check)
     return ValidatedFeed(
         lines=table.lines,
         sku=check.sku_array,
@@ -363,4 +396,7 @@ def feed_validate(
         valid=check.ok,
         errors=check.errors,
         rows_total=table.rows_total,
+        warehouse_id=warehouse_id,
+        weight=weight,
+        offer_row=_first_rows(check, per_warehouse),
     )

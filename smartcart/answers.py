@@ -9,7 +9,7 @@ which has neither, builds the same rows from its arrays with ``suggestion_line_r
 ``suggestion_merchant_row`` and ``answer_fields``.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gpu_engine import MerchantCost, Solution, json_safe
 from smartcart.selectors import CartProblemBuild, OfferSnapshot, cart_current_breakdown
@@ -25,12 +25,15 @@ def answer_keeps_current(*, suggested_total: int, current_total: int, keep: bool
 
 
 class LineOffer(NamedTuple):
-    """An offer as a suggestion's line names it."""
+    """An offer as a suggestion's line names it, with the warehouse it ships from (version 2
+    merchants; ``None`` for version 1)."""
 
     offer_id: int
     merchant_id: int
     merchant_name: str
     unit_price: int
+    warehouse_id: int | None = None
+    warehouse_name: str = ""
 
 
 def suggestion_line_row(
@@ -56,7 +59,12 @@ def suggestion_line_row(
         "new_merchant_id": new.merchant_id,
         "new_merchant_name": new.merchant_name,
         "new_unit_price": new.unit_price,
-        "changed": new.offer_id != old.offer_id,
+        "old_warehouse_id": old.warehouse_id,
+        "old_warehouse_name": old.warehouse_name,
+        "new_warehouse_id": new.warehouse_id,
+        "new_warehouse_name": new.warehouse_name,
+        # Moving a line to another warehouse of its merchant is a change applying makes.
+        "changed": (new.offer_id, new.warehouse_id) != (old.offer_id, old.warehouse_id),
     }
 
 
@@ -71,8 +79,10 @@ def suggestion_merchant_row(
     shipping: int,
     cost: int,
     free_over: int | None,
+    parcels: list[dict] | None = None,
 ) -> dict:
-    """One merchant's shipment of a suggestion (or of the cart as it stands), in cents."""
+    """One merchant's shipment of a suggestion (or of the cart as it stands), in cents, with
+    its parcels (``parcel_row``)."""
     return {
         "merchant_id": merchant_id,
         "merchant_name": merchant_name,
@@ -86,6 +96,30 @@ def suggestion_merchant_row(
         "missing_for_free_shipping": missing_for_free_shipping(
             goods=subtotal - discount, shipping=shipping, free_over=free_over
         ),
+        "parcels": parcels or [],
+    }
+
+
+def parcel_row(
+    *,
+    node: str,
+    warehouse_id: int | None,
+    warehouse_name: str,
+    line_ids: list[int],
+    units: int,
+    weight_g: int,
+    fee: int,
+) -> dict:
+    """One parcel of a merchant's shipment: the node (a warehouse id, or the merchant's id
+    for a version 1 merchant), its lines, units, grams and fee in cents."""
+    return {
+        "node": node,
+        "warehouse_id": warehouse_id,
+        "warehouse_name": warehouse_name,
+        "line_ids": line_ids,
+        "units": units,
+        "weight_g": weight_g,
+        "fee": fee,
     }
 
 
@@ -142,17 +176,27 @@ def answer_from_solution(
     # A sold-out line cannot stay where it is: "the cart as it stands" is the cart with only
     # those lines moved, where the solver put them, so the suggestion always moves them and
     # saves what it saves beyond that.
+    moved = [str(line_id) for line_id in build.sold_out]
     current_assignment = {
         **build.current_assignment,
-        **{str(line_id): solution.assignment[str(line_id)] for line_id in build.sold_out},
+        **{line_id: solution.assignment[line_id] for line_id in moved},
     }
-    current = cart_current_breakdown(build=build, assignment=current_assignment)
+    solution_nodes = build.pairs(solution.assignment, solution.nodes)
+    current_nodes = {
+        **build.current_nodes,
+        **{line_id: solution_nodes[line_id][1] for line_id in moved},
+    }
+    current = cart_current_breakdown(
+        build=build, assignment=current_assignment, nodes=current_nodes
+    )
     current_total = sum(cost.cost for cost in current)
     total = int(solution.total)
     kept = answer_keeps_current(suggested_total=total, current_total=current_total, keep=keep)
     assignment, breakdown = solution.assignment, solution.breakdown
+    nodes = {line_id: pair[1] for line_id, pair in solution_nodes.items()}
     if kept:
         assignment, breakdown, total = current_assignment, current, current_total
+        nodes = current_nodes
     fields = answer_fields(
         cart_version=build.cart_version,
         algorithm=solution.algorithm,
@@ -160,7 +204,7 @@ def answer_from_solution(
         device=solution.device,
         current_total=current_total,
         suggested_total=total,
-        lines=_line_rows(build=build, assignment=assignment),
+        lines=_line_rows(build=build, assignment=assignment, nodes=nodes),
         merchants=_merchant_rows(build=build, breakdown=breakdown),
         current_merchants=_merchant_rows(build=build, breakdown=current),
         kept_current=kept,
@@ -188,29 +232,62 @@ def _merchant_rows(*, build: CartProblemBuild, breakdown: list[MerchantCost]) ->
                 shipping=cost.shipping,
                 cost=cost.cost,
                 free_over=terms.shipping.free_over,
+                parcels=[_parcel_row(build, merchant_id, parcel) for parcel in cost.parcels],
             )
         )
     return rows
 
 
-def _line_rows(*, build: CartProblemBuild, assignment: dict[str, str]) -> list[dict]:
+def _parcel_row(build: CartProblemBuild, merchant_id: int, parcel: Any) -> dict:
+    # ``parcel`` is a ``MerchantCost.parcels`` item (the engine does not export its type).
+    warehouse_id = build.warehouse_of(merchant_id, parcel.node)
+    node = None if warehouse_id is None else build.nodes.node(merchant_id, warehouse_id)
+    return parcel_row(
+        node=parcel.node,
+        warehouse_id=warehouse_id,
+        warehouse_name="" if node is None else node.name,
+        line_ids=[int(line_id) for line_id in parcel.lines],
+        units=parcel.units,
+        weight_g=parcel.weight_g,
+        fee=parcel.fee,
+    )
+
+
+def _line_rows(
+    *, build: CartProblemBuild, assignment: dict[str, str], nodes: dict[str, str]
+) -> list[dict]:
     rows = []
+    current = build.current_nodes
     for line in build.lines:
+        key = str(line.line_id)
         old = build.offers[(line.line_id, line.merchant_id)]
-        new = build.offers[(line.line_id, int(assignment[str(line.line_id)]))]
+        new = build.offers[(line.line_id, int(assignment[key]))]
+        old_warehouse = build.current_warehouses.get(line.line_id)
+        if line.line_id in build.sold_out:
+            old_warehouse = build.warehouse_of(line.merchant_id, current[key])
         rows.append(
             suggestion_line_row(
                 line_id=line.line_id,
                 product_id=line.product_id,
                 product_name=line.product_name,
                 quantity=line.quantity,
-                old=_line_offer(build, old),
-                new=_line_offer(build, new),
+                old=_line_offer(build, old, old_warehouse),
+                new=_line_offer(build, new, build.warehouse_of(new.merchant_id, nodes.get(key))),
             )
         )
     return rows
 
 
-def _line_offer(build: CartProblemBuild, offer: OfferSnapshot) -> LineOffer:
+def _line_offer(
+    build: CartProblemBuild, offer: OfferSnapshot, warehouse_id: int | None
+) -> LineOffer:
     name = build.merchants[offer.merchant_id].name
-    return LineOffer(offer.offer_id, offer.merchant_id, name, offer.unit_price)
+    node = None if warehouse_id is None else build.nodes.node(offer.merchant_id, warehouse_id)
+    return LineOffer(
+        offer.offer_id,
+        offer.merchant_id,
+        name,
+        offer.unit_price,
+        warehouse_id,
+        "" if node is None else node.name,
+    )

@@ -18,13 +18,16 @@ many carts at once.
 import decimal
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from django.db import router
 from django.db.models import FilteredRelation, Q, QuerySet
 
 from gpu_engine import CartProblem, MerchantCost, ProblemError, price_assignment
 from smartcart.prepared import PreparedQuery
+from smartcart.selectors.nodes import node_id_of, problem_v2
+from storefront.carts.fulfillment import CartNodes, cart_nodes_read, merchant_has_warehouse
 from storefront.carts.pricing_summary import line_unavailable_reason
 from storefront.catalog.shipping import (
     Discount,
@@ -45,6 +48,9 @@ class LineSnapshot:
     quantity: int
     offer_id: int
     merchant_id: int
+    # Grams per unit, and the warehouse the line remembers (version 2 merchants).
+    weight_g: int = 0
+    warehouse_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +79,46 @@ class CartProblemBuild:
     merchants: dict[int, MerchantTerms]
     # Lines whose own offer is short of stock, built for another merchant to supply them.
     sold_out: frozenset[int] = frozenset()
+    # The warehouses of version 2 merchants (their nodes are warehouse ids), and the one each
+    # of their lines ships from now (``storefront.carts.fulfillment``).
+    nodes: CartNodes = field(default_factory=CartNodes)
+    current_warehouses: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def current_assignment(self) -> dict[str, str]:
         return {str(line.line_id): str(line.merchant_id) for line in self.lines}
+
+    @property
+    def current_nodes(self) -> dict[str, str]:
+        """Line id -> the node its line ships from now (the merchant's id for version 1)."""
+        return {
+            str(line.line_id): node_id_of(
+                line.merchant_id, self.current_warehouses.get(line.line_id)
+            )
+            for line in self.lines
+        }
+
+    def warehouse_of(self, merchant_id: int, node_id: str | None) -> int | None:
+        """The warehouse behind a node of this problem (``None``: version 1)."""
+        if node_id is None or not self.nodes.is_v2(merchant_id):
+            return None
+        return int(node_id)
+
+    def pairs(
+        self, assignment: Mapping[str, str], nodes: Mapping[str, str] | None = None
+    ) -> dict[str, list[str]]:
+        """``assignment`` (line -> merchant id) with each line's node (``nodes``, else the
+        line's current node when its merchant is unchanged, else the merchant's one node), as
+        ``gpu_engine.price_assignment`` reads a version 2 assignment."""
+        current = self.current_nodes
+        merchants = self.current_assignment
+        pairs = {}
+        for line_id, merchant in assignment.items():
+            node = (nodes or {}).get(line_id)
+            if node is None:
+                node = current[line_id] if merchants.get(line_id) == merchant else merchant
+            pairs[line_id] = [merchant, node]
+        return pairs
 
     @property
     def size(self) -> dict[str, int | str]:
@@ -186,7 +228,9 @@ _LINE_FIELDS = (
     "offer__merchant_id",
     "offer__merchant__active",
 )
-_LINE_COLUMNS = tuple(f"lines__{column}" for column in _LINE_FIELDS)
+# Version 2's columns, read after ``_LINE_FIELDS`` by this module only.
+_LINE_V2_FIELDS = ("warehouse_id", "product__weight_g")
+_LINE_COLUMNS = tuple(f"lines__{column}" for column in (*_LINE_FIELDS, *_LINE_V2_FIELDS))
 
 
 def _line_row(row: tuple) -> _LineRow:
@@ -205,6 +249,13 @@ def _line_row(row: tuple) -> _LineRow:
         merchant_active=merchant_active,
         stock=stock,
     )
+
+
+def _line_row_v2(row: tuple, v2: tuple) -> _LineRow:
+    found = _line_row(row)
+    warehouse_id, weight_g = v2
+    snapshot = replace(found.snapshot, weight_g=weight_g or 0, warehouse_id=warehouse_id)
+    return replace(found, snapshot=snapshot)
 
 
 @dataclass(frozen=True)
@@ -241,7 +292,12 @@ def _cart_lines(query: PreparedQuery, key: int) -> CartLines | None:
         return None
     n_cart = len(_CART_FIELDS)
     cart = Cart.from_db(router.db_for_read(Cart), _CART_FIELDS, rows[0][:n_cart])
-    lines = tuple(_line_row(row[n_cart:]) for row in rows if row[n_cart] is not None)
+    n_line = len(_LINE_FIELDS)
+    lines = tuple(
+        _line_row_v2(row[n_cart : n_cart + n_line], row[n_cart + n_line :])
+        for row in rows
+        if row[n_cart] is not None
+    )
     return CartLines(cart=cart, rows=lines, read_ms=(time.perf_counter() - start) * 1000.0)
 
 
@@ -291,9 +347,9 @@ def _offers_query(product_ids: list[int], prefixes: list[str]) -> QuerySet:
     )
     return (
         Offer.objects.filter(product_id__in=product_ids, active=True, merchant__active=True)
-        .annotate(zone=zones)
+        .annotate(zone=zones, _v2=merchant_has_warehouse())
         .order_by()
-        .values_list(*_OFFER_COLUMNS)
+        .values_list(*_OFFER_COLUMNS, "_v2")
     )
 
 
@@ -325,18 +381,21 @@ def _merchant_read(
 
 def _read_offers(
     lines: tuple[LineSnapshot, ...], postal_code: str
-) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, _MerchantRead]]:
+) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, _MerchantRead], set[int]]:
     """Every buyable-state offer of the lines' products, with its merchant's terms and the
     merchant's zones that can match ``postal_code`` (``postal_prefix_candidates``: at most
-    11), in ONE query, as plain values: ``offers[(line_id, merchant_id)]`` and each merchant
-    as read."""
+    11), in ONE query, as plain values: ``offers[(line_id, merchant_id)]``, each merchant
+    as read and the version 2 merchants (those with an active warehouse)."""
     lines_by_product: dict[int, list[LineSnapshot]] = defaultdict(list)
     for line in lines:
         lines_by_product[line.product_id].append(line)
     rows = _OFFERS.rows(list(lines_by_product), tuple(postal_prefix_candidates(postal_code)))
     offers: dict[tuple[int, int], OfferSnapshot] = {}
     merchants: dict[int, _MerchantRead] = {}
-    for offer_id, product_id, merchant_id, unit_price, stock, *terms in rows:
+    v2: set[int] = set()
+    for offer_id, product_id, merchant_id, unit_price, stock, *terms, has_warehouse in rows:
+        if has_warehouse:
+            v2.add(merchant_id)
         merchant = merchants.get(merchant_id)
         if merchant is None:
             merchant = merchants[merchant_id] = _merchant_read(*terms[:6])
@@ -353,22 +412,27 @@ def _read_offers(
         )
         for line in lines_by_product[product_id]:
             offers[(line.line_id, merchant_id)] = snapshot
-    return offers, merchants
+    return offers, merchants, v2
 
 
 def _merchant_terms(
-    merchants: dict[int, _MerchantRead], postal_code: str
+    merchants: dict[int, _MerchantRead], postal_code: str, v2: frozenset[int] = frozenset()
 ) -> dict[int, MerchantTerms]:
     """Each merchant's terms for the destination, resolved as ``storefront.selectors.
     merchant_terms_for_destination`` does (longest matching zone prefix, else the defaults,
     through ``storefront.catalog.shipping.shipping_rule_resolve``; the tests hold the two together),
-    over the rows read with the offers."""
+    over the rows read with the offers. A version 2 merchant (``v2``) ships by its
+    warehouses' rates: its rule holds only its own free-shipping threshold."""
     return {
         merchant_id: MerchantTerms(
             merchant_id=merchant_id,
             name=merchant.name,
             active=True,
-            shipping=shipping_rule_resolve(
+            shipping=ShippingRule(
+                base_fee=0, per_extra_unit=0, free_over=merchant.default.free_over
+            )
+            if merchant_id in v2
+            else shipping_rule_resolve(
                 default=merchant.default, zones=merchant.zones.values(), postal_code=postal_code
             ),
             discount=merchant.discount,
@@ -381,7 +445,12 @@ def _problem(
     lines: tuple[LineSnapshot, ...],
     offers: dict[tuple[int, int], OfferSnapshot],
     merchants: dict[int, MerchantTerms],
+    nodes: CartNodes | None = None,
 ) -> CartProblem:
+    """The engine problem: version 1's arrays while no merchant has warehouses (the price
+    watch calls it so), else a column per warehouse (``smartcart.selectors.nodes``)."""
+    if nodes is not None and any(nodes.is_v2(merchant_id) for merchant_id in merchants):
+        return problem_v2(lines, offers, merchants, nodes)
     line_index = {line.line_id: i for i, line in enumerate(lines)}
     merchant_ids = sorted(merchants)
     merchant_index = {merchant_id: j for j, merchant_id in enumerate(merchant_ids)}
@@ -430,11 +499,30 @@ def cart_problem_build(
     sold_out = _check_lines(lines.rows, sold_out_allowed=sold_out_allowed)
     snapshots = tuple(row.snapshot for row in lines.rows)
     postal_code = lines.cart.postal_code
-    offers, merchant_reads = _read_offers(snapshots, postal_code)
+    offers, merchant_reads, v2 = _read_offers(snapshots, postal_code)
+    nodes = cart_nodes_read(
+        merchant_ids=v2,
+        offer_ids={offer.offer_id for (_, m), offer in offers.items() if m in v2},
+        postal_code=postal_code,
+    )
+    offers = _offers_at_nodes(offers, nodes)
+    warehouses, short = _current_warehouses(lines.rows, nodes, sold_out)
+    if short and not sold_out_allowed:
+        _refuse(
+            [
+                f"{row.snapshot.product_name} (not in stock at a warehouse that ships here)"
+                for row in short
+            ]
+        )
+    sold_out = sold_out | {row.snapshot.line_id for row in short}
     _check_other_sellers(lines.rows, sold_out, offers)
-    merchants = _merchant_terms(merchant_reads, postal_code)
+    merchants = _merchant_terms(
+        {m: read for m, read in merchant_reads.items() if m in {k[1] for k in offers}},
+        postal_code,
+        frozenset(nodes.nodes),
+    )
     try:
-        problem = _problem(snapshots, offers, merchants)
+        problem = _problem(snapshots, offers, merchants, nodes)
     except ProblemError as error:
         raise ValidationFailed(
             f"This cart cannot be optimised: {error}", code="cart_problem_invalid", field="cart"
@@ -448,16 +536,64 @@ def cart_problem_build(
         offers=offers,
         merchants=merchants,
         sold_out=sold_out,
+        nodes=nodes,
+        current_warehouses=warehouses,
     )
 
 
+def _offers_at_nodes(
+    offers: dict[tuple[int, int], OfferSnapshot], nodes: CartNodes
+) -> dict[tuple[int, int], OfferSnapshot]:
+    """Leaves out the offers of version 2 merchants sold from none of their warehouses that
+    ship to the destination (nothing there to buy)."""
+
+    def shipped(merchant_id: int, offer: OfferSnapshot) -> bool:
+        stock = nodes.stock.get(offer.offer_id, {})
+        return any(node.warehouse_id in stock for node in nodes.nodes[merchant_id])
+
+    return {
+        key: offer
+        for key, offer in offers.items()
+        if not nodes.is_v2(key[1]) or shipped(key[1], offer)
+    }
+
+
+def _current_warehouses(
+    rows: tuple[_LineRow, ...], nodes: CartNodes, sold_out: frozenset[int]
+) -> tuple[dict[int, int], list[_LineRow]]:
+    """The warehouse each version 2 line ships from now, and the lines no warehouse of their
+    merchant can ship (short at every node, or none ships to the destination)."""
+    warehouses: dict[int, int] = {}
+    short: list[_LineRow] = []
+    for row in rows:
+        line = row.snapshot
+        if line.line_id in sold_out or not nodes.is_v2(line.merchant_id):
+            continue
+        node = nodes.line_node(
+            merchant_id=line.merchant_id,
+            offer_id=line.offer_id,
+            quantity=line.quantity,
+            warehouse_id=line.warehouse_id,
+        )
+        if node is None:
+            short.append(row)
+        else:
+            warehouses[line.line_id] = node.warehouse_id
+    return warehouses, short
+
+
 def cart_current_breakdown(
-    *, build: CartProblemBuild, assignment: dict[str, str] | None = None
+    *,
+    build: CartProblemBuild,
+    assignment: dict[str, str] | None = None,
+    nodes: dict[str, str] | None = None,
 ) -> list[MerchantCost]:
     """The cart's current offers priced by the contract (``gpu_engine.price_assignment``);
     ``assignment``: another assignment of the same problem (a cart with its sold-out lines
-    moved)."""
-    return price_assignment(build.problem, assignment or build.current_assignment)
+    moved), with ``nodes`` the node of each moved line (``CartProblemBuild.pairs``)."""
+    return price_assignment(
+        build.problem, build.pairs(assignment or build.current_assignment, nodes)
+    )
 
 
 def cart_current_total(*, cart: Cart) -> int:

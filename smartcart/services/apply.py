@@ -10,7 +10,8 @@ from smartcart.models import OptimizationRun
 from smartcart.selectors import cart_current_breakdown, cart_problem_build
 from smartcart.services.common import Status, User, signed_in
 from storefront.errors import Conflict, DomainError, NotFound
-from storefront.models import Cart, CartLine, Offer
+from storefront.models import Cart, CartLine, Offer, WarehouseStock
+from storefront.models.catalog import stock_covers
 
 
 def _check_appliable(*, run: OptimizationRun, cart: Cart) -> None:
@@ -64,6 +65,33 @@ def _check_offers(*, lines: list[dict]) -> None:
                 code="stock_changed",
                 field="lines",
             )
+    _check_warehouses(lines=lines)
+
+
+def _check_warehouses(*, lines: list[dict]) -> None:
+    """A line suggested from a warehouse needs the stock there (one query; the offers'
+    locks, taken just before, hold it as checkout takes it)."""
+    placed = [line for line in lines if line.get("new_warehouse_id") is not None]
+    if not placed:
+        return
+    stock = {
+        (offer_id, warehouse_id): units
+        for offer_id, warehouse_id, units in WarehouseStock.objects.filter(
+            offer_id__in={line["new_offer_id"] for line in placed},
+            warehouse_id__in={line["new_warehouse_id"] for line in placed},
+            warehouse__active=True,
+        ).values_list("offer_id", "warehouse_id", "stock")
+    }
+    for line in placed:
+        key = (line["new_offer_id"], line["new_warehouse_id"])
+        if key not in stock or not stock_covers(stock[key], line["quantity"]):
+            raise Conflict(
+                f"{line['new_merchant_name']} no longer has {line['quantity']} of "
+                f"{line['product_name']} at {line.get('new_warehouse_name') or 'its warehouse'}. "
+                "Improve your cart again.",
+                code="stock_changed",
+                field="lines",
+            )
 
 
 @dataclass(frozen=True)
@@ -111,6 +139,8 @@ def optimization_run_apply_outcome(*, run: OptimizationRun, user: User | None = 
             CartLine.objects.filter(pk=line["line_id"], cart_id=cart.pk).update(
                 offer_id=line["new_offer_id"],
                 unit_price_snapshot=line["new_unit_price"],
+                # The suggested node (runs stored before version 2 name none: the cart picks).
+                warehouse_id=line.get("new_warehouse_id"),
                 updated_at=now,
             )
     Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1, updated_at=now)

@@ -3,12 +3,19 @@ shipping, one cart or many in a bounded number of queries."""
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
-from storefront.carts.pricing import MerchantCost, PricedLine, Shipment, shipments_price
+from storefront.carts.fulfillment import CartNodes, cart_nodes_read, line_merchant_has_warehouse
+from storefront.carts.pricing import (
+    MerchantCost,
+    ParcelCost,
+    PricedLine,
+    Shipment,
+    shipments_price,
+)
 from storefront.carts.selectors import cart_line_list
 from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.catalog.shipping_selectors import (
@@ -36,6 +43,11 @@ class LinePricing:
     # None when buyable; else "offer_inactive", "merchant_inactive" or "insufficient_stock".
     problem: str | None
     line: CartLine = field(repr=False, compare=False)
+    # Grams per unit, and the warehouse the line ships from (version 2 merchants only; see
+    # ``storefront.carts.fulfillment``).
+    weight_g: int = 0
+    warehouse_id: int | None = None
+    warehouse_name: str = ""
 
     @property
     def available(self) -> bool:
@@ -84,6 +96,14 @@ class MerchantGroup:
     @property
     def missing_for_free_shipping(self) -> int | None:
         return self.cost.missing_for_free_shipping
+
+    @property
+    def parcels(self) -> tuple[ParcelCost, ...]:
+        return self.cost.parcels
+
+    @property
+    def ships_from_warehouses(self) -> bool:
+        return self.cost.ships_from_warehouses
 
 
 @dataclass(frozen=True)
@@ -167,7 +187,9 @@ def _line_problem(line: CartLine) -> str | None:
 
 
 def _line_pricing(line: CartLine) -> LinePricing:
+    weight = getattr(line, "_weight_g", None)
     return LinePricing(
+        weight_g=line.product.weight_g if weight is None else weight,
         line_id=line.pk,
         product_id=line.product_id,
         offer_id=line.offer_id,
@@ -181,10 +203,51 @@ def _line_pricing(line: CartLine) -> LinePricing:
     )
 
 
+def lines_with_fulfillment(lines: QuerySet[CartLine]) -> QuerySet[CartLine]:
+    """Cart lines annotated with what version 2 pricing needs, in the same query: the
+    product's weight and whether the line's merchant ships from warehouses."""
+    return lines.annotate(_weight_g=F("product__weight_g"), _v2=line_merchant_has_warehouse())
+
+
+def _line_nodes_apply(lines: Sequence[LinePricing], nodes: CartNodes) -> list[LinePricing]:
+    """The lines of version 2 merchants with the warehouse they ship from (or short of stock
+    when no warehouse of the merchant can ship them to the destination)."""
+    placed = []
+    for line in lines:
+        if line.problem is not None or not nodes.is_v2(line.merchant_id):
+            placed.append(line)
+            continue
+        node = nodes.line_node(
+            merchant_id=line.merchant_id,
+            offer_id=line.offer_id,
+            quantity=line.quantity,
+            warehouse_id=line.line.warehouse_id,
+        )
+        if node is None:
+            placed.append(replace(line, problem="insufficient_stock"))
+        else:
+            placed.append(replace(line, warehouse_id=node.warehouse_id, warehouse_name=node.name))
+    return placed
+
+
+def _v2_lines(lines: Iterable[LinePricing]) -> list[LinePricing]:
+    return [line for line in lines if getattr(line.line, "_v2", False)]
+
+
+def _nodes_for(lines: Sequence[LinePricing], postal_code: str) -> CartNodes:
+    """The nodes of the version 2 merchants of ``lines`` (none: no query)."""
+    v2 = _v2_lines(lines)
+    return cart_nodes_read(
+        merchant_ids={line.merchant_id for line in v2},
+        offer_ids={line.offer_id for line in v2},
+        postal_code=postal_code,
+    )
+
+
 def _cart_lines_priced(*, cart_ids: Iterable[int]) -> dict[int, list[LinePricing]]:
     """The lines of every cart, priced as they stand, in one query (each cart's lines in the
     order ``cart_line_list`` gives)."""
-    lines = (
+    lines = lines_with_fulfillment(
         CartLine.objects.filter(cart_id__in=set(cart_ids))
         .select_related("offer__merchant", "product__category")
         .order_by("cart_id", "created_at", "id")
@@ -208,7 +271,7 @@ def _lines_for_product(
     and merchants only. Each value is its own argument: one slot each in the shaped SQL."""
     sellers = Offer.objects.filter(product_id=seller_product_id, active=True, merchant__active=True)
     product_line = CartLine.objects.filter(cart_id=line_cart_id, product_id=line_product_id)
-    return (
+    return lines_with_fulfillment(
         CartLine.objects.filter(cart_id=cart_id)
         .filter(
             Q(offer__merchant_id__in=sellers.values("merchant_id"))
@@ -220,24 +283,56 @@ def _lines_for_product(
     )
 
 
+def _v2_rule(merchant: Merchant, nodes: CartNodes) -> ShippingRule:
+    """A version 2 merchant's rule as the pages show it: its own free-shipping threshold (its
+    warehouses' rates are shown per parcel); the fees are its first node's."""
+    first = next(iter(nodes.nodes.get(merchant.pk, ())), None)
+    return ShippingRule(
+        base_fee=0 if first is None else first.base_fee,
+        per_extra_unit=0 if first is None else first.per_extra_unit,
+        free_over=merchant.free_over,
+    )
+
+
 def _cart_summary_build(
-    *, cart: Cart, priced: Sequence[LinePricing], terms: Mapping[int, MerchantTerms]
+    *,
+    cart: Cart,
+    priced: Sequence[LinePricing],
+    terms: Mapping[int, MerchantTerms],
+    nodes: CartNodes | None = None,
 ) -> CartPricingSummary:
     """Groups the buyable lines by merchant (``terms`` holds each one's terms for the cart's
-    destination) and prices them through the engine's pricing routine."""
+    destination, ``nodes`` the warehouses of version 2 merchants) and prices them through the
+    engine's pricing routine."""
+    nodes = nodes or CartNodes()
     by_merchant: dict[int, list[LinePricing]] = {}
     for line in priced:
         if line.available:
             by_merchant.setdefault(line.merchant_id, []).append(line)
+    rules = {
+        merchant_id: _v2_rule(lines[0].line.offer.merchant, nodes)
+        if nodes.is_v2(merchant_id)
+        else terms[merchant_id].shipping
+        for merchant_id, lines in by_merchant.items()
+    }
     shipments = [
         Shipment(
             merchant_id=merchant_id,
-            shipping=terms[merchant_id].shipping,
+            shipping=rules[merchant_id],
             discount=terms[merchant_id].discount,
             lines=tuple(
-                PricedLine(line_id=line.line_id, quantity=line.quantity, unit_price=line.unit_price)
+                PricedLine(
+                    line_id=line.line_id,
+                    quantity=line.quantity,
+                    unit_price=line.unit_price,
+                    weight_g=line.weight_g,
+                    warehouse_id=line.warehouse_id,
+                )
                 for line in lines
             ),
+            nodes={node.warehouse_id: node for node in nodes.nodes[merchant_id]}
+            if nodes.is_v2(merchant_id)
+            else None,
         )
         for merchant_id, lines in by_merchant.items()
     ]
@@ -247,7 +342,7 @@ def _cart_summary_build(
             merchant_id=merchant_id,
             merchant_name=terms[merchant_id].name,
             lines=tuple(lines),
-            shipping_rule=terms[merchant_id].shipping,
+            shipping_rule=rules[merchant_id],
             discount_rule=terms[merchant_id].discount,
             cost=costs[merchant_id],
         )
@@ -275,9 +370,28 @@ def cart_pricing_summaries(*, carts: Iterable[Cart]) -> list[CartPricingSummary]
     return _summaries_build(carts, _cart_lines_priced(cart_ids=[cart.pk for cart in carts]))
 
 
+def _nodes_by_destination(
+    carts: Sequence[Cart], priced: Mapping[int, list[LinePricing]]
+) -> dict[str, CartNodes]:
+    """The ``CartNodes`` of each destination with version 2 lines: three queries a
+    destination (carts of one shopper share one), none for carts of version 1 merchants."""
+    by_code: dict[str, list[LinePricing]] = defaultdict(list)
+    for cart in carts:
+        by_code[cart.postal_code].extend(_v2_lines(priced.get(cart.pk, ())))
+    return {code: _nodes_for(lines, code) for code, lines in by_code.items() if lines}
+
+
 def _summaries_build(
     carts: Sequence[Cart], priced: Mapping[int, list[LinePricing]]
 ) -> list[CartPricingSummary]:
+    nodes = _nodes_by_destination(carts, priced)
+    codes = {cart.pk: cart.postal_code for cart in carts}
+    priced = {
+        cart_id: _line_nodes_apply(lines, nodes[codes[cart_id]])
+        if codes.get(cart_id) in nodes
+        else lines
+        for cart_id, lines in priced.items()
+    }
     merchants: dict[int, Merchant] = {}
     pairs: list[MerchantDestination] = []
     for cart in carts:
@@ -298,7 +412,11 @@ def _summaries_build(
             for line in lines
             if line.available
         }
-        summaries.append(_cart_summary_build(cart=cart, priced=lines, terms=cart_terms))
+        summaries.append(
+            _cart_summary_build(
+                cart=cart, priced=lines, terms=cart_terms, nodes=nodes.get(cart.postal_code)
+            )
+        )
     return summaries
 
 
@@ -340,9 +458,11 @@ def cart_pricing_summary_via_sql(*, cart: Cart) -> CartPricingSummary:
     """``cart_pricing_summary`` with each merchant's terms read and its zone resolved in SQL
     (``merchant_terms_for_destination``), three queries per cart: the path the zone index
     replaced, kept as the reference its parity tests and ``bench_cart_pricing`` measure."""
-    priced = [_line_pricing(line) for line in cart_line_list(cart=cart)]
+    priced = [_line_pricing(line) for line in lines_with_fulfillment(cart_line_list(cart=cart))]
+    nodes = _nodes_for(priced, cart.postal_code)
+    priced = _line_nodes_apply(priced, nodes)
     terms = merchant_terms_for_destination(
         merchant_ids={line.merchant_id for line in priced if line.available},
         postal_code=cart.postal_code,
     )
-    return _cart_summary_build(cart=cart, priced=priced, terms=terms)
+    return _cart_summary_build(cart=cart, priced=priced, terms=terms, nodes=nodes)

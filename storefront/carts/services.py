@@ -11,6 +11,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from storefront.carts.fulfillment import merchant_has_warehouse
+from storefront.carts.placement import cart_line_warehouse_pick
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import (
     MAX_CART_LINES,
@@ -75,9 +77,13 @@ def _check_buyable(offer: Offer, quantity: int) -> None:
 
 def _fresh_offer(offer: Offer) -> Offer:
     """Re-reads the offer inside the transaction: price, stock and state may have changed
-    since the caller loaded it."""
+    since the caller loaded it. ``_v2``: its merchant ships from warehouses (same query)."""
     try:
-        return Offer.objects.select_related("merchant").get(pk=offer.pk)
+        return (
+            Offer.objects.select_related("merchant", "product")
+            .annotate(_v2=merchant_has_warehouse())
+            .get(pk=offer.pk)
+        )
     except Offer.DoesNotExist:
         raise NotFound("No such offer.", code="offer_not_found", field="offer") from None
 
@@ -150,6 +156,7 @@ def cart_line_add(*, cart: Cart, offer: Offer, quantity: int = 1) -> CartLine:
             offer=offer,
             quantity=quantity,
             unit_price_snapshot=offer.unit_price,
+            warehouse_id=cart_line_warehouse_pick(cart=locked, offer=offer, quantity=quantity),
         )
     else:
         total = _check_quantity(line.quantity + quantity)
@@ -158,7 +165,10 @@ def cart_line_add(*, cart: Cart, offer: Offer, quantity: int = 1) -> CartLine:
             line.offer = offer
             line.unit_price_snapshot = offer.unit_price
         line.quantity = total
-        line.save(update_fields=["offer", "unit_price_snapshot", "quantity", "updated_at"])
+        line.warehouse_id = cart_line_warehouse_pick(cart=locked, offer=offer, quantity=total)
+        line.save(
+            update_fields=["offer", "unit_price_snapshot", "quantity", "warehouse", "updated_at"]
+        )
     cart_version_bump(cart, locked=locked)
     return line
 
@@ -201,7 +211,8 @@ def cart_line_set_offer(*, cart: Cart, line_id: int, offer: Offer) -> CartLine:
     _check_buyable(offer, line.quantity)
     line.offer = offer
     line.unit_price_snapshot = offer.unit_price
-    line.save(update_fields=["offer", "unit_price_snapshot", "updated_at"])
+    line.warehouse_id = cart_line_warehouse_pick(cart=locked, offer=offer, quantity=line.quantity)
+    line.save(update_fields=["offer", "unit_price_snapshot", "warehouse", "updated_at"])
     cart_version_bump(cart, locked=locked)
     return line
 

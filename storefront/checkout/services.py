@@ -205,6 +205,7 @@ def _order_create(
             shipping=group.shipping,
             cost=group.total,
             commission_bps=rates[group.merchant_id],
+            parcels=_parcels(group),
         )
         for group in summary.groups
     )
@@ -238,12 +239,30 @@ def _commission_rates(*, merchant_ids: list[int]) -> dict[int, int]:
     return {pk: default if rate is None else rate for pk, rate in rates.items()}
 
 
+def _parcels(group) -> list[dict]:
+    """A version 2 merchant's parcels as ``MerchantOrder.parcels`` keeps them (a version 1
+    merchant's one parcel is the package itself: none)."""
+    if not group.ships_from_warehouses:
+        return []
+    return [
+        {
+            "warehouse_id": parcel.warehouse_id,
+            "warehouse": parcel.warehouse_name,
+            "units": parcel.units,
+            "weight_g": parcel.weight_g,
+            "fee": parcel.fee,
+        }
+        for parcel in group.parcels
+    ]
+
+
 def _order_line(package: MerchantOrder, priced) -> OrderLine:
     line = priced.line
     return OrderLine(
         merchant_order=package,
         product_id=line.product_id,
         offer_id=line.offer_id,
+        warehouse_id=priced.warehouse_id,
         product_name=line.product.name,
         gtin=line.product.gtin,
         merchant_sku=line.offer.merchant_sku,

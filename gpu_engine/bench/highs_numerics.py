@@ -80,7 +80,7 @@ def run(args) -> list[dict[str, Any]]:
 
 def _row(price: float, args) -> dict[str, Any]:
     from gpu_engine import solve
-    from gpu_engine.solvers.ga.core import drop_seed
+    from gpu_engine.solvers.ga.seeds import drop_seed
     from gpu_engine.solvers.milp.model import money_scale
     from gpu_engine.solvers.milp.neighbourhood import total_of
     from gpu_engine.solvers.milp.runner import MONEY_STATUS, milp_run

@@ -87,7 +87,7 @@ def highs_first_run(problem: CartProblem, highs_ms: float) -> HighsFirst:
     side by side on windows of ``PORTFOLIO_MIN_MS`` or more). A failure (a status neither a
     proof nor a limit, or an error raised) leaves the answer's assignment but never its bound or
     proof."""
-    from gpu_engine.solvers.ga.core import drop_seed
+    from gpu_engine.solvers.ga.seeds import drop_seed
     from gpu_engine.solvers.milp.portfolio import portfolio_best
     from gpu_engine.solvers.milp.runner import cents_bound, highs_failed, milp_best
 

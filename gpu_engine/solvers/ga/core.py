@@ -479,19 +479,3 @@ def seeded_individuals(arrays: GaArrays, population: int) -> np.ndarray:
     seeded = np.empty((limit, arrays.n_lines), dtype=np.int32)
     count = seed_population(seeded, arrays.qty, arrays.price, arrays.cand, arrays.params)
     return seeded[:count]
-
-
-def drop_seed(problem: CartProblem) -> np.ndarray:
-    """The drop heuristic's assignment (merchant index per line, a few ms): a warm start for
-    HiGHS, so that its search starts near the optimum and a run cut at its deadline still has
-    an answer."""
-    arrays = ga_arrays(problem)
-    row = np.empty(arrays.n_lines, dtype=np.int32)
-    drop_greedy(row, arrays.qty, arrays.price, arrays.cand, arrays.params)
-    if arrays.fulfil is not None:
-        # On a version 2 cart the heuristic saw each node as a merchant of its own: exact
-        # descent under the real rules follows (every pick stays one of the line's columns).
-        from gpu_engine.solvers.ga.cpu_v2 import polish
-
-        polish(arrays, row)
-    return arrays.to_original(row)

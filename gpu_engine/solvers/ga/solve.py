@@ -53,12 +53,12 @@ from gpu_engine.solvers.ga.core import (
     NO_CANDIDATE,
     GaArrays,
     GaConfig,
-    drop_seed,
     ga_arrays,
     seeded_individuals,
 )
 from gpu_engine.solvers.ga.loop import GaRun, Population, evolve
 from gpu_engine.solvers.ga.rng import rng_states
+from gpu_engine.solvers.ga.seeds import drop_seed
 from gpu_engine.solvers.ga.workers import cpu_threads, run_chunks
 
 # The CPU's knobs; its population is chosen per cart by :func:`cpu_config`.
@@ -439,7 +439,7 @@ def solve_ga(
 def warm_steps(problem: CartProblem, *, gpu: bool = False) -> None:
     """Compile every step a request can reach on a cart of ``problem``'s kind (version 1 or
     2): the first population, an elite pass and a generation, on the CPU and, with ``gpu``, on
-    the GPU, and :func:`~gpu_engine.solvers.ga.core.drop_seed`. :func:`solve_ga` on a tiny
+    the GPU, and :func:`~gpu_engine.solvers.ga.seeds.drop_seed`. :func:`solve_ga` on a tiny
     cart can stop at its lower bound before any generation, which would leave those to a
     shopper's first request."""
     arrays = ga_arrays(problem)

@@ -391,9 +391,9 @@ def _no_assignment(outcome: MilpOutcome) -> str:
 
 def solve_milp_seeded(problem: CartProblem, *, budget_ms: float | None = None) -> Solution:
     """``algorithm="milp"``: :func:`solve_milp` warm-started with the drop heuristic's answer
-    (:func:`gpu_engine.solvers.ga.core.drop_seed`, a few ms), so that a run its budget cuts
+    (:func:`gpu_engine.solvers.ga.seeds.drop_seed`, a few ms), so that a run its budget cuts
     still answers, unproven, instead of refusing."""
-    from gpu_engine.solvers.ga.core import drop_seed
+    from gpu_engine.solvers.ga.seeds import drop_seed
 
     return solve_milp(problem, budget_ms=budget_ms, warm_start=drop_seed(problem))
 

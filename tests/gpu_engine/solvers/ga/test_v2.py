@@ -13,7 +13,8 @@ from gpu_engine.pricing import total_of
 from gpu_engine.problem import ProblemError
 from gpu_engine.reference import reference_brute_force_v2, reference_cost_v2
 from gpu_engine.solvers.ga import cpu_v2
-from gpu_engine.solvers.ga.core import drop_seed, ga_arrays, seeded_individuals
+from gpu_engine.solvers.ga.core import ga_arrays, seeded_individuals
+from gpu_engine.solvers.ga.seeds import drop_seed
 from gpu_engine.solvers.ga.solve import CpuPopulation, GaConfig, lower_bound, solve_ga
 
 # A modest, clock-free budget: the run is a pure function of the seed (one thread).

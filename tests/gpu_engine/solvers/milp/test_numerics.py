@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from gpu_engine import CartProblem, solve
 from gpu_engine.bench.highs_numerics import expensive_cart
 from gpu_engine.problem import CapacityError
-from gpu_engine.solvers.ga.core import drop_seed
+from gpu_engine.solvers.ga.seeds import drop_seed
 from gpu_engine.solvers.milp.model import HIGHS_MAX_MONEY, highs_trusted, milp_build, money_scale
 from gpu_engine.solvers.milp.neighbourhood import total_of
 from gpu_engine.solvers.milp.runner import (

@@ -10,15 +10,19 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db import connection, transaction
 
+from storefront.carts.delivered import products_cheapest_delivered
 from storefront.catalog.cheapest import catalog_cheapest_recompute
 from storefront.catalog.selectors import product_list
 from storefront.demo.catalog import CATALOG, DEMO_DESTINATION, catalog_seed
 from storefront.models import Category, Merchant, Offer, Product
+from storefront.search import search_prepare
+from storefront.search.delivered import delivered_terms_read
 from storefront.search.facets import CatalogFilters, product_facets
+from storefront.search.listing import product_list_window
 from storefront.validators import gtin_check_digit
 
 PAGE = 24
@@ -148,6 +152,73 @@ def _facets(filters: CatalogFilters) -> Callable[[], int]:
     return run
 
 
+def _delivered_page(filters: CatalogFilters, ordering: str) -> Callable[[], int]:
+    """The shop's list: the destination's terms, the count and the first page by delivered
+    price, and the page's cards (their cheapest delivered offers)."""
+
+    def run() -> int:
+        terms = delivered_terms_read(postal_code=DEMO_DESTINATION)
+        facets = product_facets(filters=filters, postal_code=DEMO_DESTINATION, terms=terms)
+        rows = product_list_window(
+            filters=filters, ordering=ordering, start=0, stop=PAGE, terms=terms
+        )
+        products_cheapest_delivered(
+            product_ids=[row.pk for row in rows], postal_code=DEMO_DESTINATION
+        )
+        return facets.listed
+
+    return run
+
+
+def _item_page(filters: CatalogFilters, ordering: str) -> Callable[[], int]:
+    """The same page by item price (before delivered prices): facets and the first page."""
+
+    def run() -> int:
+        facets = product_facets(filters=filters, postal_code=DEMO_DESTINATION)
+        product_list_window(filters=filters, ordering=ordering, start=0, stop=PAGE)
+        return facets.listed
+
+    return run
+
+
+def bench_delivered_run(*, repeat: int) -> list[Timing]:
+    """The catalog page's list and facets by delivered price, next to the item price's."""
+    timings = []
+    for label, filters in [
+        ("all", CatalogFilters()),
+        ("word", CatalogFilters(query="kettle")),
+        ("common word", CatalogFilters(query="black")),
+        ("in stock, 25-50", CatalogFilters(available_only=True, price_range="25-50")),
+    ]:
+        if isinstance(filters.query, str) and filters.query:
+            filters = replace(filters, query=search_prepare(filters.query))
+        for name, run in [
+            ("item price", _page_window(filters, "price")),
+            ("item price + facets", _item_page(filters, "price")),
+            ("delivered", _page_window(filters, "price", delivered=True)),
+            ("delivered + facets + cards", _delivered_page(filters, "price")),
+        ]:
+            samples, results = _measure(run, repeat)
+            query = str(filters.query)
+            timings.append(
+                Timing(f"sort price, {name}: {label}", query, *_percentiles(samples), results)
+            )
+    return timings
+
+
+def _page_window(
+    filters: CatalogFilters, ordering: str, *, delivered: bool = False
+) -> Callable[[], int]:
+    def run() -> int:
+        terms = delivered_terms_read(postal_code=DEMO_DESTINATION) if delivered else None
+        rows = product_list_window(
+            filters=filters, ordering=ordering, start=0, stop=PAGE, terms=terms
+        )
+        return len(rows)
+
+    return run
+
+
 def bench_search_run(*, repeat: int) -> list[Timing]:
     sample = Product.objects.order_by("pk")[Product.objects.count() // 2]
     sku = Offer.objects.filter(product=sample).values_list("merchant_sku", flat=True)[0]
@@ -175,4 +246,4 @@ def bench_search_run(*, repeat: int) -> list[Timing]:
     ]:  # fmt: skip
         samples, results = _measure(_facets(filters), repeat)
         timings.append(Timing(label, str(filters.query), *_percentiles(samples), results))
-    return timings
+    return [*timings, *bench_delivered_run(repeat=repeat)]

@@ -14,6 +14,7 @@ unit_price) index, so sorting and filtering stay set-based whatever the catalog'
 from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import (
     Case,
@@ -50,6 +51,19 @@ class TermsGroup:
     free_from: int  # ``_NEVER``: never free
     base_fee: int
 
+    @property
+    def form(self) -> tuple[bool, str]:
+        """What the group's SQL writes: whether a discount comes off, and the shipping:
+        ``"free"`` (none), ``"fee"`` (always ``base_fee``) or ``"threshold"`` (a CASE on the
+        price). Less to evaluate for each of the catalog's offers than the general form."""
+        if self.base_fee == 0 or self.free_from == 0:
+            shipping = "free"
+        elif self.free_from == _NEVER:
+            shipping = "fee"
+        else:
+            shipping = "threshold"
+        return self.basis_points > 0, shipping
+
     def cost(self, unit_price: int) -> int:
         """The group's delivered cost in Python (the SQL's twin, for tests and checks)."""
         goods = unit_price - unit_price * self.basis_points // _BASIS
@@ -63,26 +77,34 @@ class DeliveredTerms:
 
     postal_code: str
     groups: tuple[TermsGroup, ...]
+    # The groups' forms, taken from the real values (sentinels would change them).
+    forms: tuple[tuple[bool, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.forms:
+            object.__setattr__(self, "forms", tuple(group.form for group in self.groups))
 
     @property
     def shape(self) -> Hashable:
-        """What the SQL's text depends on: the number of groups and their sizes."""
-        return tuple(len(group.merchant_ids) for group in self.groups)
+        """What the SQL's text depends on: the groups' sizes and forms."""
+        sizes = tuple(len(group.merchant_ids) for group in self.groups)
+        return sizes, self.forms
 
     def with_sentinels(self, slots: Slots) -> "DeliveredTerms":
-        """These terms with every value a sentinel of ``slots``, in a fixed order."""
-        return DeliveredTerms(
-            postal_code=self.postal_code,
-            groups=tuple(
-                TermsGroup(
-                    merchant_ids=slots.numbers(group.merchant_ids),
-                    basis_points=slots.number(group.basis_points),
-                    free_from=slots.number(group.free_from),
-                    base_fee=slots.number(group.base_fee),
-                )
-                for group in self.groups
-            ),
-        )
+        """These terms with every value their SQL writes a sentinel of ``slots``, in a fixed
+        order (values their forms leave out stay as they are)."""
+        groups = []
+        for group, (discounted, shipping) in zip(self.groups, self.forms, strict=True):
+            merchant_ids = slots.numbers(group.merchant_ids)
+            basis_points = slots.number(group.basis_points) if discounted else 0
+            free_from = group.free_from
+            if shipping == "threshold":
+                free_from = slots.number(free_from)
+            base_fee = group.base_fee
+            if shipping != "free":
+                base_fee = slots.number(base_fee)
+            groups.append(TermsGroup(merchant_ids, basis_points, free_from, base_fee))
+        return DeliveredTerms(postal_code=self.postal_code, groups=tuple(groups), forms=self.forms)
 
 
 def _active_merchants() -> list[Merchant]:
@@ -107,7 +129,10 @@ def delivered_terms_read(*, postal_code: str) -> DeliveredTerms:
         # Only a discount that one unit unlocks changes a single unit's price.
         basis_points = discount.basis_points if discount and discount.min_units <= 1 else 0
         free_from = free_from_price(merchant_id, term.shipping, discount)
-        key = (basis_points, _NEVER if free_from is None else free_from, term.shipping.base_fee)
+        base_fee = term.shipping.base_fee
+        if free_from == 0 or base_fee == 0:
+            free_from, base_fee = 0, 0  # ships free whatever the price
+        key = (basis_points, _NEVER if free_from is None else free_from, base_fee)
         grouped[key].append(merchant_id)
     return DeliveredTerms(
         postal_code=postal_code,
@@ -128,19 +153,24 @@ def offer_delivered_expression(terms: DeliveredTerms, prefix: str = "") -> Case:
     inactive one), from its ``unit_price`` and ``merchant_id`` (under ``prefix``)."""
     price = F(f"{prefix}unit_price")
     whens = []
-    for group in terms.groups:
-        discount = ExpressionWrapper(
-            price * Value(group.basis_points) / Value(_BASIS), output_field=MoneyField()
-        )
-        shipping = Case(
-            When(Q(**{f"{prefix}unit_price__gte": group.free_from}), then=Value(0)),
-            default=Value(group.base_fee),
-            output_field=MoneyField(),
-        )
+    for group, (discounted, shipping) in zip(terms.groups, terms.forms, strict=True):
+        cost: Any = price
+        if discounted:
+            cost = cost - ExpressionWrapper(
+                price * Value(group.basis_points) / Value(_BASIS), output_field=MoneyField()
+            )
+        if shipping == "fee":
+            cost = cost + Value(group.base_fee)
+        elif shipping == "threshold":
+            cost = cost + Case(
+                When(Q(**{f"{prefix}unit_price__gte": group.free_from}), then=Value(0)),
+                default=Value(group.base_fee),
+                output_field=MoneyField(),
+            )
         whens.append(
             When(
                 Q(**{f"{prefix}merchant_id__in": group.merchant_ids}),
-                then=ExpressionWrapper(price - discount + shipping, output_field=MoneyField()),
+                then=ExpressionWrapper(cost, output_field=MoneyField()),
             )
         )
     if not whens:

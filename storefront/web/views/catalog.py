@@ -77,6 +77,7 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
         FragmentSpec("categories", (CATALOG,)), category_list_read, request=request
     )
     form = CatalogFilterForm(request.GET, categories=categories)
+    # The form (shared with nothing else) still calls the price sort the item price's.
     sort = form.fields["sort"]
     sort.choices = [(key, SORT_LABELS.get(key, label)) for key, label in sort.choices]  # type: ignore[attr-defined]
     # A stale link with an unknown category still lists products: invalid fields fall back

@@ -32,8 +32,7 @@ def _tiers(rng: random.Random, scale: int) -> dict[str, Any]:
     if style < 0.25:
         return rng.choice([{}, {"weight_tiers": None}, {"weight_tiers": []}])
     count = 1 if style < 0.45 else rng.randint(2, 6)
-    edges = sorted(rng.sample((*_EDGES, rng.randint(2, 40_000)), count))
-    edges = sorted(set(edges))
+    edges = sorted(set(rng.sample((*_EDGES, rng.randint(2, 40_000)), count)))
     fees = [
         rng.choice([0, 1, scale // 2, scale, 3 * scale, rng.randint(0, 2 * scale)]) for _ in edges
     ]
@@ -246,6 +245,7 @@ def near_limit(rng: random.Random) -> Cart:
     if rng.random() < 0.5:
         edits.thresholds_at_subsets(rng, cart)
     edits.keep_eligible(rng, cart)
+    edits.trim(rng, cart, SMALL_ASSIGNMENTS)  # before scaling: the bound counts eligible offers
     edits.to_limit(rng, cart, over=rng.random() < 0.1)
     return cart
 

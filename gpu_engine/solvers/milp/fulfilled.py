@@ -49,6 +49,7 @@ import numpy as np
 from gpu_engine.problem import CartProblem
 from gpu_engine.solvers.milp.model import (
     BP_SCALE,
+    VERSION_2,
     BuildCancelled,
     MilpModel,
     ProgramPairs,
@@ -414,3 +415,6 @@ def fulfilled_price_bound(problem: CartProblem) -> int:
         scaled = int(problem.quantity[i]) * int(problem.price[i, c]) * (BP_SCALE - int(b))
         per_line[i] = min(per_line[i], scaled)
     return -(-sum(int(v) for v in per_line) // BP_SCALE)
+
+
+VERSION_2.update(build=fulfilled_build, money_scale=fulfilled_money_scale, point=fulfilled_point)

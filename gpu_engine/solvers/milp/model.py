@@ -220,6 +220,12 @@ class MilpModel:
         return len(self.model.row_lower) + sum(a.size for a in self.model.le_left)
 
 
+# Version 2 carts' program: :mod:`gpu_engine.solvers.milp.fulfilled` builds on this module's
+# rows, so it registers its builder, money scale and point here when the package loads
+# (``gpu_engine/solvers/milp/__init__.py``) instead of being imported from here.
+VERSION_2: dict[str, Callable[..., Any]] = {}
+
+
 def money_scale(problem: CartProblem) -> float:
     """The largest amount of cents one row of the cart's program can hold: over the merchants,
     the most goods it could sell (every line it offers, at its price), its free-shipping
@@ -227,9 +233,7 @@ def money_scale(problem: CartProblem) -> float:
     (:mod:`gpu_engine.solvers.milp.runner`); a float is exact enough for a scale. A version 2
     cart's: :func:`gpu_engine.solvers.milp.fulfilled.fulfilled_money_scale`."""
     if not problem.simple:
-        from gpu_engine.solvers.milp.fulfilled import fulfilled_money_scale
-
-        return fulfilled_money_scale(problem)
+        return VERSION_2["money_scale"](problem)
     lines, merchants = np.nonzero(problem.price >= 0)
     quantity = problem.quantity.astype(np.float64)
     goods = quantity[lines] * problem.price[lines, merchants].astype(np.float64)
@@ -315,9 +319,7 @@ def milp_build(
     ``money``: the cart's :func:`money_scale` where the caller has it already. A version 2 cart
     gets :mod:`gpu_engine.solvers.milp.fulfilled`'s program (here a column is a merchant)."""
     if not problem.simple:
-        from gpu_engine.solvers.milp.fulfilled import fulfilled_build
-
-        return fulfilled_build(problem, cancelled=cancelled, money=money)
+        return VERSION_2["build"](problem, cancelled=cancelled, money=money)
     pairs = program_pairs(problem)
     merchants: dict[int, _MerchantCols] = {}
     for m, group in pairs.by_merchant():
@@ -461,9 +463,7 @@ def milp_point(milp: MilpModel, choice: np.ndarray) -> np.ndarray:
     """The value of every column for an assignment: a feasible point (HiGHS's warm start).
     Money comes from the pricing routine's breakdown, so the point prices as the spec does."""
     if milp.fulfilled is not None:
-        from gpu_engine.solvers.milp.fulfilled import fulfilled_point
-
-        return fulfilled_point(milp, choice)
+        return VERSION_2["point"](milp, choice)
     problem = milp.problem
     choice = np.asarray(choice, dtype=np.int64)
     values = np.zeros(milp.n_cols)

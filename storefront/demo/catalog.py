@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from storefront.catalog.zone_index import zone_index_invalidate
+from storefront.demo.fulfillment import fulfillment_seed, fulfillment_stock_seed
 from storefront.demo.images import product_svg
 from storefront.models import (
     Cart,
@@ -30,8 +31,12 @@ from storefront.models import (
     Merchant,
     Offer,
     Order,
+    ParcelRate,
     Product,
     ShippingZone,
+    Warehouse,
+    WarehouseStock,
+    WeightTier,
 )
 from storefront.validators import gtin_check_digit
 
@@ -50,6 +55,7 @@ class Kind:
     high: int
     shape: str  # a key of storefront.demo.images.SHAPES
     blurb: str  # the description's first sentence
+    weight_g: int = 0  # grams per unit, from catalog.json's "weights_g"
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ class Department:
     series: tuple[str, ...] = ("Plus", "Pro", "Max", "Lite", "II", "S", "X", "Neo", "Air", "One")
 
 
-def _department(entry: dict[str, Any]) -> Department:
+def _department(entry: dict[str, Any], weights: dict[str, int]) -> Department:
     defaults_replaced: dict[str, Any] = {}
     if "name_format" in entry:
         defaults_replaced["name_format"] = entry["name_format"]
@@ -71,25 +77,32 @@ def _department(entry: dict[str, Any]) -> Department:
         defaults_replaced["series"] = tuple(entry["series"])
     return Department(
         tuple(entry["brands"]),
-        tuple(Kind(*kind) for kind in entry["kinds"]),
+        tuple(
+            Kind(noun, low, high, shape, blurb, weight_g=weights[noun])
+            for noun, low, high, shape, blurb in entry["kinds"]
+        ),
         tuple(entry["variants"]),
         **defaults_replaced,
     )
 
 
-def _catalog_load() -> tuple[dict[str, Department], tuple[list[str], ...], list[tuple[str, str]]]:
-    """The departments, merchant name words and shipping zones of ``catalog.json``. A kind is
-    ``[noun, low, high, shape, blurb]``; a department leaves out ``name_format`` and ``series``
-    where it uses the defaults."""
+def _catalog_load() -> tuple[
+    dict[str, Department], tuple[list[str], ...], list[tuple[str, str]], list[dict[str, Any]]
+]:
+    """The departments, merchant name words, shipping zones and warehouses of
+    ``catalog.json``. A kind is ``[noun, low, high, shape, blurb]`` (its weight in
+    ``weights_g``); a department leaves out ``name_format`` and ``series`` where it uses the
+    defaults; ``fulfillment`` lists the warehouses and rates of the merchants that have them."""
     data = json.loads((Path(__file__).with_name("catalog.json")).read_text(encoding="utf-8"))
-    catalog = {name: _department(entry) for name, entry in data["departments"].items()}
+    weights = data["weights_g"]
+    catalog = {name: _department(entry, weights) for name, entry in data["departments"].items()}
     words = tuple(list(group) for group in data["merchant_words"])
     # (prefix, name): German postal regions, so the demo destination 10115 (Berlin) matters.
     zones = [(prefix, name) for prefix, name in data["zones"]]
-    return catalog, words, zones
+    return catalog, words, zones, data["fulfillment"]
 
 
-CATALOG, MERCHANT_WORDS, ZONES = _catalog_load()
+CATALOG, MERCHANT_WORDS, ZONES, FULFILLMENT = _catalog_load()
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,7 @@ class SeedResult:
     products: int
     offers: int
     checksum: str
+    warehouses: int = 0
 
 
 def catalog_is_empty() -> bool:
@@ -237,8 +251,16 @@ def _products(
             image_svg=product_svg(
                 shape=kind.shape, category=category_name, variant=variant, label=name
             ),
+            weight_g=_weight(kind, gtin),
         )
         yield product, base_price
+
+
+def _weight(kind: Kind, gtin: str) -> int:
+    """The kind's weight give or take 5%, from the GTIN (the seed's random draws stay as they
+    were before products had weights), in 10 g steps."""
+    spread = int(gtin[-4:-1]) % 11 - 5  # -5 .. +5 percent
+    return max(10, round(kind.weight_g * (100 + spread) / 1000) * 10)
 
 
 def _stock(rng: random.Random) -> int | None:
@@ -308,7 +330,21 @@ def catalog_seed(*, seed: int, merchants: int, products: int) -> SeedResult:
         for product, specs in zip(product_rows, offer_specs, strict=True)
         for spec in specs
     ]
+    warehouses, shipping_from_warehouses = fulfillment_seed(
+        seed=seed,
+        data=FULFILLMENT,
+        merchants=merchant_rows,
+        products=product_rows,
+        offers=offer_rows,
+    )
     Offer.objects.bulk_create(offer_rows, batch_size=1000)
+    fulfillment_stock_seed(
+        seed=seed,
+        warehouses=warehouses,
+        chosen=shipping_from_warehouses,
+        products=product_rows,
+        offers=offer_rows,
+    )
     return SeedResult(
         categories=len(categories),
         merchants=len(merchant_rows),
@@ -316,6 +352,7 @@ def catalog_seed(*, seed: int, merchants: int, products: int) -> SeedResult:
         products=len(product_rows),
         offers=len(offer_rows),
         checksum=catalog_checksum(),
+        warehouses=len(warehouses),
     )
 
 
@@ -371,8 +408,45 @@ def catalog_checksum() -> str:
     )
     feed(
         Product.objects.order_by("gtin").values_list(
-            "gtin", "name", "slug", "brand", "category__slug", "description", "image_svg"
+            "gtin",
+            "name",
+            "slug",
+            "brand",
+            "category__slug",
+            "description",
+            "image_svg",
+            "weight_g",
         )
+    )
+    feed(
+        Warehouse.objects.order_by("merchant__slug", "name").values_list(
+            "merchant__slug", "name", "postal_code", "city", "active"
+        )
+    )
+    feed(
+        ParcelRate.objects.order_by(
+            "warehouse__merchant__slug", "warehouse__name", "postal_prefix"
+        ).values_list(
+            "warehouse__merchant__slug",
+            "warehouse__name",
+            "postal_prefix",
+            "base_fee",
+            "per_extra_unit",
+            "per_kg_over",
+        )
+    )
+    feed(
+        WeightTier.objects.order_by(
+            "rate__warehouse__merchant__slug",
+            "rate__warehouse__name",
+            "rate__postal_prefix",
+            "up_to_g",
+        ).values_list("rate__warehouse__name", "rate__postal_prefix", "up_to_g", "fee")
+    )
+    feed(
+        WarehouseStock.objects.order_by(
+            "offer__merchant__slug", "offer__merchant_sku", "warehouse__name"
+        ).values_list("offer__merchant__slug", "offer__merchant_sku", "warehouse__name", "stock")
     )
     feed(
         Offer.objects.order_by("product__gtin", "merchant__slug").values_list(

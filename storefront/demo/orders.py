@@ -62,7 +62,11 @@ def demo_orders_seed(*, merchant: Merchant) -> list[Order]:
     # Unlimited stock only: the seeded catalog (and its checksum) stays as seeded.
     buyable = Offer.objects.filter(offer_buyable_q(), stock__isnull=True).order_by("pk")
     own = list(buyable.filter(merchant=merchant)[:2])
-    others = list(buyable.exclude(merchant=merchant)[:2])
+    # Merchants with warehouses are the split cart's (storefront.demo.fulfillment): the past
+    # orders leave their stock as seeded too.
+    others = list(
+        buyable.exclude(merchant=merchant).exclude(merchant__warehouses__isnull=False)[:2]
+    )
     orders = []
     for index, (mine, other) in enumerate(zip(own, others, strict=False)):
         cart = cart_get_or_create(user=shopper)

@@ -70,9 +70,9 @@ def _integral(problem: CartProblem, solution: Solution) -> bool:
 def _recheck_method(problem: CartProblem, allowed_ms: float) -> str | None:
     """The fastest exact CPU method predicted to finish within ``allowed_ms`` (None: none)."""
     if not problem.simple:
-        from gpu_engine.planning.fulfilled import V2_FULL_RATE
+        from gpu_engine.planning.fulfilled import full_rate
 
-        fits = problem.complexity / V2_FULL_RATE["cpu"] * 1e3 <= allowed_ms
+        fits = problem.complexity / full_rate("cpu") * 1e3 <= allowed_ms
         return "cpu-full" if fits else None
     from gpu_engine.planning import GpuState, load_profile, make_plan
 

@@ -148,6 +148,7 @@ def warmup(*, include_gpu: bool = True) -> dict[str, float]:
     if gpu:
         t0 = time.perf_counter()
         _warm_gpu_variants(problem)
+        _warm_gpu_variants(CartProblem.from_dict(WARMUP_CART_V2))
         timings["gpu-full-variants"] = time.perf_counter() - t0
     global _cpu_warm, _gpu_warm
     _cpu_warm = True
@@ -238,6 +239,8 @@ _PLANNER_MODULES = (
     "gpu_engine.solvers.milp.neighbourhood",
     "gpu_engine.solvers.flat.solve",
     "gpu_engine.certify",
+    "gpu_engine.planning.fulfilled",
+    "gpu_engine.solvers.milp.fulfilled",
 )
 
 

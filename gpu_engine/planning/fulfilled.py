@@ -15,17 +15,27 @@ from typing import Any
 
 import numpy as np
 
-from gpu_engine.planning import tuning
+from gpu_engine.planning import rates, tuning
 from gpu_engine.planning.clock import Deadline, now
 from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 
 logger = logging.getLogger(__name__)
 
-# Assignments priced per second by the version 2 exhaustive search (measured on this project's
-# hosts; BENCHMARKS.md "Pricing v2"): a conservative floor, so the exhaustive route is chosen
-# only where it surely fits.
-V2_FULL_RATE = {"cpu": 5.0e6, "gpu": 4.0e8}
+# The version 2 exhaustive search is this many times slower than version 1's measured rate
+# (per-column parcels and per-merchant terms; gpu_engine/solvers/full/cpu.py and cuda_parcels.py
+# measured it, BENCHMARKS.md "Pricing v2").
+CPU_SLOWDOWN = 4.0
+GPU_SLOWDOWN = 2.5
+
+
+def full_rate(device: str) -> float:
+    """Assignments priced per second by the version 2 exhaustive search on ``device``."""
+    if device == "gpu":
+        return rates.gpu_full_rate() / GPU_SLOWDOWN
+    return rates.cpu_full_rate() / CPU_SLOWDOWN
+
+
 # The exhaustive search takes at most this share of the budget.
 FULL_SHARE = 0.5
 # The GA's share of the budget before HiGHS.
@@ -54,7 +64,7 @@ def _exhaustive_device(problem: CartProblem, budget_ms: float, gpu_idle: bool) -
     for device in ("cpu", "gpu") if not gpu_idle else ("gpu", "cpu"):
         if device == "gpu" and not gpu_idle:
             continue
-        predicted_ms = problem.complexity / V2_FULL_RATE[device] * 1e3
+        predicted_ms = problem.complexity / full_rate(device) * 1e3
         if predicted_ms <= FULL_SHARE * budget_ms:
             return device
     return None
@@ -72,6 +82,7 @@ def _full(problem: CartProblem, device: str, deadline: Deadline) -> Solution:
 
 def _ga_then_highs(problem: CartProblem, deadline: Deadline, seed: int, device: str) -> Solution:
     from gpu_engine.solvers.ga.solve import solve_ga
+    from gpu_engine.solvers.milp.model import highs_trusted
     from gpu_engine.solvers.milp.runner import milp_best
 
     ran: list[dict[str, Any]] = []
@@ -82,6 +93,12 @@ def _ga_then_highs(problem: CartProblem, deadline: Deadline, seed: int, device: 
     left = deadline.remaining_ms()
     if left < 1.0:
         return _planned(ga, f"{device}-ga", "no time left for HiGHS", deadline, ran)
+    if not highs_trusted(problem):
+        more = solve_ga(problem, budget_ms=left, seed=seed + 1, device=device)
+        ran.append(_phase(f"{device}-ga", more))
+        best = more if more.total < ga.total else ga
+        why = "money past HiGHS's exact range: the GA alone"
+        return _planned(best, best.algorithm, why, deadline, ran)
     warm = _choice(problem, ga)
     milp, outcome = milp_best(problem, budget_ms=left, warm_start=warm)
     ran.append(_phase("milp", milp, status=str(outcome.status)))

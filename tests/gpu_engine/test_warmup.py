@@ -19,19 +19,25 @@ def test_cpu_only_warmup_never_asks_for_cuda(monkeypatch):
 
     monkeypatch.setattr(gpu_engine.device, "gpu_available", no_cuda)
     timings = warmup(include_gpu=False)
-    assert set(timings) == {name for name in SOLVERS if not name.startswith("gpu")} | {
-        "merchant-dp",
-        "batch-cpu",
-    }
+    assert set(timings) == _cpu_names()
     assert all(seconds >= 0 for seconds in timings.values())
+
+
+# The CPU routes that price version 2 carts (flat refuses them): each warms its v2 path too.
+V2_CPU_ROUTES = ("cpu-full", "dp", "cpu-dp", "milp", "cpu-ga")
+
+
+def _cpu_names() -> set[str]:
+    return (
+        {name for name in SOLVERS if not name.startswith("gpu")}
+        | {"merchant-dp", "batch-cpu", "v2:ga-steps", "v2:auto"}
+        | {f"v2:{name}" for name in V2_CPU_ROUTES}
+    )
 
 
 def test_default_warmup_skips_gpu_solvers_without_a_real_gpu(monkeypatch):
     monkeypatch.setattr(gpu_engine.device, "gpu_available", lambda: False)
-    assert set(warmup()) == {name for name in SOLVERS if not name.startswith("gpu")} | {
-        "merchant-dp",
-        "batch-cpu",
-    }
+    assert set(warmup()) == _cpu_names()
 
 
 def test_the_warmup_cart_makes_the_ga_run_generations():

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from smartcart.models import OptimizationRun
 from smartcart.moves import LineMove, suggestion_line_moves
 from smartcart.selectors import RunLive, optimization_run_for_cart_panel, optimization_run_live
+from storefront.carts.pricing import ParcelCost
 from storefront.models import Cart
 
 ALGORITHM_LABELS = {
@@ -29,6 +30,9 @@ class LineChange:
     changed: bool
     move: LineMove | None = None  # a changed line: why it moves
     sold_out: bool = False  # its merchant ran out: the suggestion must move it
+    # The warehouses it ships from now and suggested (version 2 merchants; "" otherwise).
+    old_warehouse: str = ""
+    new_warehouse: str = ""
 
     @property
     def old_total(self) -> int:
@@ -50,6 +54,8 @@ class LineChange:
     @property
     def reason(self) -> str:
         if self.move is None:
+            if self.changed and self.old_warehouse != self.new_warehouse:
+                return f"ships from {self.new_warehouse} instead of {self.old_warehouse}"
             return ""
         if self.sold_out:
             return f"sold out at {self.old_merchant}, {self.move.reason}"
@@ -68,6 +74,8 @@ class MerchantShipment:
     cost: int
     missing_for_free_shipping: int | None
     old_shipping: int | None  # None: the cart buys nothing there today
+    # A version 2 merchant's parcels with the suggestion, one a warehouse.
+    parcels: tuple[ParcelCost, ...] = ()
 
     @property
     def shipping_change(self) -> int:
@@ -167,6 +175,8 @@ def _line_changes(suggestion: dict) -> tuple[LineChange, ...]:
             changed=bool(line["changed"]),
             move=moves.get(line.get("line_id")),
             sold_out=line.get("line_id") in sold_out,
+            old_warehouse=line.get("old_warehouse_name") or "",
+            new_warehouse=line.get("new_warehouse_name") or "",
         )
         for line in suggestion.get("lines", [])
     )
@@ -189,6 +199,7 @@ def _merchant_shipments(
             old_shipping=current[row["merchant_id"]]["shipping"]
             if row["merchant_id"] in current
             else None,
+            parcels=_parcels(row),
         )
         for row in suggested
     )
@@ -199,6 +210,22 @@ def _merchant_shipments(
         if merchant_id not in kept
     )
     return shipments, dropped
+
+
+def _parcels(row: dict) -> tuple[ParcelCost, ...]:
+    """A merchant row's parcels at warehouses (runs stored before version 2 have none)."""
+    return tuple(
+        ParcelCost(
+            warehouse_id=parcel["warehouse_id"],
+            warehouse_name=parcel["warehouse_name"],
+            line_ids=tuple(parcel["line_ids"]),
+            units=parcel["units"],
+            weight_g=parcel["weight_g"],
+            fee=parcel["fee"],
+        )
+        for parcel in row.get("parcels", ())
+        if parcel.get("warehouse_id") is not None
+    )
 
 
 PRICES_MOVED = (

@@ -56,6 +56,17 @@ class ParcelCost:
     weight_g: int
     fee: int
 
+    @property
+    def weight_kg(self) -> str:
+        return weight_kg(self.weight_g)
+
+
+def weight_kg(grams: int) -> str:
+    """Grams as the pages show them: kilograms to one decimal ("2.4"), rounded half up, in
+    integers."""
+    tenths = (grams + 50) // 100
+    return f"{tenths // 10}.{tenths % 10}"
+
 
 @dataclass(frozen=True, slots=True)
 class MerchantCost:

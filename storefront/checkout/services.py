@@ -240,16 +240,18 @@ def _commission_rates(*, merchant_ids: list[int]) -> dict[int, int]:
 
 
 def _parcels(group) -> list[dict]:
-    """A version 2 merchant's parcels as ``MerchantOrder.parcels`` keeps them (a version 1
-    merchant's one parcel is the package itself: none)."""
+    """A version 2 merchant's parcels as ``MerchantOrder.parcels`` keeps them, with the
+    weight as the pages show it (a version 1 merchant's one parcel is the package itself:
+    none)."""
     if not group.ships_from_warehouses:
         return []
     return [
         {
             "warehouse_id": parcel.warehouse_id,
-            "warehouse": parcel.warehouse_name,
+            "warehouse_name": parcel.warehouse_name,
             "units": parcel.units,
             "weight_g": parcel.weight_g,
+            "weight_kg": parcel.weight_kg,
             "fee": parcel.fee,
         }
         for parcel in group.parcels

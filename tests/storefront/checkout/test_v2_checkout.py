@@ -60,16 +60,18 @@ def test_the_package_keeps_its_parcels(market, order):
     assert acme.parcels == [
         {
             "warehouse_id": market.hamburg.pk,
-            "warehouse": "Hamburg",
+            "warehouse_name": "Hamburg",
             "units": 3,
             "weight_g": 7400,
+            "weight_kg": "7.4",
             "fee": 799,
         },
         {
             "warehouse_id": market.munich.pk,
-            "warehouse": "Munich",
+            "warehouse_name": "Munich",
             "units": 3,
             "weight_g": 900,
+            "weight_kg": "0.9",
             "fee": 399,
         },
     ]

@@ -231,3 +231,30 @@ class TestProductWeight:
         assert product.weight_g == 1500
         with pytest.raises(ValidationFailed):
             product_weight_set(product=product, weight_g=10**7)
+
+
+def test_page_cache_versions_follow_stock_rates_and_weights(
+    bumps, django_capture_on_commit_callbacks
+):
+    from storefront.caching.versions import CATALOG, SHARED, product_version_name
+
+    offer = OfferFactory()
+    warehouse = warehouse_create(merchant=offer.merchant, name="Hamburg", adopt=False)
+    product = offer.product
+    page = product_version_name(product.pk)
+    for write in (
+        lambda: warehouse_stock_set(offer=offer, warehouse=warehouse, stock=3),
+        lambda: product_weight_set(product=product, weight_g=900),
+    ):
+        bumps.clear()
+        with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+            write()
+        assert any(page in names and CATALOG in names for names in bumps), bumps
+    for write in (
+        lambda: parcel_rate_create(warehouse=warehouse, tiers=[(2000, 0)]),
+        lambda: warehouse_update(warehouse=warehouse, active=False),
+    ):
+        bumps.clear()
+        with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+            write()
+        assert any({CATALOG, SHARED} <= names for names in bumps), bumps

@@ -58,8 +58,8 @@ def test_edits_and_orders_at_once_keep_the_total(rounds):
     for round_ in range(rounds):
         results = _race(
             [
-                lambda: warehouse_stock_set(offer=offer, warehouse=munich, stock=round_),
-                lambda: warehouse_stock_set(offer=offer, warehouse=leipzig, stock=2 * round_),
+                lambda n=round_: warehouse_stock_set(offer=offer, warehouse=munich, stock=n),
+                lambda n=round_: warehouse_stock_set(offer=offer, warehouse=leipzig, stock=2 * n),
                 lambda: _checkout_take(offer, hamburg, 1),
                 lambda: _checkout_take(offer, hamburg, 1),
             ]

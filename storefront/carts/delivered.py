@@ -16,8 +16,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
+from storefront.carts.fulfillment import CartNodes, cart_nodes_read
 from storefront.carts.pricing import PricedLine, Shipment, shipments_price
 from storefront.carts.pricing_summary import (
     CartPricingSummary,
@@ -29,6 +30,7 @@ from storefront.catalog.selectors import product_offers_read
 from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
 from storefront.catalog.sql_shapes import Slots, shaped_list
+from storefront.fulfillment.selectors import FulfillmentNode, merchant_ids_with_warehouses
 from storefront.models import Cart, Offer, Product
 from storefront.models.catalog import stock_covers
 
@@ -106,6 +108,10 @@ class CartBasis:
         return [other for other in group.lines if line is None or other.line_id != line.line_id]
 
 
+# (quantity, unit price, grams per unit, warehouse id or None) of one priced line.
+_Line = tuple[int, int, int, int | None]
+
+
 class _Problem:
     """Shipments of one pricing call: each scenario is a merchant of its own (merchants' costs
     are independent in the contract), its lines numbered apart."""
@@ -119,20 +125,62 @@ class _Problem:
         *,
         shipping: ShippingRule,
         discount: Discount | None,
-        lines: Iterable[tuple[int, int]],
+        lines: Iterable[_Line],
+        nodes: Mapping[int, FulfillmentNode] | None = None,
     ) -> int:
-        """Adds a scenario of (quantity, unit price) lines; returns its key."""
+        """Adds a scenario of lines (``nodes``: a version 2 merchant's warehouses, which the
+        lines name); returns its key."""
         priced = []
-        for quantity, unit_price in lines:
+        for quantity, unit_price, weight_g, warehouse_id in lines:
             self._line_ids += 1
             priced.append(
-                PricedLine(line_id=self._line_ids, quantity=quantity, unit_price=unit_price)
+                PricedLine(
+                    line_id=self._line_ids,
+                    quantity=quantity,
+                    unit_price=unit_price,
+                    weight_g=weight_g,
+                    warehouse_id=warehouse_id if nodes is not None else None,
+                )
             )
         key = len(self.shipments) + 1
         self.shipments.append(
-            Shipment(merchant_id=key, shipping=shipping, discount=discount, lines=tuple(priced))
+            Shipment(
+                merchant_id=key,
+                shipping=shipping,
+                discount=discount,
+                lines=tuple(priced),
+                nodes=nodes,
+            )
         )
         return key
+
+
+def _line(line: LinePricing) -> _Line:
+    return (line.quantity, line.unit_price, line.weight_g, line.warehouse_id)
+
+
+def delivered_nodes_read(
+    *, offers: Iterable[Offer], basis: CartBasis, postal_code: str | None
+) -> CartNodes:
+    """The warehouses (for ``postal_code``) of the version 2 merchants among the offers' and
+    the cart's, with the stock of their offers there: one query when none ships from
+    warehouses, four otherwise."""
+    offers = list(offers)
+    merchant_ids = {offer.merchant_id for offer in offers} | set(basis.groups)
+    v2 = merchant_ids_with_warehouses(merchant_ids=merchant_ids)
+    if not v2:
+        return CartNodes()
+    offer_ids = {offer.pk for offer in offers if offer.merchant_id in v2}
+    for group in basis.groups.values():
+        if group.merchant_id in v2:
+            offer_ids |= {line.offer_id for line in group.lines}
+    return cart_nodes_read(merchant_ids=v2, offer_ids=offer_ids, postal_code=postal_code)
+
+
+def _warehouses(nodes: CartNodes, merchant_id: int) -> dict[int, FulfillmentNode] | None:
+    if not nodes.is_v2(merchant_id):
+        return None
+    return {node.warehouse_id: node for node in nodes.nodes[merchant_id]}
 
 
 def offers_delivered_cost(
@@ -141,12 +189,20 @@ def offers_delivered_cost(
     terms: Mapping[int, MerchantTerms],
     basis: CartBasis,
     quantity: int = 1,
+    nodes: CartNodes | None = None,
+    weight_g: int = 0,
 ) -> list[DeliveredCost]:
     """Each offer's delivered cost for ``quantity`` more units (``terms``: each offer merchant's
     terms for the cart's destination), cheapest first: offers that can take the line's quantity
     by increment, then unit price and merchant id (the product page's order for equal prices);
     the others after them in the same order. Offers whose merchant has no terms are left out.
-    One pricing call for all of them."""
+    One pricing call for all of them.
+
+    A version 2 merchant (in ``nodes``, from ``delivered_nodes_read``) ships the line from the
+    warehouse that adds least, as ``cart_line_add`` places it (``weight_g``: the product's
+    grams per unit); its offer can take the line only where a warehouse that ships to the
+    destination has the stock."""
+    nodes = nodes if nodes is not None else CartNodes()
     line = basis.product_line
     after_quantity = quantity + (line.quantity if line is not None else 0)
     problem = _Problem()
@@ -159,23 +215,57 @@ def offers_delivered_cost(
             leaves_key = problem.add(
                 shipping=leaves.shipping_rule,
                 discount=leaves.discount_rule,
-                lines=[(other.quantity, other.unit_price) for other in remaining],
+                lines=[_line(other) for other in remaining],
+                nodes=_warehouses(nodes, leaves.merchant_id),
             )
-    scenarios: list[tuple[Offer, int, bool]] = []
+    # Per offer: its scenarios (one per warehouse it may ship from), whether it joins a
+    # merchant the cart buys from, the warehouses the merchant's other lines use, eligibility.
+    scenarios: list[tuple[Offer, list[tuple[int, int | None]], bool, set[int | None], bool]] = []
     for offer in offers:
         merchant_terms = terms.get(offer.merchant_id)
         if merchant_terms is None:
             continue
         kept = basis.lines_without_product(offer.merchant_id)
-        key = problem.add(
-            shipping=merchant_terms.shipping,
-            discount=merchant_terms.discount,
-            lines=[
-                *((other.quantity, other.unit_price) for other in kept),
-                (after_quantity, offer.unit_price),
-            ],
+        kept_lines = [_line(other) for other in kept]
+        warehouses = _warehouses(nodes, offer.merchant_id)
+        if warehouses is None:
+            key = problem.add(
+                shipping=merchant_terms.shipping,
+                discount=merchant_terms.discount,
+                lines=[*kept_lines, (after_quantity, offer.unit_price, weight_g, None)],
+            )
+            eligible = stock_covers(offer.stock, after_quantity)
+            scenarios.append((offer, [(key, None)], bool(kept), set(), eligible))
+            continue
+        # Version 2: the threshold is the merchant's own; the fees are its warehouses'.
+        rule = ShippingRule(base_fee=0, per_extra_unit=0, free_over=offer.merchant.free_over)
+        places = nodes.eligible(
+            merchant_id=offer.merchant_id, offer_id=offer.pk, quantity=after_quantity
         )
-        scenarios.append((offer, key, bool(kept)))
+        keys: list[tuple[int, int | None]] = []
+        for node in places:
+            new = (after_quantity, offer.unit_price, weight_g, node.warehouse_id)
+            keys.append(
+                (
+                    problem.add(
+                        shipping=rule,
+                        discount=merchant_terms.discount,
+                        lines=[*kept_lines, new],
+                        nodes=warehouses,
+                    ),
+                    node.warehouse_id,
+                )
+            )
+        if not keys:
+            # No warehouse can ship it there: priced without shipping, never the cheapest.
+            key = problem.add(
+                shipping=rule,
+                discount=merchant_terms.discount,
+                lines=[*kept_lines, (after_quantity, offer.unit_price, weight_g, None)],
+            )
+            keys.append((key, None))
+        used: set[int | None] = {other.warehouse_id for other in kept}
+        scenarios.append((offer, keys, bool(kept), used, bool(places)))
     if not scenarios:
         return []
     costs = shipments_price(problem.shipments)
@@ -189,7 +279,13 @@ def offers_delivered_cost(
             (left.discount if left else 0) - leaves.discount,
         )
     results = []
-    for offer, key, joins in scenarios:
+    for offer, keys, joins, used, eligible in scenarios:
+        # The warehouse that adds least; on a tie one the merchant's lines use, then the
+        # lowest id (``storefront.carts.placement``).
+        key, _ = min(
+            keys,
+            key=lambda place: (costs[place[0]].cost, place[1] not in used, place[1] or 0),
+        )
         after, before = costs[key], basis.groups.get(offer.merchant_id)
         increment = after.cost - (before.total if before else 0)
         shipping = after.shipping - (before.shipping if before else 0)
@@ -205,7 +301,7 @@ def offers_delivered_cost(
                 unit_price=offer.unit_price,
                 quantity=quantity,
                 increment=increment,
-                eligible=stock_covers(offer.stock, after_quantity),
+                eligible=eligible,
                 joins_cart=joins,
                 shipping_change=shipping,
                 discount_change=discount,
@@ -236,8 +332,20 @@ def product_cheapest_delivered_offer(
     if cart is not None:
         summary = cart_pricing_summary_for_product(cart=cart, product_id=product_id)
     basis = CartBasis.from_summary(summary, product_id=product_id)
+    if isinstance(product, Product):
+        weight_g = product.weight_g
+    else:
+        weight_g = Product.objects.values_list("weight_g", flat=True).get(pk=product_id)
+    nodes = delivered_nodes_read(offers=offers, basis=basis, postal_code=postal_code)
     best = delivered_cheapest(
-        offers_delivered_cost(offers=offers, terms=terms, basis=basis, quantity=quantity)
+        offers_delivered_cost(
+            offers=offers,
+            terms=terms,
+            basis=basis,
+            quantity=quantity,
+            nodes=nodes,
+            weight_g=weight_g,
+        )
     )
     if best is None:
         return None
@@ -276,12 +384,21 @@ def cart_unavailable_alternatives(*, summary: CartPricingSummary) -> dict[int, L
     terms = merchant_terms_for_merchants(
         merchants=[offer.merchant for offer in offers], postal_code=summary.postal_code
     )
+    cart_groups = CartBasis(groups={g.merchant_id: g for g in summary.groups}, product_line=None)
+    nodes = delivered_nodes_read(offers=offers, basis=cart_groups, postal_code=summary.postal_code)
     found = {}
     for line in summary.unavailable:
         others = [offer for offer in by_product[line.product_id] if offer.pk != line.offer_id]
         basis = CartBasis.from_summary(summary, product_id=line.product_id)
         # Quantity 0 more: the line moves with the units it has.
-        costs = offers_delivered_cost(offers=others, terms=terms, basis=basis, quantity=0)
+        costs = offers_delivered_cost(
+            offers=others,
+            terms=terms,
+            basis=basis,
+            quantity=0,
+            nodes=nodes,
+            weight_g=line.weight_g,
+        )
         eligible = [cost for cost in costs if cost.eligible]
         if eligible:
             offer = next(offer for offer in others if offer.pk == eligible[0].offer_id)
@@ -306,7 +423,8 @@ def products_cheapest_delivered(
 ) -> dict[int, ListedCheapest]:
     """``{product_id: ListedCheapest}`` for a page of products (those nobody can sell now are
     left out): the product page's ranking for an empty cart delivered to ``postal_code``, for
-    each. One query for every product's offers; the merchants' shipping from the zone index."""
+    each. One query for every product's offers (the merchants' shipping from the zone index),
+    one for which merchants ship from warehouses (three more when some do)."""
     if not product_ids:
         return {}
     ids = tuple(sorted(set(product_ids)))
@@ -315,6 +433,7 @@ def products_cheapest_delivered(
         return (
             Offer.objects.filter(product_id__in=wanted, active=True, merchant__active=True)
             .select_related("merchant")
+            .annotate(product_weight_g=F("product__weight_g"))
             .order_by("unit_price", "merchant_id", "id")
         )
 
@@ -333,9 +452,16 @@ def products_cheapest_delivered(
         merchants=[offer.merchant for offer in offers], postal_code=postal_code
     )
     empty = CartBasis(groups={}, product_line=None)
+    nodes = delivered_nodes_read(offers=offers, basis=empty, postal_code=postal_code)
     found = {}
     for product_id, product_offers in by_product.items():
-        costs = offers_delivered_cost(offers=product_offers, terms=terms, basis=empty)
+        costs = offers_delivered_cost(
+            offers=product_offers,
+            terms=terms,
+            basis=empty,
+            nodes=nodes,
+            weight_g=product_offers[0].product_weight_g,  # type: ignore[attr-defined]
+        )
         best = delivered_cheapest(costs)
         if best is None:
             continue

@@ -20,6 +20,7 @@ from storefront.carts.delivered import (
     CartBasis,
     DeliveredCost,
     delivered_cheapest,
+    delivered_nodes_read,
     offers_delivered_cost,
     products_cheapest_delivered,
 )
@@ -304,7 +305,11 @@ def render_product(
         terms = merchant_terms_for_merchants(
             merchants=[offer.merchant for offer in offers], postal_code=postal_code
         )
-        costs = offers_delivered_cost(offers=offers, terms=terms, basis=basis)
+        # Version 2 merchants ship from warehouses: their rates and stock there.
+        nodes = delivered_nodes_read(offers=offers, basis=basis, postal_code=postal_code)
+        costs = offers_delivered_cost(
+            offers=offers, terms=terms, basis=basis, nodes=nodes, weight_g=product.weight_g
+        )
         best = delivered_cheapest(costs)
         by_id = {offer.pk: offer for offer in offers}
         ranked = [by_id[cost.offer_id] for cost in costs]

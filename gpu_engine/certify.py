@@ -58,8 +58,9 @@ def certify(problem: CartProblem, solution: Solution, *, left_ms: float | None) 
 
 def _integral(problem: CartProblem, solution: Solution) -> bool:
     if not problem.simple:
-        # Version 2: only exhaustion is integer arithmetic throughout.
-        return solution.algorithm in ("cpu-full", "gpu-full")
+        # Version 2: exhaustion and the merchant DP (every placement of a merchant's lines over
+        # its nodes, then an integer DP) are integer arithmetic throughout.
+        return solution.algorithm in ("cpu-full", "gpu-full", "dp", "cpu-dp", "gpu-dp")
     if solution.algorithm in INTEGRAL:
         return True
     from gpu_engine.solvers.ga.solve import lower_bound

@@ -38,6 +38,8 @@ def full_rate(device: str) -> float:
 
 # The exhaustive search takes at most this share of the budget.
 FULL_SHARE = 0.5
+# The subset DP holds 2^lines states: past this many lines it never fits a request's budget.
+DP_MAX_LINES = 30
 # The GA's share of the budget before HiGHS.
 GA_SHARE = 0.3
 
@@ -57,7 +59,31 @@ def solve_fulfilled(
         solution = _full(problem, exhaustive, deadline)
         why = f"{problem.complexity} assignments fit {FULL_SHARE:.0%} of the budget"
         return _planned(solution, f"{exhaustive}-full", why, deadline, [])
+    dp_ms = _dp_predicted_ms(problem, gpu_idle)
+    if dp_ms is not None and dp_ms <= FULL_SHARE * budget:
+        from gpu_engine.solvers.dp.solve import solve_dp
+
+        device = "gpu" if gpu_idle else "cpu"
+        solution = solve_dp(problem, budget_ms=deadline.remaining_ms(), device=device)
+        if solution.optimal:
+            why = f"the merchant DP predicted {dp_ms:.0f} ms"
+            return _planned(solution, f"{device}-dp", why, deadline, [])
     return _ga_then_highs(problem, deadline, seed, "gpu" if gpu_idle else "cpu")
+
+
+def _dp_predicted_ms(problem: CartProblem, gpu_idle: bool) -> float | None:
+    """The subset DP's predicted time on this cart (None: it does not fit its limits)."""
+    from gpu_engine.problem import CapacityError
+    from gpu_engine.solvers.dp.owner_inputs import owner_rows
+    from gpu_engine.solvers.dp.solve_v2 import predicted_ms_v2, relaxed_steps_v2
+
+    if problem.n_items > DP_MAX_LINES:
+        return None
+    try:
+        rows = owner_rows(problem)
+    except CapacityError:
+        return None
+    return predicted_ms_v2(rows, relaxed_steps_v2(problem), use_gpu=gpu_idle)
 
 
 def _exhaustive_device(problem: CartProblem, budget_ms: float, gpu_idle: bool) -> str | None:

@@ -44,3 +44,12 @@ def test_money_past_highs_range_runs_the_ga_alone_and_claims_no_false_proof():
     assert reference_cost_v2(cart, _named(solution)) == solution.total
     ran = [phase["method"] for phase in solution.plan["ran"]]
     assert "milp" not in ran or solution.plan["method"].endswith("full")
+
+
+def test_sparse_v2_carts_go_to_the_merchant_dp_and_carry_an_exact_proof():
+    problem = CartProblem.from_dict(v2_uniform_cart(16, 6, 30, 3))
+    solution = solve(problem, budget_ms=5000, allow_gpu=False)
+    assert solution.plan["method"] == "cpu-dp"
+    assert solution.optimal
+    assert solution.stats["proof"] == {"kind": "exact", "by": "dp"}
+    assert solution.total == solve_milp(problem).total

@@ -168,6 +168,6 @@ def require_simple(problem_fulfillment: Fulfillment, algorithm: str) -> None:
         raise FulfillmentUnsupported(
             "algorithm",
             algorithm,
-            "does not price several warehouses per merchant or weight tiers; "
-            "use auto, cpu-full, gpu-full, milp or cpu-ga",
+            "does not price several warehouses per merchant or weight tiers; use auto or "
+            "cpu-full, gpu-full, dp, cpu-dp, gpu-dp, milp, cpu-ga, gpu-ga",
         )

@@ -239,7 +239,11 @@ class WarehouseStockAdmin(MerchantScopedAdmin):
     merchant_lookup = "warehouse__merchant"
     list_display = ["offer", "warehouse", "stock", "offer_total", "updated_at"]
     list_select_related = ["offer__product", "offer__merchant", "warehouse__merchant"]
-    list_filter = ["warehouse", ("warehouse__merchant", admin.RelatedOnlyFieldListFilter)]
+    # Related-only: a plain filter would list every merchant's warehouses to merchant staff.
+    list_filter = [
+        ("warehouse", admin.RelatedOnlyFieldListFilter),
+        ("warehouse__merchant", admin.RelatedOnlyFieldListFilter),
+    ]
     list_editable = ["stock"]
     search_fields = ["offer__merchant_sku", "offer__product__name", "=offer__product__gtin"]
     autocomplete_fields = ["offer", "warehouse"]

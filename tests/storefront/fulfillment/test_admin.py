@@ -199,6 +199,18 @@ class TestMerchantStaffScoping:
         # Their merchant ships from a warehouse: a new offer sells from none until stocked.
         assert offer.stock == 0
 
+    def test_their_pages_render_and_name_nothing_of_another_merchant(self, staff_a, shop):
+        index = staff_a.get(reverse("admin:index")).content.decode()
+        for label in ("Warehouses", "Parcel rates", "Warehouse stock", "Offers"):
+            assert label in index
+        other_sku = shop["b"]["offer"].merchant_sku
+        for model in (Warehouse, ParcelRate, WarehouseStock, Offer):
+            for view in ("changelist", "add"):
+                page = staff_a.get(url(model, view))
+                assert page.status_code == 200, (model, view)
+                assert "Merchant B" not in page.content.decode(), (model, view)
+                assert other_sku not in page.content.decode()
+
     def test_staff_without_a_merchant_see_nothing(self, client, shop):
         client.force_login(UserFactory(username="helper", is_staff=True))
         assert client.get(url(Warehouse, "changelist")).status_code == 403

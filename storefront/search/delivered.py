@@ -28,10 +28,17 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.lookups import LessThanOrEqual
 
+from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.catalog.shipping_selectors import merchant_terms_for_merchants
 from storefront.catalog.sql_shapes import Slots, shaped_list
-from storefront.models import Merchant, MoneyField, Offer
+from storefront.fulfillment.selectors import (
+    FulfillmentNode,
+    merchant_ids_with_warehouses,
+    merchant_nodes_for_destination,
+)
+from storefront.models import Merchant, MoneyField, Offer, WarehouseStock
 from storefront.search.free_shipping import free_from_price
 from storefront.search.prices import PRICE_RANGES, PriceRange, PriceRangeIndex
 
@@ -71,6 +78,19 @@ class TermsGroup:
 
 
 @dataclass(frozen=True)
+class WarehouseTerms:
+    """A version 2 merchant (it ships from warehouses): one unit costs ``p - p *
+    basis_points // 10000`` plus, unless ``p >= free_from``, the least parcel fee for the
+    product's weight among its ``nodes`` (for the destination) that hold the offer's stock;
+    nothing when none does (it cannot ship there)."""
+
+    merchant_id: int
+    basis_points: int
+    free_from: int  # ``_NEVER``: never free
+    nodes: tuple[FulfillmentNode, ...]
+
+
+@dataclass(frozen=True)
 class DeliveredTerms:
     """Every active merchant's single-unit terms for one destination (``""``: each
     merchant's standard rate), grouped by equal terms."""
@@ -79,14 +99,18 @@ class DeliveredTerms:
     groups: tuple[TermsGroup, ...]
     # The groups' forms, taken from the real values (sentinels would change them).
     forms: tuple[tuple[bool, str], ...] = ()
+    warehouses: tuple[WarehouseTerms, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.forms:
             object.__setattr__(self, "forms", tuple(group.form for group in self.groups))
 
     @property
-    def shape(self) -> Hashable:
-        """What the SQL's text depends on: the groups' sizes and forms."""
+    def shape(self) -> Hashable | None:
+        """What the SQL's text depends on: the groups' sizes and forms; None (run plainly)
+        with version 2 merchants, whose warehouses, rates and tiers shape it too."""
+        if self.warehouses:
+            return None
         sizes = tuple(len(group.merchant_ids) for group in self.groups)
         return sizes, self.forms
 
@@ -123,11 +147,29 @@ def delivered_terms_read(*, postal_code: str) -> DeliveredTerms:
     their shipping rules from the zone index (none while it is fresh)."""
     merchants = _active_merchants()
     terms = merchant_terms_for_merchants(merchants=merchants, postal_code=postal_code)
+    v2 = merchant_ids_with_warehouses(merchant_ids=terms)
+    nodes = merchant_nodes_for_destination(merchant_ids=v2, postal_code=postal_code)
+    by_id = {merchant.pk: merchant for merchant in merchants}
+    warehouses = []
+    for merchant_id in sorted(v2):
+        discount = by_id[merchant_id].discount
+        # Only the merchant's own threshold counts (the fees are its warehouses').
+        rule = ShippingRule(base_fee=1, per_extra_unit=0, free_over=by_id[merchant_id].free_over)
+        free_from = free_from_price(merchant_id, rule, discount)
+        warehouses.append(
+            WarehouseTerms(
+                merchant_id=merchant_id,
+                basis_points=_one_unit_points(discount),
+                free_from=_NEVER if free_from is None else free_from,
+                nodes=nodes.get(merchant_id, ()),
+            )
+        )
     grouped: dict[tuple[int, int, int], list[int]] = defaultdict(list)
     for merchant_id, term in terms.items():
+        if merchant_id in v2:
+            continue
         discount = term.discount
-        # Only a discount that one unit unlocks changes a single unit's price.
-        basis_points = discount.basis_points if discount and discount.min_units <= 1 else 0
+        basis_points = _one_unit_points(discount)
         free_from = free_from_price(merchant_id, term.shipping, discount)
         base_fee = term.shipping.base_fee
         if free_from == 0 or base_fee == 0:
@@ -145,7 +187,60 @@ def delivered_terms_read(*, postal_code: str) -> DeliveredTerms:
             )
             for (basis_points, free_from, base_fee), ids in sorted(grouped.items())
         ),
+        warehouses=tuple(warehouses),
     )
+
+
+def _one_unit_points(discount: Discount | None) -> int:
+    """Only a discount that one unit unlocks changes a single unit's price."""
+    return discount.basis_points if discount and discount.min_units <= 1 else 0
+
+
+def _weight_fee(node: FulfillmentNode, weight: Any) -> Any:
+    """The contract's ``weight_fee`` of one unit of ``weight`` grams at ``node``."""
+    if not node.tiers:
+        return Value(0)
+    last_up, last_fee = node.tiers[-1]
+    over = ExpressionWrapper(
+        Value(last_fee)
+        + Value(node.per_kg_over) * ((weight - Value(last_up) + Value(999)) / Value(1000)),
+        output_field=MoneyField(),
+    )
+    return Case(
+        *(When(LessThanOrEqual(weight, Value(up)), then=Value(fee)) for up, fee in node.tiers),
+        default=over,
+        output_field=MoneyField(),
+    )
+
+
+def _least_parcel_fee(merchant: WarehouseTerms) -> Subquery:
+    """The least fee of one unit's parcel among the merchant's nodes holding the offer's
+    stock (NULL: none): the product's weight is the outermost query's ``weight_g``."""
+    weight = OuterRef(OuterRef("weight_g"))
+    fees = Case(
+        *(
+            When(
+                warehouse_id=node.warehouse_id,
+                then=Value(node.base_fee) + _weight_fee(node, weight),
+            )
+            for node in merchant.nodes
+        ),
+        default=Value(None),
+        output_field=MoneyField(),
+    )
+    rows = (
+        WarehouseStock.objects.filter(
+            Q(stock__isnull=True) | Q(stock__gt=0),
+            offer=OuterRef("pk"),
+            warehouse_id__in=[node.warehouse_id for node in merchant.nodes],
+        )
+        .annotate(fee=fees)
+        .order_by()
+        .values("offer")
+        .annotate(least=Min("fee"))
+        .values("least")
+    )
+    return Subquery(rows[:1], output_field=MoneyField())
 
 
 def offer_delivered_expression(terms: DeliveredTerms, prefix: str = "") -> Case:
@@ -173,23 +268,47 @@ def offer_delivered_expression(terms: DeliveredTerms, prefix: str = "") -> Case:
                 then=ExpressionWrapper(cost, output_field=MoneyField()),
             )
         )
+    for merchant in terms.warehouses:
+        if not merchant.nodes:
+            continue  # ships nowhere near the destination: NULL
+        goods: Any = price
+        if merchant.basis_points:
+            goods = goods - ExpressionWrapper(
+                price * Value(merchant.basis_points) / Value(_BASIS), output_field=MoneyField()
+            )
+        # The fee times 0 once the unit reaches free shipping: NULL (no warehouse) stays NULL.
+        charged = Case(
+            When(Q(**{f"{prefix}unit_price__gte": merchant.free_from}), then=Value(0)),
+            default=Value(1),
+            output_field=MoneyField(),
+        )
+        whens.append(
+            When(
+                Q(**{f"{prefix}merchant_id": merchant.merchant_id}),
+                then=ExpressionWrapper(
+                    goods + _least_parcel_fee(merchant) * charged, output_field=MoneyField()
+                ),
+            )
+        )
     if not whens:
         return Case(default=Value(None), output_field=MoneyField())
     return Case(*whens, default=Value(None), output_field=MoneyField())
 
 
-def _buyable_offers() -> QuerySet[Offer]:
-    """Offers one unit can be bought from (active, in stock or unlimited); whether the
+def _buyable_offers(terms: DeliveredTerms) -> QuerySet[Offer]:
+    """Offers one unit can be bought from (active, in stock or unlimited; a version 2
+    merchant's stock is its warehouses', which the delivered expression reads); whether the
     merchant is active is the delivered expression's NULL."""
-    return Offer.objects.filter(
-        Q(stock__isnull=True) | Q(stock__gt=0), active=True, product=OuterRef("pk")
-    )
+    in_stock = Q(stock__isnull=True) | Q(stock__gt=0)
+    if terms.warehouses:
+        in_stock |= Q(merchant_id__in=[merchant.merchant_id for merchant in terms.warehouses])
+    return Offer.objects.filter(in_stock, active=True, product=OuterRef("pk"))
 
 
 def product_delivered_price(terms: DeliveredTerms) -> Subquery:
     """The least delivered cost of one unit over a product's buyable offers (NULL: none)."""
     costs = (
-        _buyable_offers()
+        _buyable_offers(terms)
         .annotate(delivered=offer_delivered_expression(terms))
         .order_by()
         .values("product")

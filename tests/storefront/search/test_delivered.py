@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from storefront.carts.delivered import (
     CartBasis,
     delivered_cheapest,
+    delivered_nodes_read,
     offers_delivered_cost,
     products_cheapest_delivered,
 )
@@ -38,8 +39,10 @@ def page_cheapest(product: Product, postal_code: str) -> int | None:
     terms = merchant_terms_for_destination(
         merchant_ids={offer.merchant_id for offer in offers}, postal_code=postal_code
     )
+    basis = CartBasis(groups={}, product_line=None)
+    nodes = delivered_nodes_read(offers=offers, basis=basis, postal_code=postal_code)
     costs = offers_delivered_cost(
-        offers=offers, terms=terms, basis=CartBasis(groups={}, product_line=None)
+        offers=offers, terms=terms, basis=basis, nodes=nodes, weight_g=product.weight_g
     )
     best = delivered_cheapest(costs)
     return None if best is None else best.increment

@@ -11,7 +11,12 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from storefront.carts.delivered import CartBasis, delivered_cheapest, offers_delivered_cost
+from storefront.carts.delivered import (
+    CartBasis,
+    delivered_cheapest,
+    delivered_nodes_read,
+    offers_delivered_cost,
+)
 from storefront.catalog.selectors import product_offers_read
 from storefront.catalog.shipping_selectors import merchant_terms_for_destination
 from storefront.models import Product
@@ -40,7 +45,11 @@ def cheapest_delivered(product: Product, postal_code: str) -> tuple[int, str, in
         merchant_ids={offer.merchant_id for offer in offers}, postal_code=postal_code
     )
     basis = CartBasis(groups={}, product_line=None)
-    best = delivered_cheapest(offers_delivered_cost(offers=offers, terms=terms, basis=basis))
+    nodes = delivered_nodes_read(offers=offers, basis=basis, postal_code=postal_code)
+    costs = offers_delivered_cost(
+        offers=offers, terms=terms, basis=basis, nodes=nodes, weight_g=product.weight_g
+    )
+    best = delivered_cheapest(costs)
     if best is None:
         return None
     offer = next(offer for offer in offers if offer.pk == best.offer_id)

@@ -1,18 +1,22 @@
 """A chunk of carts read straight into the batch solver's packed input, with NumPy.
 
-``carts_problems_build`` builds one ``CartProblem`` per cart (about 0.8 ms each, most of a
-run's time). ``carts_packed_read`` reads the same two queries (``chunk_line_rows``,
-``chunk_offer_rows``) and the same shipping rules (``shipping_rules_known``) and builds the
+``carts_problems_build`` builds one ``CartProblem`` per cart (about 0.8 ms each).
+``carts_packed_read`` reads the chunk as columns (``columns.chunk_columns_read``: three
+statements, binary COPY on PostgreSQL, no Python object per line), the shipping rules of its
+(merchant, destination) pairs (``shipping_rules_known``) and builds the
 ``gpu_engine.batch.PackedBatch`` of the whole chunk at once, as ``pack_problems`` would pack
-those problems: the lines in their order, each line's eligible offers (an active offer of an
-active merchant whose shipping rule is known, with the stock for the line's quantity) by unit
-price then merchant id, cart-local merchants numbered in merchant id order. The merchants'
-pricing rows are shared: one row per (merchant, destination) of the chunk.
+the same carts' problems: the lines in their order, each line's eligible offers (an active
+offer of an active merchant whose shipping rule is known, with the stock for the line's
+quantity) by unit price then merchant id, cart-local merchants numbered in merchant id order.
+The merchants' pricing rows are shared: one row per (merchant, destination) of the chunk.
 
-Carts that the single-cart path would refuse (a line not buyable as it stands, by
-``line_unavailable_reason``, its own offer without a rule) are ``skipped``; carts whose money
-bound needs the exact check go to ``fallback`` (the ``CartProblem`` path decides them), as
-do carts too large for the batch after solving. Suggestion rows are built only for the carts
+Carts that the single-cart path would refuse (a line not buyable as it stands, by the rule
+of ``line_unavailable_reason``, its own offer without a rule) are ``skipped``. Carts with a
+merchant that ships from warehouses (pricing contract version 2) are not the batch engine's
+(one node per merchant, no weight tiers): they are counted in ``skipped_v2`` and left out,
+never priced as version 1. Carts whose money bound needs the exact check go to ``fallback``
+(the ``CartProblem`` path decides them), as do carts too large for the batch after solving.
+Suggestion rows, and the product and merchant names they show, are built only for the carts
 that get a notice (``PackedChunk.answer_fields``), by ``smartcart.answers`` like every stored
 answer.
 """
@@ -24,82 +28,86 @@ import numpy as np
 
 from gpu_engine import MONEY_LIMIT
 from gpu_engine.batch import PackedBatch, pack_carts, price_choice
-from smartcart.answers import LineOffer, answer_fields, suggestion_line_row, suggestion_merchant_row
-from smartcart.pricewatch.selectors import (
-    LINE_AT,
-    OFFER_AT,
-    chunk_line_rows,
-    chunk_offer_rows,
-    shipping_rules_known,
+from smartcart.answers import (
+    LineOffer,
+    answer_fields,
+    parcel_row,
+    suggestion_line_row,
+    suggestion_merchant_row,
 )
+from smartcart.pricewatch.columns import (
+    LINE_FIELDS,
+    ChunkColumns,
+    Merchants,
+    chunk_columns_read,
+    merchant_names_read,
+    merchants_read,
+    product_names_read,
+)
+from smartcart.pricewatch.selectors import shipping_rules_known
 from smartcart.selectors import problem_size
-from storefront.carts.pricing_summary import line_unavailable_reason
 
 # Carts whose float bound comes near the engine's money limit get its exact (Python int)
 # check on the CartProblem path.
 _BOUND_CHECK = float(MONEY_LIMIT) / 4
-
-# Columns of the rows read (``chunk_line_rows``, ``chunk_offer_rows``).
-_L_CART = LINE_AT["cart_id"]
-_L_VERSION = LINE_AT["cart__version"]
-_L_POSTAL = LINE_AT["cart__postal_code"]
-_L_OWNER = LINE_AT["cart__owner_id"]
-_L_ID = LINE_AT["id"]
-_L_QTY = LINE_AT["quantity"]
-_L_PRODUCT = LINE_AT["product_id"]
-_L_NAME = LINE_AT["product__name"]
-_L_OFFER_ACTIVE = LINE_AT["offer__active"]
-_L_STOCK = LINE_AT["offer__stock"]
-_L_MERCHANT = LINE_AT["offer__merchant_id"]
-_L_MERCHANT_ACTIVE = LINE_AT["offer__merchant__active"]
-_L_SNAPSHOT = LINE_AT["unit_price_snapshot"]
-_O_ID = OFFER_AT["id"]
-_O_PRODUCT = OFFER_AT["product_id"]
-_O_MERCHANT = OFFER_AT["merchant_id"]
-_O_PRICE = OFFER_AT["unit_price"]
-_O_STOCK = OFFER_AT["stock"]
-_O_NAME = OFFER_AT["merchant__name"]
-_O_MIN_UNITS = OFFER_AT["merchant__discount_min_units"]
-_O_BP = OFFER_AT["merchant__discount_basis_points"]
+_NONE = np.zeros(0, np.int64)
 
 
 @dataclass
 class PackedChunk:
     """The packed carts of a chunk and what turns an answer back into database ids.
 
-    Per packed cart ``c``: ``cart_ids[c]``, ``versions[c]``, ``owners[c]``, ``current[c]``
-    and ``added[c]`` (the total now, and at the unit prices the lines were added at). Per
-    packed line: ``line_ids``, ``product_ids``, ``names``, ``own`` (its own offer's packed
-    index) and ``current_choice`` (its own merchant, cart-local). Per packed offer:
-    ``offer_ids``, ``offer_merchants`` (database ids), ``offer_prices``. Per packed merchant:
-    ``merchant_ids``, ``free_over`` (None: never free). ``sizes[c]``: problem merchants and
-    offers (ineligible ones included, as ``CartProblemBuild.size`` counts them)."""
+    Per packed cart ``c``: ``cart_ids[c]``, ``versions[c]``, ``owners[c]`` (-1: none),
+    ``current[c]`` and ``added[c]`` (the total now, and at the unit prices the lines were
+    added at), ``sizes[:, c]`` (problem merchants and offers, ineligible ones included, as
+    ``CartProblemBuild.size`` counts them). Per packed line: ``line_ids``, ``product_ids``,
+    ``own`` (its own offer's packed index) and ``current_choice`` (its own merchant,
+    cart-local). Per packed offer: ``offer_ids``, ``offer_merchants`` (database ids),
+    ``offer_prices``. Per packed merchant: ``merchant_ids``, ``free_over`` (-1: never free).
+    Product names are read on the first answer, for the chunk's notices only; merchant
+    names come with the run's ``columns.Merchants``."""
 
     batch: PackedBatch
-    cart_ids: list[int] = field(default_factory=list)
-    versions: list[int] = field(default_factory=list)
-    owners: list[int | None] = field(default_factory=list)
-    current: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    added: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    current_choice: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cart_ids: np.ndarray = field(default_factory=lambda: _NONE)
+    versions: np.ndarray = field(default_factory=lambda: _NONE)
+    owners: np.ndarray = field(default_factory=lambda: _NONE)
+    current: np.ndarray = field(default_factory=lambda: _NONE)
+    added: np.ndarray = field(default_factory=lambda: _NONE)
+    current_choice: np.ndarray = field(default_factory=lambda: _NONE)
     current_parts: np.ndarray = field(default_factory=lambda: np.zeros((5, 0), np.int64))
-    line_ids: list[int] = field(default_factory=list)
-    product_ids: list[int] = field(default_factory=list)
-    names: list[str] = field(default_factory=list)
-    own: list[int] = field(default_factory=list)
-    offer_ids: list[int] = field(default_factory=list)
-    offer_merchants: list[int] = field(default_factory=list)
-    offer_prices: list[int] = field(default_factory=list)
-    merchant_ids: list[int] = field(default_factory=list)
-    merchant_names: dict[int, str] = field(default_factory=dict)
-    free_over: list[int | None] = field(default_factory=list)
-    sizes: list[tuple[int, int]] = field(default_factory=list)
+    line_ids: np.ndarray = field(default_factory=lambda: _NONE)
+    product_ids: np.ndarray = field(default_factory=lambda: _NONE)
+    own: np.ndarray = field(default_factory=lambda: _NONE)
+    offer_ids: np.ndarray = field(default_factory=lambda: _NONE)
+    offer_merchants: np.ndarray = field(default_factory=lambda: _NONE)
+    offer_prices: np.ndarray = field(default_factory=lambda: _NONE)
+    merchant_ids: np.ndarray = field(default_factory=lambda: _NONE)
+    free_over: np.ndarray = field(default_factory=lambda: _NONE)
+    sizes: np.ndarray = field(default_factory=lambda: np.zeros((2, 0), np.int64))
     skipped: int = 0
+    skipped_v2: int = 0
     fallback: list[int] = field(default_factory=list)
+    merchant_names: dict[int, str] = field(default_factory=dict)
+    product_names: dict[int, str] | None = None
 
     @property
     def n_carts(self) -> int:
-        return len(self.cart_ids)
+        return int(self.cart_ids.size)
+
+    def owner(self, c: int) -> int | None:
+        owner = int(self.owners[c])
+        return None if owner < 0 else owner
+
+    def _product_name(self, product_id: int) -> str:
+        # One read for every product name the chunk's notices can show, on the first notice.
+        if self.product_names is None:
+            self.product_names = product_names_read(product_ids=self.product_ids.tolist())
+        return self.product_names[product_id]
+
+    def _merchant_name(self, merchant_id: int) -> str:
+        if merchant_id not in self.merchant_names:  # created after the run read them
+            self.merchant_names.update(merchant_names_read(merchant_ids=self.merchant_ids.tolist()))
+        return self.merchant_names[merchant_id]
 
     def answer_fields(
         self,
@@ -122,7 +130,7 @@ class PackedChunk:
         current = [int(m) for m in self.current_choice[l0:l1]]
         counts = np.diff(batch.offer_ptr[l0 : l1 + 1])
         return answer_fields(
-            cart_version=self.versions[c],
+            cart_version=int(self.versions[c]),
             algorithm=algorithm,
             optimal=True,
             device=device,
@@ -135,8 +143,8 @@ class PackedChunk:
             plan=plan,
             problem_size=problem_size(
                 lines=l1 - l0,
-                merchants=self.sizes[c][0],
-                offers=self.sizes[c][1],
+                merchants=int(self.sizes[0, c]),
+                offers=int(self.sizes[1, c]),
                 complexity=math.prod(int(k) for k in counts),
             ),
         )
@@ -149,18 +157,22 @@ class PackedChunk:
         raise LookupError(f"packed line {line} has no offer of local merchant {local}")
 
     def _line_offer(self, o: int) -> LineOffer:
-        merchant_id = self.offer_merchants[o]
+        merchant_id = int(self.offer_merchants[o])
         return LineOffer(
-            self.offer_ids[o], merchant_id, self.merchant_names[merchant_id], self.offer_prices[o]
+            int(self.offer_ids[o]),
+            merchant_id,
+            self._merchant_name(merchant_id),
+            int(self.offer_prices[o]),
         )
 
     def _line_row(self, line: int, local: int) -> dict:
+        product_id = int(self.product_ids[line])
         return suggestion_line_row(
-            line_id=self.line_ids[line],
-            product_id=self.product_ids[line],
-            product_name=self.names[line],
+            line_id=int(self.line_ids[line]),
+            product_id=product_id,
+            product_name=self._product_name(product_id),
             quantity=int(self.batch.line_qty[line]),
-            old=self._line_offer(self.own[line]),
+            old=self._line_offer(int(self.own[line])),
             new=self._line_offer(self._offer_of(line, local)),
         )
 
@@ -168,45 +180,53 @@ class PackedChunk:
         l0, m0 = int(self.batch.line_ptr[c]), int(self.batch.merch_ptr[c])
         lines: dict[int, list[int]] = {}
         for i, m in enumerate(local):
-            lines.setdefault(m, []).append(self.line_ids[l0 + i])
+            lines.setdefault(m, []).append(int(self.line_ids[l0 + i]))
         rows = []
         for m in sorted(lines):
             j = m0 + m
             sub, units, discount, shipping, cost = (int(v) for v in parts[:, j])
-            merchant_id = self.merchant_ids[j]
+            merchant_id = int(self.merchant_ids[j])
+            free_over = int(self.free_over[j])
             rows.append(
                 suggestion_merchant_row(
                     merchant_id=merchant_id,
-                    merchant_name=self.merchant_names[merchant_id],
+                    merchant_name=self._merchant_name(merchant_id),
                     line_ids=lines[m],
                     units=units,
                     subtotal=sub,
                     discount=discount,
                     shipping=shipping,
                     cost=cost,
-                    free_over=self.free_over[j],
+                    free_over=None if free_over < 0 else free_over,
+                    # Version 1: one parcel from the merchant's one node, weighed at 0 g as
+                    # the engine's version 1 problem weighs its lines.
+                    parcels=[
+                        parcel_row(
+                            node=str(merchant_id),
+                            warehouse_id=None,
+                            warehouse_name="",
+                            line_ids=lines[m],
+                            units=units,
+                            weight_g=0,
+                            fee=shipping,
+                        )
+                    ],
                 )
             )
         return rows
 
 
-def _read(cart_ids: list[int]) -> tuple[list[tuple], list[tuple]]:
-    return list(chunk_line_rows(cart_ids=cart_ids)), list(chunk_offer_rows(cart_ids=cart_ids))
-
-
-def _col(rows: list[tuple], k: int, dtype=np.int64) -> np.ndarray:
-    return np.fromiter((row[k] for row in rows), dtype, len(rows))
-
-
 @dataclass(frozen=True)
 class _Lines:
-    """The chunk's cart lines as read (``chunk_line_rows``, in cart order): per line, the
-    position of its cart among the chunk's carts, its quantity and its own offer's merchant."""
+    """The chunk's cart lines as read (in cart order): per line, the position of its cart
+    among the chunk's carts, its id, product, quantity, own merchant, price when added."""
 
-    rows: list[tuple]
     cart: np.ndarray
+    ids: np.ndarray
+    product: np.ndarray
     qty: np.ndarray
     merchant: np.ndarray
+    snapshot: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -225,46 +245,50 @@ class _Pairs:
     eligible: np.ndarray
 
 
-def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
-    """The packed batch of the carts of ``cart_ids`` as they stand, in two queries (plus the
-    zone index's when it is rebuilt); see the module docstring."""
-    line_rows, offer_rows = _read(list(cart_ids))
-    n_lines = len(line_rows)
-    l_cart = _col(line_rows, _L_CART)
-    carts, l_cpos = np.unique(l_cart, return_inverse=True)
+def _postal_index(postal_of: list) -> tuple[list, np.ndarray]:
+    """The chunk's destinations (sorted, None last) and each cart's index among them."""
+    codes = sorted(set(postal_of), key=lambda p: (p is None, p or ""))
+    index = {p: i for i, p in enumerate(codes)}
+    return codes, np.fromiter((index[p] for p in postal_of), np.int64, len(postal_of))
+
+
+def carts_packed_read(*, cart_ids: list[int], merchants: Merchants | None = None) -> PackedChunk:
+    """The packed batch of the carts of ``cart_ids`` as they stand (see the module
+    docstring): three statements, plus the zone index's when it is rebuilt.
+    ``merchants``: the run's ``columns.merchants_read`` (``None``: read here)."""
+    if merchants is None:
+        merchants = merchants_read()
+    cols = chunk_columns_read(cart_ids=cart_ids)
+    chunk = _packed(cols, n_asked=len(set(cart_ids)), v2_merchants=merchants.v2)
+    chunk.merchant_names = merchants.names
+    return chunk
+
+
+def _packed(cols: ChunkColumns, *, n_asked: int, v2_merchants: np.ndarray) -> PackedChunk:
+    carts = cols.cart_ids
+    l_cpos = np.searchsorted(carts, cols.line("cart"))
+    # A line whose cart went between the statements (deleted meanwhile) is dropped.
+    found = np.zeros(l_cpos.size, bool)
+    if carts.size:
+        found = carts[np.minimum(l_cpos, carts.size - 1)] == cols.line("cart")
+    lines_cols = cols.lines[:, found]
+    l_cpos = l_cpos[found]
+    n_lines = l_cpos.size
     n_carts = carts.size
-    first = np.searchsorted(l_cart, carts)
-    postal_of = [line_rows[int(i)][_L_POSTAL] for i in first]
-    postal_codes = sorted(set(postal_of), key=lambda p: (p is None, p or ""))
-    postal_index = {p: i for i, p in enumerate(postal_codes)}
-    cart_postal = np.array([postal_index[p] for p in postal_of], np.int64)
-    l_qty = _col(line_rows, _L_QTY)
-    l_product = _col(line_rows, _L_PRODUCT)
-    l_merchant = _col(line_rows, _L_MERCHANT)
-    bad_line = np.fromiter(
-        (
-            line_unavailable_reason(
-                offer_active=row[_L_OFFER_ACTIVE],
-                merchant_active=row[_L_MERCHANT_ACTIVE],
-                stock=row[_L_STOCK],
-                quantity=row[_L_QTY],
-            )
-            is not None
-            for row in line_rows
-        ),
-        bool,
-        n_lines,
-    )
-    bad = np.zeros(n_carts, bool)
+    has_line = np.bincount(l_cpos, minlength=n_carts) > 0
+    postal_codes, cart_postal = _postal_index(cols.postal_codes)
+    col = {name: lines_cols[k] for k, name in enumerate(LINE_FIELDS)}
+    l_qty, l_product, l_merchant = col["qty"], col["product"], col["merchant"]
+    # ``line_unavailable_reason``'s rule, on the columns: the offer and its merchant active,
+    # the stock (-1: unlimited) covering the quantity.
+    stock = col["stock"]
+    bad_line = (col["offer_active"] == 0) | (col["merchant_active"] == 0)
+    bad_line |= (stock >= 0) & (stock < l_qty)
+    bad = ~has_line
     bad[l_cpos[bad_line]] = True
 
     # Every (line, offer of its product): the product's offers by a sorted index.
-    o_product = _col(offer_rows, _O_PRODUCT)
-    o_merchant = _col(offer_rows, _O_MERCHANT)
-    o_price = _col(offer_rows, _O_PRICE)
-    o_stock = np.fromiter(
-        (-1 if (stock := r[_O_STOCK]) is None else stock for r in offer_rows), np.int64
-    )
+    o_id, o_product, o_merchant, o_price, o_stock, o_dmin, o_dbp = cols.offers
     order = np.argsort(o_product, kind="stable")
     lo = np.searchsorted(o_product[order], l_product, "left")
     hi = np.searchsorted(o_product[order], l_product, "right")
@@ -275,14 +299,20 @@ def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     p_cart = l_cpos[p_line]
     p_merchant = o_merchant[p_offer]
 
+    # Version 2 merchants (warehouses): their carts are not the batch's.
+    v2 = np.zeros(n_carts, bool)
+    if v2_merchants.size:
+        v2[p_cart[np.isin(p_merchant, v2_merchants)]] = True
+        v2[l_cpos[np.isin(l_merchant, v2_merchants)]] = True
+
     # Shipping: one rule per (merchant, destination): the shared pricing rows.
     n_postal = max(len(postal_codes), 1)
     rule_keys, p_rule = np.unique(p_merchant * n_postal + cart_postal[p_cart], return_inverse=True)
+    p_rule = p_rule.reshape(-1)
     keys = [(int(k // n_postal), postal_codes[int(k % n_postal)]) for k in rule_keys]
     rules = shipping_rules_known(pairs=keys)
-    discounts = {r[_O_MERCHANT]: (r[_O_MIN_UNITS], r[_O_BP]) for r in offer_rows}
     rule_ok = np.array([rule is not None for rule in rules], bool)
-    params = _params(keys, rules, discounts)
+    params = _params(rules, rule_keys // n_postal, o_merchant, o_dmin, o_dbp)
 
     kept = rule_ok[p_rule] if p_rule.size else np.zeros(0, bool)
     own = kept & (p_merchant == l_merchant[p_line])
@@ -290,7 +320,14 @@ def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     bad[l_cpos[~has_own]] = True
     eligible = kept & ((o_stock[p_offer] < 0) | (o_stock[p_offer] >= l_qty[p_line]))
 
-    lines = _Lines(rows=line_rows, cart=l_cpos, qty=l_qty, merchant=l_merchant)
+    lines = _Lines(
+        cart=l_cpos,
+        ids=col["line"],
+        product=l_product,
+        qty=l_qty,
+        merchant=l_merchant,
+        snapshot=col["snapshot"],
+    )
     pairs = _Pairs(
         line=p_line,
         cart=p_cart,
@@ -302,29 +339,33 @@ def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
         eligible=eligible,
     )
     fallback = _bound_suspect(n_carts, lines, pairs, params)
-    good = ~bad & ~fallback
-    chunk = _pack(good, carts, lines, pairs, offer_rows, params, rules)
-    chunk.skipped = len(set(cart_ids)) - n_carts + int(bad.sum())
-    chunk.fallback = [int(i) for i in carts[fallback & ~bad]]
-    chunk.merchant_names = {r[_O_MERCHANT]: r[_O_NAME] for r in offer_rows}
+    good = ~bad & ~fallback & ~v2
+    chunk = _pack(good, cols, lines, pairs, o_id, params)
+    chunk.skipped = n_asked - n_carts + int((bad & ~v2).sum())
+    chunk.skipped_v2 = int(v2.sum())
+    chunk.fallback = [int(i) for i in carts[fallback & ~bad & ~v2]]
     return chunk
 
 
-def _params(keys, rules, discounts) -> np.ndarray:
+def _params(rules, rule_merchant, o_merchant, o_dmin, o_dbp) -> np.ndarray:
     """int64[5, R]: base, extra, free_over (-1: never), dmin, dbp (0: no discount) per row."""
-    out = np.zeros((5, len(keys)), np.int64)
-    for r, ((merchant_id, _), rule) in enumerate(zip(keys, rules, strict=True)):
+    out = np.zeros((5, len(rules)), np.int64)
+    if not rules:
+        return out
+    # Each merchant's discount, as its offers' rows carry it (-1: none).
+    merchants, first = np.unique(o_merchant, return_index=True)
+    at = np.searchsorted(merchants, rule_merchant)
+    dmin, dbp = o_dmin[first][at], o_dbp[first][at]
+    has_discount = (dmin >= 0) & (dbp >= 0)
+    out[3] = np.where(has_discount, dmin, 0)
+    out[4] = np.where(has_discount, dbp, 0)
+    for r, rule in enumerate(rules):
         if rule is None:
+            out[3:, r] = 0
             continue
-        min_units, bp = discounts[merchant_id]
-        has_discount = min_units is not None and bp is not None
-        out[:, r] = (
-            rule.base_fee,
-            rule.per_extra_unit,
-            -1 if rule.free_over is None else rule.free_over,
-            min_units if has_discount else 0,
-            bp if has_discount else 0,
-        )
+        out[0, r] = rule.base_fee
+        out[1, r] = rule.per_extra_unit
+        out[2, r] = -1 if rule.free_over is None else rule.free_over
     return out
 
 
@@ -345,16 +386,15 @@ def _bound_suspect(n_carts: int, lines: _Lines, pairs: _Pairs, params: np.ndarra
 
 def _pack(
     good: np.ndarray,
-    carts: np.ndarray,
+    cols: ChunkColumns,
     lines: _Lines,
     pairs: _Pairs,
-    offer_rows: list[tuple],
+    o_id: np.ndarray,
     params: np.ndarray,
-    rules: list,
 ) -> PackedChunk:
     """The chunk's ``good`` carts packed by ``gpu_engine.batch.pack_carts`` from the columns
-    read: per line, per (line, offer) pair and per pricing row (``params``, ``rules``)."""
-    carts = carts[good]
+    read: per line, per (line, offer) pair and per pricing row (``params``)."""
+    carts = cols.cart_ids[good]
     cart_new = np.cumsum(good) - 1  # old cart position -> packed position
     line_keep = good[lines.cart]
     kept_lines = np.flatnonzero(line_keep)
@@ -370,6 +410,7 @@ def _pack(
     s_merchant = pairs.merchant[sel]
     span = int(pairs.merchant.max(initial=0)) + 1
     cm, s_cm = np.unique(s_cart * span + s_merchant, return_inverse=True)
+    s_cm = s_cm.reshape(-1)
     cm_cart = cm // span
     n = carts.size
     merchant_counts = np.bincount(cm_cart, minlength=n)
@@ -397,39 +438,31 @@ def _pack(
         params=params,
     )
     qty = batch.line_qty
-    line_ptr = batch.line_ptr
     # Each packed line's own offer and merchant.
     own_mask = s_merchant == lines.merchant[kept_lines][s_line]
     own = np.zeros(kept_lines.size, np.int64)
     own[s_line[own_mask]] = np.flatnonzero(own_mask)
     current_choice = s_local[own].astype(np.int64)
-    snapshot = np.fromiter(
-        (lines.rows[int(i)][_L_SNAPSHOT] for i in kept_lines), np.int64, kept_lines.size
-    )
     added_amount = batch.offer_amount.copy()
-    added_amount[own] = qty * snapshot
+    added_amount[own] = qty * lines.snapshot[kept_lines]
     current_parts, current = price_choice(batch, current_choice)
     _, added = price_choice(batch, current_choice, added_amount)
-    s_offer = pairs.offer[sel]
     return PackedChunk(
         batch=batch,
-        cart_ids=[int(c) for c in carts],
-        versions=[lines.rows[int(kept_lines[int(p)])][_L_VERSION] for p in line_ptr[:-1]],
-        owners=[lines.rows[int(kept_lines[int(p)])][_L_OWNER] for p in line_ptr[:-1]],
+        cart_ids=carts,
+        versions=cols.versions[good],
+        owners=cols.owners[good],
         current=current,
         added=added,
         current_choice=current_choice,
         current_parts=current_parts,
-        line_ids=[lines.rows[int(i)][_L_ID] for i in kept_lines],
-        product_ids=[lines.rows[int(i)][_L_PRODUCT] for i in kept_lines],
-        names=[lines.rows[int(i)][_L_NAME] for i in kept_lines],
-        own=own.tolist(),
-        offer_ids=[offer_rows[int(o)][_O_ID] for o in s_offer],
-        offer_merchants=s_merchant.tolist(),
-        offer_prices=s_price.tolist(),
-        merchant_ids=(cm % span).tolist(),
-        free_over=[rules[int(r)].free_over for r in merch_row],
-        sizes=[
-            (int(problem_ptr[c + 1] - problem_ptr[c]), int(offers_per_cart[c])) for c in range(n)
-        ],
+        line_ids=lines.ids[kept_lines],
+        product_ids=lines.product[kept_lines],
+        own=own,
+        offer_ids=o_id[pairs.offer[sel]],
+        offer_merchants=s_merchant,
+        offer_prices=s_price,
+        merchant_ids=cm % span,
+        free_over=params[2, merch_row],
+        sizes=np.stack([np.diff(problem_ptr), offers_per_cart]),
     )

@@ -38,6 +38,7 @@ from gpu_engine import Solution, SolverInconsistency, solve
 from gpu_engine.batch import METHOD_NAMES, TOO_LARGE, price_choice, solve_batch, solve_packed
 from smartcart.answers import answer_from_solution, answer_keeps_current
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchEmailOptIn, PriceWatchRun
+from smartcart.pricewatch.columns import Merchants, merchants_read
 from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import (
     CartRead,
@@ -123,6 +124,8 @@ class PriceWatchBusy(Exception):
 class _Counts:
     checked: int = 0
     skipped: int = 0
+    # Of ``skipped``: carts with a merchant that ships from warehouses (version 2).
+    skipped_v2: int = 0
     improvable: int = 0
     price_up: int = 0
     notified: int = 0
@@ -186,8 +189,24 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
             since = timezone.now() - timedelta(days=settings.SMARTCART_PRICE_WATCH_ACTIVE_DAYS)
             cart_ids = price_watch_carts_affected(changes=changes, active_since=since)
             device = "auto" if route == Route.GPU else "cpu"
+            merchants = merchants_read()
             for chunk in _chunks(cart_ids, settings.SMARTCART_PRICE_WATCH_CHUNK):
-                _check_chunk(run=run, cart_ids=chunk, device=device, counts=counts, meter=meter)
+                _check_chunk(
+                    run=run,
+                    cart_ids=chunk,
+                    device=device,
+                    counts=counts,
+                    meter=meter,
+                    merchants=merchants,
+                )
+            if counts.skipped_v2:
+                # Not priced as version 1: the batch engine has no warehouses.
+                logger.info(
+                    "Price-watch run %s: %d carts with warehouse merchants (pricing version 2) "
+                    "skipped, counted in carts_skipped",
+                    run.pk,
+                    counts.skipped_v2,
+                )
             PriceWatchChange.objects.filter(id__lte=changes.upto).delete()
     except Exception as error:
         logger.exception("Price-watch run %s failed", run.pk)
@@ -292,12 +311,30 @@ def _notice_timings(elapsed_ms: float) -> dict:
     return {"solve_ms": elapsed_ms, "elapsed_ms": elapsed_ms}
 
 
-def _checked_packed(*, cart_ids: list[int], device: str, counts: _Counts) -> list[_Checked]:
+def _floors(amount: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``_counts_as`` over arrays (the same float arithmetic)."""
+    return (amount >= settings.SMARTCART_PRICE_WATCH_MIN_CENTS) & (
+        amount * 100.0 >= settings.SMARTCART_PRICE_WATCH_MIN_PERCENT * total
+    )
+
+
+def _checked_packed(
+    *,
+    cart_ids: list[int],
+    device: str,
+    counts: _Counts,
+    merchants: Merchants | None = None,
+    noticed: set[int] | None = None,
+) -> list[_Checked]:
     """The carts checked from the chunk's packed rows (``packed.carts_packed_read``): one
     ``solve_packed`` call, answers turned into rows only for notices. Carts the batch cannot
-    take (too large, or a money bound to check exactly) go through ``_checked_problems``."""
-    chunk = carts_packed_read(cart_ids=cart_ids)
-    counts.skipped += chunk.skipped
+    take (too large, or a money bound to check exactly) go through ``_checked_problems``.
+    With ``noticed`` (the carts that have a notice now) only the carts that may change a
+    notice are returned: those over a floor (decided on the arrays) and those in ``noticed``;
+    the others would neither get nor lose one."""
+    chunk = carts_packed_read(cart_ids=cart_ids, merchants=merchants)
+    counts.skipped += chunk.skipped + chunk.skipped_v2
+    counts.skipped_v2 += chunk.skipped_v2
     fallback = list(chunk.fallback)
     checked: list[_Checked] = []
     if chunk.n_carts:
@@ -316,16 +353,21 @@ def _checked_packed(*, cart_ids: list[int], device: str, counts: _Counts) -> lis
         elapsed = (time.perf_counter() - start) * 1000.0
         counts.solve_ms += elapsed
         per_cart = elapsed / chunk.n_carts
-        for c in range(chunk.n_carts):
+        fallback += chunk.cart_ids[~solved].tolist()
+        wanted = solved
+        if noticed is not None:
+            current, added = chunk.current, chunk.added
+            over = _floors(np.maximum(0, current - priced), current)
+            over |= _floors(np.maximum(0, current - added), added)
+            held = np.isin(chunk.cart_ids, np.fromiter(noticed, np.int64, len(noticed)))
+            wanted = solved & (over | held)
+        for c in np.flatnonzero(wanted).tolist():
             kind = int(raw.plan.method[c])
-            if kind == TOO_LARGE:
-                fallback.append(chunk.cart_ids[c])
-                continue
             checked.append(
                 _Checked(
-                    cart_id=chunk.cart_ids[c],
-                    cart_version=chunk.versions[c],
-                    owner_id=chunk.owners[c],
+                    cart_id=int(chunk.cart_ids[c]),
+                    cart_version=int(chunk.versions[c]),
+                    owner_id=chunk.owner(c),
                     current_total=int(chunk.current[c]),
                     added_total=int(chunk.added[c]),
                     suggested_total=int(priced[c]),
@@ -397,15 +439,27 @@ def _same(run: OptimizationRun, fields: dict) -> bool:
 
 
 def _check_chunk(
-    *, run: PriceWatchRun, cart_ids: list[int], device: str, counts: _Counts, meter: "_QueryMeter"
+    *,
+    run: PriceWatchRun,
+    cart_ids: list[int],
+    device: str,
+    counts: _Counts,
+    meter: "_QueryMeter",
+    merchants: Merchants | None = None,
 ):
     counts.checked += len(cart_ids)
-    carts = _checked_packed(cart_ids=cart_ids, device=device, counts=counts)
+    existing: dict[int, list[OptimizationRun]] = {}
+    for notice in price_watch_notices_current(cart_ids=cart_ids):
+        existing.setdefault(notice.cart_id, []).append(notice)
+    carts = _checked_packed(
+        cart_ids=cart_ids,
+        device=device,
+        counts=counts,
+        merchants=merchants,
+        noticed=set(existing),
+    )
     if not carts:
         return
-    existing: dict[int, list[OptimizationRun]] = {}
-    for notice in price_watch_notices_current(cart_ids=[c.cart_id for c in carts]):
-        existing.setdefault(notice.cart_id, []).append(notice)
     now = timezone.now()
     created: list[OptimizationRun] = []
     retired: list[int] = []

@@ -256,3 +256,22 @@ def test_merchant_staff_upload_their_own_feed_only(
     assert staff_a.get(feed_url).status_code == 403
     listed = staff_a.get(reverse("admin:storefront_importjob_changelist"))
     assert [row.pk for row in listed.context["cl"].result_list] == [job.pk]
+
+
+def test_json_lines_take_the_new_fields_too(merchant, products):
+    lines = [
+        f'{{"gtin": "{products[0].gtin}", "merchant_sku": "J-1", "price": 5.50, '
+        '"stock": 2, "warehouse": "Munich", "weight_g": 480, "merchant": "acme"}',
+        f'{{"gtin": "{products[0].gtin}", "merchant_sku": "J-1", "price": 5.50, '
+        '"stock": null, "warehouse": "Hamburg", "weight_g": 480}',
+    ]
+    job = import_job_create(
+        merchant=merchant,
+        file=ContentFile(("\n".join(lines) + "\n").encode(), name="feed.jsonl"),
+        enqueue=False,
+    )
+    job = import_job_run(job_id=job.pk)
+    assert (job.status, job.rows_valid) == ("done", 2), report(job)
+    assert stock_at(merchant) == {("J-1", "Munich"): 2, ("J-1", "Hamburg"): None}
+    assert totals(merchant) == {"J-1": None}
+    assert Product.objects.get(pk=products[0].pk).weight_g == 480

@@ -18,7 +18,7 @@ from gpu_engine.batch.pack import METHOD_NAMES, TOO_LARGE, PackedBatch
 from gpu_engine.planning import rates
 from gpu_engine.pricing import merchant_cost
 from gpu_engine.problem import CartProblem
-from gpu_engine.results import SolverInconsistency
+from gpu_engine.results import SolverInconsistency, make_solution
 from gpu_engine.solution import MerchantCost, Parcel, Solution
 
 PROOFS = ("exact: every assignment priced", "exact: merchant-by-merchant subset DP")
@@ -138,6 +138,44 @@ def build_solutions(
                 gap=0.0,
                 stats={**stats_common, "proof": PROOFS[kind]},
                 nodes={item: node_ids[m] for item, m in zip(problem.item_ids, local, strict=True)},
+            )
+        )
+    return out
+
+
+def build_v2_solutions(
+    problems: Sequence[CartProblem],
+    line_ptr: np.ndarray,
+    method: np.ndarray,
+    total: np.ndarray,
+    choice: np.ndarray,
+    *,
+    device: str,
+    batch_ms: float,
+    batch_size: int,
+) -> list[Solution | None]:
+    """One Solution per version 2 problem (None where planned TOO_LARGE): ``choice`` gives
+    each packed line its problem column. :func:`make_solution` re-prices every answer with
+    :func:`gpu_engine.pricing.price_assignment` (per merchant, a parcel per node that ships)
+    and raises :class:`SolverInconsistency` where the search's total differs."""
+    out: list[Solution | None] = []
+    stats = {"batch_size": batch_size, "batch_ms": round(batch_ms, 3), "proof": PROOFS[0]}
+    for c, problem in enumerate(problems):
+        if int(method[c]) == TOO_LARGE:
+            out.append(None)
+            continue
+        l0 = int(line_ptr[c])
+        out.append(
+            make_solution(
+                problem,
+                choice[l0 : l0 + problem.n_items],
+                total=int(total[c]),
+                optimal=True,
+                algorithm=METHOD_NAMES[int(method[c])],
+                device=device,
+                elapsed_ms=batch_ms / batch_size,
+                gap=0.0,
+                stats=stats,
             )
         )
     return out

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from gpu_engine.batch.answers import build_solutions
+from gpu_engine.batch.answers import build_solutions, build_v2_solutions
 from gpu_engine.batch.pack import (
     BatchPlan,
     PackedBatch,
@@ -159,8 +159,46 @@ def solve_batch(problems: Sequence[CartProblem], *, device: str = "auto") -> Bat
 def solve_problems(
     problems: Sequence[CartProblem], *, device: str = "auto", prefer: int | None = None
 ) -> BatchResult:
-    """:func:`solve_batch` with the plan's ``prefer`` (tests run each method on every cart)."""
+    """:func:`solve_batch` with the plan's ``prefer`` (tests run each method on every cart).
+    Simple carts take the version 1 path; the others (several nodes a merchant, weight tiers)
+    the version 2 full search (:mod:`gpu_engine.batch.v2`, which ignores ``prefer``); a mixed
+    batch runs as the two sub-batches and answers in the problems' order."""
     t0 = time.perf_counter()
+    if all(p.simple for p in problems):
+        return _solve_simple(problems, device=device, prefer=prefer, t0=t0)
+    from gpu_engine.batch.v2 import solve_v2
+
+    simple = [i for i, p in enumerate(problems) if p.simple]
+    versioned = [i for i, p in enumerate(problems) if not p.simple]
+    where = resolve_batch_device(device)
+    solutions: list[Solution | None] = [None] * len(problems)
+    if simple:
+        part = _solve_simple([problems[i] for i in simple], device=where, prefer=prefer, t0=t0)
+        for i, solution in zip(simple, part.solutions, strict=True):
+            solutions[i] = solution
+    v2_problems = [problems[i] for i in versioned]
+    answers = solve_v2(v2_problems, where=where)
+    v2_solutions = build_v2_solutions(
+        v2_problems,
+        answers.packed.line_ptr,
+        answers.method,
+        answers.total,
+        answers.choice,
+        device=where,
+        batch_ms=(time.perf_counter() - t0) * 1e3,
+        batch_size=len(problems),
+    )
+    for i, solution in zip(versioned, v2_solutions, strict=True):
+        solutions[i] = solution
+    return BatchResult(
+        solutions=solutions, device=where, elapsed_ms=(time.perf_counter() - t0) * 1e3
+    )
+
+
+def _solve_simple(
+    problems: Sequence[CartProblem], *, device: str, prefer: int | None, t0: float
+) -> BatchResult:
+    """The version 1 batch: simple carts packed as CSR, planned and solved by either method."""
     batch = pack_problems(problems)
     answers = solve_packed(batch, device=device, prefer=prefer)
     solutions = build_solutions(

@@ -28,7 +28,7 @@ import numpy as np
 
 from gpu_engine.batch import ops
 from gpu_engine.batch.ops import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, TOO_LARGE
-from gpu_engine.problem import CartProblem, require_simple
+from gpu_engine.problem import CartProblem, FulfillmentUnsupported
 
 __all__ = [
     "DP",
@@ -219,10 +219,17 @@ def pack_carts(
 
 
 def pack_problems(problems: Sequence[CartProblem]) -> PackedBatch:
-    """CSR arrays of ``problems`` (in order). The Python loop only gathers each problem's
-    arrays; compaction is one njit pass over their concatenation."""
+    """CSR arrays of ``problems`` (in order), simple carts only: these arrays price version 1
+    (``solve_batch`` sends the other carts to :mod:`gpu_engine.batch.v2_pack`'s arrays). The
+    Python loop only gathers each problem's arrays; compaction is one njit pass over their
+    concatenation."""
     for each in problems:
-        require_simple(each.fulfillment, "batch")
+        if not each.simple:
+            raise FulfillmentUnsupported(
+                "algorithm",
+                "pack_problems",
+                "packs simple carts only; solve_batch takes version 2 carts",
+            )
     n = len(problems)
     shapes = np.zeros((n, 3), dtype=np.int64)  # lines, candidate width, merchants
     qty, counts, cand, price = [], [], [], []

@@ -5,7 +5,8 @@
 # Run through the device tool from the repository root with carry [".whl"] (NumPy 2.4, highspy
 # and numba-cuda wheels for Python 3.12: the image's NumPy 2.5 breaks numba-cuda).
 # CARTS, SEED, WORKERS, GPU_CARTS, GPU_WORKERS, GPU_BUDGETS, TEST_CAP (0: no tests), FUZZ_CAP and
-# GPU_FUZZ_CAP override the defaults; CARTS=0 skips the CPU routes.
+# GPU_FUZZ_CAP override the defaults; CARTS=0 skips the CPU routes. VERSION=2 fuzzes version 2
+# carts (warehouses, weight tiers), VERSION=all both; each fuzz stops drawing carts at its cap.
 set -uo pipefail
 OUT="${OUT:-/tmp/device_fuzz_out}"
 TOTAL_S="${TOTAL_S:-585}"
@@ -28,11 +29,13 @@ phase warm 120 "$PY" -c 'from gpu_engine.warmup import warmup; print(warmup())'
 CPU_ROUTES="auto,cpu-full,dp,cpu-dp,flat,milp,cpu-ga"
 [ "${CARTS:-5000}" -gt 0 ] && phase fuzz_cpu "${FUZZ_CAP:-330}" "$PY" -m gpu_engine fuzz --carts "${CARTS:-5000}" \
     --seed "${SEED:-1}" --workers "${WORKERS:-14}" --routes "$CPU_ROUTES" \
+    --version "${VERSION:-1}" --time-limit-s "$(( ${FUZZ_CAP:-330} - 30 ))" \
     --budgets-ms none,200,10 --progress 1000 --json "$OUT/fuzz_cpu.json" \
     --save-failures "$OUT/failures"
 if [ "${GPU_CARTS:-0}" -gt 0 ]; then
     phase fuzz_gpu "${GPU_FUZZ_CAP:-200}" "$PY" -m gpu_engine fuzz --carts "$GPU_CARTS" \
         --seed "${SEED:-1}" --workers "${GPU_WORKERS:-4}" --routes auto,gpu-full,gpu-dp,gpu-ga \
+        --version "${VERSION:-1}" --time-limit-s "$(( ${GPU_FUZZ_CAP:-200} - 30 ))" \
         --budgets-ms "${GPU_BUDGETS:-none,200}" --progress 500 --json "$OUT/fuzz_gpu.json"
 fi
 grep -h "^=== " "$LOG"

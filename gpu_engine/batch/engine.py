@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -166,14 +166,32 @@ def solve_problems(
     t0 = time.perf_counter()
     if all(p.simple for p in problems):
         return _solve_simple(problems, device=device, prefer=prefer, t0=t0)
+    where = resolve_batch_device(device)
+    return solve_mixed(
+        problems,
+        where=where,
+        solve_simple=lambda part: _solve_simple(part, device=where, prefer=prefer, t0=t0),
+        t0=t0,
+    )
+
+
+def solve_mixed(
+    problems: Sequence[CartProblem],
+    *,
+    where: str,
+    solve_simple: Callable[[list[CartProblem]], BatchResult],
+    t0: float,
+) -> BatchResult:
+    """A batch with version 2 carts as two sub-batches: the simple carts by ``solve_simple``
+    (the version 1 path), the others by :func:`gpu_engine.batch.v2.solve_v2` on ``where``;
+    the answers in the problems' order."""
     from gpu_engine.batch.v2 import solve_v2
 
     simple = [i for i, p in enumerate(problems) if p.simple]
     versioned = [i for i, p in enumerate(problems) if not p.simple]
-    where = resolve_batch_device(device)
     solutions: list[Solution | None] = [None] * len(problems)
     if simple:
-        part = _solve_simple([problems[i] for i in simple], device=where, prefer=prefer, t0=t0)
+        part = solve_simple([problems[i] for i in simple])
         for i, solution in zip(simple, part.solutions, strict=True):
             solutions[i] = solution
     v2_problems = [problems[i] for i in versioned]

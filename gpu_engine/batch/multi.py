@@ -40,7 +40,13 @@ from typing import overload
 import numpy as np
 
 from gpu_engine.batch.answers import build_solutions
-from gpu_engine.batch.engine import BatchResult, RawAnswers, solve_packed
+from gpu_engine.batch.engine import (
+    BatchResult,
+    RawAnswers,
+    resolve_batch_device,
+    solve_mixed,
+    solve_packed,
+)
 from gpu_engine.batch.pack import BatchPlan, PackedBatch, csr_offsets, pack_problems, plan_batch
 from gpu_engine.batch.threads import threads_limited
 from gpu_engine.device import simulator_enabled
@@ -97,6 +103,18 @@ def solve_batch_multi(
         )
     problems = problems_or_packed
     t0 = time.perf_counter()
+    if not all(p.simple for p in problems):
+        # Version 2 carts are few (the price watch's fallback): one search on this host's
+        # current device (the CPU twin when a share solver stands in for the GPUs).
+        where = "cpu" if share_solver is not None else resolve_batch_device("auto")
+        return solve_mixed(
+            problems,
+            where=where,
+            solve_simple=lambda part: solve_batch_multi(
+                part, device_ids=device_ids, share_solver=share_solver
+            ),
+            t0=t0,
+        )
     batch = pack_problems(problems)
     answers = solve_packed_multi(batch, device_ids=device_ids, share_solver=share_solver)
     solutions = build_solutions(

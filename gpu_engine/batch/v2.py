@@ -20,7 +20,7 @@ from gpu_engine.problem import CartProblem
 @dataclass(frozen=True, eq=False)
 class V2Answers:
     """Per cart ``method`` (FULL or TOO_LARGE), ``total`` (-1 when too large) and per packed
-    line the problem's column (-1 when too large)."""
+    line its column in its problem (-1 when too large)."""
 
     packed: PackedV2
     method: np.ndarray
@@ -34,7 +34,7 @@ def solve_v2(problems: Sequence[CartProblem], *, where: str, max_work: int = MAX
     whose steps pass ``max_work`` are planned TOO_LARGE and left for the per-cart planner."""
     t0 = time.perf_counter()
     packed = pack_v2(problems)
-    method, complexity, work = plan_v2(problems, max_work=max_work)
+    method, complexity, work = plan_v2(problems, packed, max_work=max_work)
     t1 = time.perf_counter()
     if where == "gpu":
         from gpu_engine.batch.v2_cuda import solve_v2_gpu
@@ -42,6 +42,10 @@ def solve_v2(problems: Sequence[CartProblem], *, where: str, max_work: int = MAX
         total, choice = solve_v2_gpu(packed, method, complexity)
     else:
         total, choice = _solve_cpu(packed, method, complexity, int(work.sum()))
+    # Cart-local columns back to the problems' (each cart's columns are packed in order).
+    line_cart = np.repeat(np.arange(packed.n_carts), np.diff(packed.line_ptr))
+    solved = choice >= 0
+    choice[solved] = packed.col_index[packed.col_ptr[line_cart[solved]] + choice[solved]]
     timings = {"pack_ms": (t1 - t0) * 1e3, "solve_ms": (time.perf_counter() - t1) * 1e3}
     return V2Answers(packed=packed, method=method, total=total, choice=choice, timings=timings)
 

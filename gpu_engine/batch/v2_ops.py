@@ -1,92 +1,75 @@
 """The batch's exact full search on version 2 carts, written once for both devices.
 
 Plain Python compiled twice, as :mod:`gpu_engine.batch.ops` is: ``numba.njit`` in
-:mod:`gpu_engine.batch.v2_cpu` (one cart per ``prange`` iteration, ``start, step = 0, 1``) and
+:mod:`gpu_engine.batch.v2_cpu` (one cart per ``prange`` iteration, its whole range) and
 ``cuda.jit(device=True)`` in :mod:`gpu_engine.batch.v2_cuda` (one block per cart, thread ``t``
-of ``T`` prices assignments ``t, t + T, ...``). Prices come only from
-:func:`gpu_engine.pricing.parcel_fee` and :func:`gpu_engine.pricing.owner_cost`.
+of ``T`` a contiguous ``T``-th of its range). The walk is the full search's own
+(:mod:`gpu_engine.solvers.full.parcel_ops`: a row is one choice of every line but the last,
+whose choices are priced one parcel and one merchant each; the next row is an odometer step),
+so prices come only from :func:`gpu_engine.pricing.parcel_fee` and
+:func:`gpu_engine.pricing.owner_cost`. The numbering is version 1's mixed radix (last line
+fastest, digit = offer rank within the line); ties keep the lowest index.
 
-A cart is a slice of :class:`gpu_engine.batch.v2_pack.PackedV2`: lines ``l0 .. l0 + n - 1``,
-columns ``k0 + j`` (``j`` the cart-local column an offer names), merchants ``q0 + o`` (``o`` a
-column's cart-local owner).
+A cart is a slice of :class:`gpu_engine.batch.v2_pack.PackedV2`: its lines' ``off`` (global
+offer offsets), ``radix`` (offers a line), ``qty``, ``lgrams``; ``cand``/``amount`` are the
+batch's offer arrays (``cand`` = cart-local column); the column arrays and the merchant terms
+are the cart's slices. ``zero`` is at least ``n_c`` zeros (nothing is folded before the walk).
 """
 
 from __future__ import annotations
 
-from gpu_engine.pricing import owner_cost, parcel_fee
+import numba
 
-INF = 2**62
+from gpu_engine.solvers.full import ops as full_ops
+from gpu_engine.solvers.full.parcel_ops import next_row, row_single, row_state
+
+# The full search's digit decoding, an njit dispatcher like parcel_ops' walkers (the CUDA twin
+# rebinds it to its cuda.jit form).
+decode_row = numba.njit(cache=True)(full_ops.decode_row)
+
+NO_BEST = 2**63 - 1
 
 
-def full_search_v2(
-    start, step, l0, n, complexity, offer_ptr, offer_col, offer_amount, line_qty, line_grams,
-    k0, col_owner, base, extra, tier_up, tier_fee, tier_count, per_kg, q0, free_over, dmin, dbp,
-    choice,
+def search_v2(
+    start, stop, n, radix, off, cand, amount, qty, lgrams, n_c, n_o, owner, zero,
+    digits, units, grams, fee, osub, ounits, oparcels, ocost,
+    base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp,
 ):  # fmt: skip
-    """Cheapest (total, index) over assignment indexes ``start, start + step, ...`` below
-    ``complexity``, lowest index on ties; the numbering is v1's mixed radix (last line
-    fastest, digit = offer rank within the line). ``choice`` is scratch of ``n`` offer indexes.
-    Each assignment is priced from scratch without per-column arrays (a thread has none on the
-    GPU): a merchant is priced at its first line, each of its parcels at the parcel's first
-    line, summing the later lines that share it."""
-    best = INF
-    best_index = -1
-    for index in range(start, complexity, step):
-        rest = index
-        for i in range(n - 1, -1, -1):
-            line = l0 + i
-            radix = offer_ptr[line + 1] - offer_ptr[line]
-            choice[i] = offer_ptr[line] + rest % radix
-            rest //= radix
-        total = 0
-        for i in range(n):
-            o = col_owner[k0 + offer_col[choice[i]]]
-            first = True
-            for j in range(i):
-                if col_owner[k0 + offer_col[choice[j]]] == o:
-                    first = False
-                    break
-            if not first:
-                continue
-            sub = 0
-            units = 0
-            parcels = 0
-            for j in range(i, n):
-                col = offer_col[choice[j]]
-                if col_owner[k0 + col] != o:
-                    continue
-                sub += offer_amount[choice[j]]
-                units += line_qty[l0 + j]
-                fresh = True
-                for k in range(i, j):
-                    if offer_col[choice[k]] == col:
-                        fresh = False
-                        break
-                if not fresh:
-                    continue
-                parcel_units = 0
-                grams = 0
-                for k in range(j, n):
-                    if offer_col[choice[k]] == col:
-                        parcel_units += line_qty[l0 + k]
-                        grams += line_grams[l0 + k]
-                g = k0 + col
-                parcels += parcel_fee(
-                    parcel_units,
-                    grams,
-                    base[g],
-                    extra[g],
-                    tier_up[g],
-                    tier_fee[g],
-                    tier_count[g],
-                    per_kg[g],
-                )
-            q = q0 + o
-            total += owner_cost(sub, units, parcels, free_over[q], dmin[q], dbp[q])
-        if total < best:
-            best = total
-            best_index = index
-    return best, best_index
+    """Cheapest (total, index) over assignment indexes ``[start, stop)`` of an ``n``-line
+    cart; ``(NO_BEST, -1)`` for an empty range. ``digits`` (``n`` entries), ``units``,
+    ``grams``, ``fee`` (``n_c``) and ``osub``, ``ounits``, ``oparcels``, ``ocost`` (``n_o``)
+    are the walk's scratch."""
+    best_t = NO_BEST
+    best_i = -1
+    if start >= stop:
+        return best_t, best_i
+    prefix = n - 1
+    r_b = radix[prefix]
+    row = start // r_b
+    decode_row(row, prefix, radix, digits)
+    total = row_state(
+        prefix, digits, off, cand, amount, qty, lgrams, n_c, n_o, owner, zero, zero, zero,
+        units, grams, fee, osub, ounits, oparcels, ocost,
+        base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp,
+    )  # fmt: skip
+    j_lo = start - row * r_b
+    while True:
+        j_hi = min(r_b, stop - row * r_b)
+        best_t, best_i = row_single(
+            row, total, prefix, j_lo, j_hi, r_b, off, cand, amount, qty, lgrams, owner,
+            units, grams, fee, osub, ounits, oparcels, ocost,
+            base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp, best_t, best_i,
+        )  # fmt: skip
+        row += 1
+        if row * r_b >= stop:
+            break
+        j_lo = 0
+        total += next_row(
+            prefix, digits, radix, off, cand, amount, qty, lgrams, owner,
+            units, grams, fee, osub, ounits, oparcels, ocost,
+            base, extra, tier_up, tier_fee, tier_count, per_kg, free, dmin, dbp,
+        )  # fmt: skip
+    return best_t, best_i
 
 
 def decode_v2(index, l0, n, offer_ptr, offer_col, out_choice):

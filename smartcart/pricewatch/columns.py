@@ -8,23 +8,25 @@ with ``COPY (SELECT ...) TO STDOUT (FORMAT BINARY)``: every column is a non-null
 ``np.frombuffer`` with a structured dtype. Other databases (SQLite, the embedded default) read
 the same columns through the ORM: the plain path, a tuple per row.
 
-Names are not read here: only a notice needs them, so ``product_names_read`` fetches the
-products' for a chunk with notices; merchants (few) are read once a run (``merchants_read``,
-with which of them ship from warehouses).
+Names are not read here: only a notice needs them, so ``names_read`` fetches them (one
+statement) for a chunk with notices.
 """
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from django.db import connection
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Value
 
 from storefront.models import Cart, CartLine, Merchant, Offer, Product, Warehouse
 
 # Line columns, in this order: cart id, line id, quantity, product id, own offer id, own
 # offer active (0/1), own offer stock (-1: unlimited), own merchant id, own merchant active
-# (0/1), unit price when added. Lines by cart, then as added (created_at, id).
+# (0/1), unit price when added, own merchant ships from warehouses (0/1: pricing version 2).
+# Lines by cart, then as added (created_at, id).
 LINE_FIELDS = (
     "cart",
     "line",
@@ -36,10 +38,12 @@ LINE_FIELDS = (
     "merchant",
     "merchant_active",
     "snapshot",
+    "merchant_v2",
 )
 # Offer columns: offer id, product id, merchant id, unit price, stock (-1: unlimited),
-# the merchant's discount minimum units and basis points (-1: none).
-OFFER_FIELDS = ("offer", "product", "merchant", "price", "stock", "dmin", "dbp")
+# the merchant's discount minimum units and basis points (-1: none), whether the merchant
+# ships from warehouses (0/1).
+OFFER_FIELDS = ("offer", "product", "merchant", "price", "stock", "dmin", "dbp", "v2")
 
 
 @dataclass(frozen=True)
@@ -66,14 +70,26 @@ def _t(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
+def _has_warehouse(merchant: str) -> Exists:
+    return Exists(Warehouse.objects.filter(merchant_id=OuterRef(merchant), active=True))
+
+
+def _v2_sql(merchant: str) -> str:
+    return (
+        f"EXISTS (SELECT 1 FROM {_t(Warehouse)} w WHERE w.merchant_id = {merchant} "
+        "AND w.active)::int::bigint"
+    )
+
+
 def _line_sql() -> str:
     return (
         "SELECT l.cart_id::bigint, l.id::bigint, l.quantity::bigint, l.product_id::bigint, "
         "o.id::bigint, o.active::int::bigint, COALESCE(o.stock, -1)::bigint, "
-        "o.merchant_id::bigint, m.active::int::bigint, l.unit_price_snapshot::bigint "
+        "o.merchant_id::bigint, m.active::int::bigint, l.unit_price_snapshot::bigint, "
+        f"{_v2_sql('o.merchant_id')} "
         f"FROM {_t(CartLine)} l JOIN {_t(Offer)} o ON o.id = l.offer_id "
         f"JOIN {_t(Merchant)} m ON m.id = o.merchant_id "
-        "WHERE l.cart_id = ANY(%s) ORDER BY l.cart_id, l.created_at, l.id"
+        "WHERE l.cart_id = ANY({ids}) ORDER BY l.cart_id, l.created_at, l.id"
     )
 
 
@@ -82,10 +98,11 @@ def _offer_sql() -> str:
         "SELECT o.id::bigint, o.product_id::bigint, o.merchant_id::bigint, "
         "o.unit_price::bigint, COALESCE(o.stock, -1)::bigint, "
         "COALESCE(m.discount_min_units, -1)::bigint, "
-        "COALESCE(m.discount_basis_points, -1)::bigint "
+        "COALESCE(m.discount_basis_points, -1)::bigint, "
+        f"{_v2_sql('o.merchant_id')} "
         f"FROM {_t(Offer)} o JOIN {_t(Merchant)} m ON m.id = o.merchant_id "
         "WHERE o.active AND m.active AND o.product_id IN "
-        f"(SELECT DISTINCT product_id FROM {_t(CartLine)} WHERE cart_id = ANY(%s))"
+        f"(SELECT DISTINCT product_id FROM {_t(CartLine)} WHERE cart_id = ANY({{ids}}))"
     )
 
 
@@ -113,14 +130,29 @@ def binary_columns(data: bytes | bytearray | memoryview, width: int) -> np.ndarr
     return out
 
 
-def _copy(sql: str, params: Sequence, width: int) -> np.ndarray:
+class Meter(Protocol):
+    """Counts statements and their seconds (``services._QueryMeter``): a COPY is not seen by
+    the connection's execute wrappers."""
+
+    queries: int
+    seconds: float
+
+
+def _copy(sql: str, ids: list[int], width: int, meter: Meter | None) -> np.ndarray:
+    # The ids are written into the statement as an array literal of ints (COPY takes no
+    # server-side parameters, and Django's debug cursor passes none).
+    array = "ARRAY[" + ",".join(str(int(i)) for i in ids) + "]::bigint[]"
+    start = time.perf_counter()
     buffer = bytearray()
     with (
         connection.cursor() as cursor,
-        cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy,
+        cursor.copy(f"COPY ({sql.format(ids=array)}) TO STDOUT (FORMAT BINARY)") as copy,
     ):
         for data in copy:
             buffer += data
+    if meter is not None:
+        meter.queries += 1
+        meter.seconds += time.perf_counter() - start
     return binary_columns(buffer, width)
 
 
@@ -133,6 +165,7 @@ def _rows(rows: list[tuple], width: int) -> np.ndarray:
 def _orm_lines(cart_ids: list[int]) -> np.ndarray:
     rows = (
         CartLine.objects.filter(cart_id__in=cart_ids)
+        .annotate(merchant_v2=_has_warehouse("offer__merchant_id"))
         .order_by("cart_id", "created_at", "id")
         .values_list(
             "cart_id",
@@ -145,10 +178,14 @@ def _orm_lines(cart_ids: list[int]) -> np.ndarray:
             "offer__merchant_id",
             "offer__merchant__active",
             "unit_price_snapshot",
+            "merchant_v2",
         )
     )
     return _rows(
-        [(*r[:5], int(r[5]), -1 if r[6] is None else r[6], r[7], int(r[8]), r[9]) for r in rows],
+        [
+            (*r[:5], int(r[5]), -1 if r[6] is None else r[6], r[7], int(r[8]), r[9], int(r[10]))
+            for r in rows
+        ],
         len(LINE_FIELDS),
     )
 
@@ -157,6 +194,7 @@ def _orm_offers(cart_ids: list[int]) -> np.ndarray:
     products = CartLine.objects.filter(cart_id__in=cart_ids).values("product_id")
     rows = (
         Offer.objects.filter(product_id__in=products, active=True, merchant__active=True)
+        .annotate(v2=_has_warehouse("merchant_id"))
         .order_by()
         .values_list(
             "id",
@@ -166,14 +204,16 @@ def _orm_offers(cart_ids: list[int]) -> np.ndarray:
             "stock",
             "merchant__discount_min_units",
             "merchant__discount_basis_points",
+            "v2",
         )
     )
     return _rows(
-        [(*r[:4], *(-1 if v is None else v for v in r[4:])) for r in rows], len(OFFER_FIELDS)
+        [(*r[:4], *(-1 if v is None else int(v) for v in r[4:])) for r in rows],
+        len(OFFER_FIELDS),
     )
 
 
-def chunk_columns_read(*, cart_ids: Sequence[int]) -> ChunkColumns:
+def chunk_columns_read(*, cart_ids: Sequence[int], meter: Meter | None = None) -> ChunkColumns:
     """The carts of ``cart_ids`` (gone ones left out), their lines and their products'
     buyable offers as columns (see the module docstring): three statements."""
     ids = sorted({int(i) for i in cart_ids})
@@ -183,8 +223,8 @@ def chunk_columns_read(*, cart_ids: Sequence[int]) -> ChunkColumns:
         .values_list("id", "version", "owner_id", "postal_code")
     )
     if connection.vendor == "postgresql":
-        lines = _copy(_line_sql(), [ids], len(LINE_FIELDS))
-        offers = _copy(_offer_sql(), [ids], len(OFFER_FIELDS))
+        lines = _copy(_line_sql(), ids, len(LINE_FIELDS), meter)
+        offers = _copy(_offer_sql(), ids, len(OFFER_FIELDS), meter)
     else:
         lines, offers = _orm_lines(ids), _orm_offers(ids)
     return ChunkColumns(
@@ -198,41 +238,29 @@ def chunk_columns_read(*, cart_ids: Sequence[int]) -> ChunkColumns:
 
 
 @dataclass(frozen=True)
-class Merchants:
-    """Every merchant's name, and the ids (sorted) of those that ship from warehouses
-    (pricing contract version 2: an active warehouse), whose carts the batch engine cannot
-    price."""
-
-    names: dict[int, str]
-    v2: np.ndarray
+class Names:
+    products: dict[int, str]
+    merchants: dict[int, str]
 
 
-def merchants_read() -> Merchants:
-    """``Merchants`` in one statement a run (a marketplace has far fewer merchants than
-    open carts)."""
-    rows = Merchant.objects.annotate(v2=merchant_has_warehouse(OuterRef("pk"))).values_list(
-        "id", "name", "v2"
+def names_read(*, product_ids: Sequence[int], merchant_ids: Sequence[int]) -> Names:
+    """The product and merchant names a chunk's notices show, in one statement."""
+    products = sorted({int(i) for i in product_ids})
+    merchants = sorted({int(i) for i in merchant_ids})
+    rows = (
+        Product.objects.filter(id__in=products)
+        .order_by()
+        .annotate(kind=Value(0))
+        .values_list("kind", "id", "name")
+        .union(
+            Merchant.objects.filter(id__in=merchants)
+            .order_by()
+            .annotate(kind=Value(1))
+            .values_list("kind", "id", "name"),
+            all=True,
+        )
     )
-    names: dict[int, str] = {}
-    v2: list[int] = []
-    for merchant_id, name, has_warehouse in rows:
-        names[merchant_id] = name
-        if has_warehouse:
-            v2.append(merchant_id)
-    return Merchants(names=names, v2=np.array(sorted(v2), np.int64))
-
-
-def merchant_has_warehouse(merchant) -> Exists:
-    return Exists(Warehouse.objects.filter(merchant_id=merchant, active=True))
-
-
-def product_names_read(*, product_ids: Sequence[int]) -> dict[int, str]:
-    """The names a chunk's notices show: one statement, none for no product."""
-    ids = sorted({int(i) for i in product_ids})
-    return dict(Product.objects.filter(id__in=ids).values_list("id", "name")) if ids else {}
-
-
-def merchant_names_read(*, merchant_ids: Sequence[int]) -> dict[int, str]:
-    """For a merchant created after the run read ``Merchants``: one statement."""
-    ids = sorted({int(i) for i in merchant_ids})
-    return dict(Merchant.objects.filter(id__in=ids).values_list("id", "name")) if ids else {}
+    names = Names(products={}, merchants={})
+    for kind, row_id, name in rows:
+        (names.merchants if kind else names.products)[row_id] = name
+    return names

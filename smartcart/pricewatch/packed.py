@@ -38,11 +38,10 @@ from smartcart.answers import (
 from smartcart.pricewatch.columns import (
     LINE_FIELDS,
     ChunkColumns,
-    Merchants,
+    Meter,
+    Names,
     chunk_columns_read,
-    merchant_names_read,
-    merchants_read,
-    product_names_read,
+    names_read,
 )
 from smartcart.pricewatch.selectors import shipping_rules_known
 from smartcart.selectors import problem_size
@@ -64,8 +63,7 @@ class PackedChunk:
     ``own`` (its own offer's packed index) and ``current_choice`` (its own merchant,
     cart-local). Per packed offer: ``offer_ids``, ``offer_merchants`` (database ids),
     ``offer_prices``. Per packed merchant: ``merchant_ids``, ``free_over`` (-1: never free).
-    Product names are read on the first answer, for the chunk's notices only; merchant
-    names come with the run's ``columns.Merchants``."""
+    Names are read on the first answer (``columns.names_read``), for notices only."""
 
     batch: PackedBatch
     cart_ids: np.ndarray = field(default_factory=lambda: _NONE)
@@ -87,8 +85,7 @@ class PackedChunk:
     skipped: int = 0
     skipped_v2: int = 0
     fallback: list[int] = field(default_factory=list)
-    merchant_names: dict[int, str] = field(default_factory=dict)
-    product_names: dict[int, str] | None = None
+    names: Names | None = None
 
     @property
     def n_carts(self) -> int:
@@ -98,16 +95,19 @@ class PackedChunk:
         owner = int(self.owners[c])
         return None if owner < 0 else owner
 
+    def _names(self) -> Names:
+        # One read for every name the chunk's notices can show, on the first notice.
+        if self.names is None:
+            self.names = names_read(
+                product_ids=self.product_ids.tolist(), merchant_ids=self.merchant_ids.tolist()
+            )
+        return self.names
+
     def _product_name(self, product_id: int) -> str:
-        # One read for every product name the chunk's notices can show, on the first notice.
-        if self.product_names is None:
-            self.product_names = product_names_read(product_ids=self.product_ids.tolist())
-        return self.product_names[product_id]
+        return self._names().products[product_id]
 
     def _merchant_name(self, merchant_id: int) -> str:
-        if merchant_id not in self.merchant_names:  # created after the run read them
-            self.merchant_names.update(merchant_names_read(merchant_ids=self.merchant_ids.tolist()))
-        return self.merchant_names[merchant_id]
+        return self._names().merchants[merchant_id]
 
     def answer_fields(
         self,
@@ -252,19 +252,15 @@ def _postal_index(postal_of: list) -> tuple[list, np.ndarray]:
     return codes, np.fromiter((index[p] for p in postal_of), np.int64, len(postal_of))
 
 
-def carts_packed_read(*, cart_ids: list[int], merchants: Merchants | None = None) -> PackedChunk:
+def carts_packed_read(*, cart_ids: list[int], meter: Meter | None = None) -> PackedChunk:
     """The packed batch of the carts of ``cart_ids`` as they stand (see the module
-    docstring): three statements, plus the zone index's when it is rebuilt.
-    ``merchants``: the run's ``columns.merchants_read`` (``None``: read here)."""
-    if merchants is None:
-        merchants = merchants_read()
-    cols = chunk_columns_read(cart_ids=cart_ids)
-    chunk = _packed(cols, n_asked=len(set(cart_ids)), v2_merchants=merchants.v2)
-    chunk.merchant_names = merchants.names
-    return chunk
+    docstring): three statements, plus the zone index's when it is rebuilt. ``meter``
+    counts the COPY statements (the connection's execute wrappers do not see them)."""
+    cols = chunk_columns_read(cart_ids=cart_ids, meter=meter)
+    return _packed(cols, n_asked=len(set(cart_ids)))
 
 
-def _packed(cols: ChunkColumns, *, n_asked: int, v2_merchants: np.ndarray) -> PackedChunk:
+def _packed(cols: ChunkColumns, *, n_asked: int) -> PackedChunk:
     carts = cols.cart_ids
     l_cpos = np.searchsorted(carts, cols.line("cart"))
     # A line whose cart went between the statements (deleted meanwhile) is dropped.
@@ -288,7 +284,7 @@ def _packed(cols: ChunkColumns, *, n_asked: int, v2_merchants: np.ndarray) -> Pa
     bad[l_cpos[bad_line]] = True
 
     # Every (line, offer of its product): the product's offers by a sorted index.
-    o_id, o_product, o_merchant, o_price, o_stock, o_dmin, o_dbp = cols.offers
+    o_id, o_product, o_merchant, o_price, o_stock, o_dmin, o_dbp, o_v2 = cols.offers
     order = np.argsort(o_product, kind="stable")
     lo = np.searchsorted(o_product[order], l_product, "left")
     hi = np.searchsorted(o_product[order], l_product, "right")
@@ -301,9 +297,8 @@ def _packed(cols: ChunkColumns, *, n_asked: int, v2_merchants: np.ndarray) -> Pa
 
     # Version 2 merchants (warehouses): their carts are not the batch's.
     v2 = np.zeros(n_carts, bool)
-    if v2_merchants.size:
-        v2[p_cart[np.isin(p_merchant, v2_merchants)]] = True
-        v2[l_cpos[np.isin(l_merchant, v2_merchants)]] = True
+    v2[p_cart[o_v2[p_offer] == 1]] = True
+    v2[l_cpos[col["merchant_v2"] == 1]] = True
 
     # Shipping: one rule per (merchant, destination): the shared pricing rows.
     n_postal = max(len(postal_codes), 1)

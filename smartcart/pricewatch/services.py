@@ -21,6 +21,7 @@ retries later. A run removes exactly the change rows it read, so changes committ
 wait for the next run.
 """
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -32,13 +33,13 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
+from django.db.models import JSONField
 from django.utils import timezone
 
 from gpu_engine import Solution, SolverInconsistency, solve
 from gpu_engine.batch import METHOD_NAMES, TOO_LARGE, price_choice, solve_batch, solve_packed
 from smartcart.answers import answer_from_solution, answer_keeps_current
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchEmailOptIn, PriceWatchRun
-from smartcart.pricewatch.columns import Merchants, merchants_read
 from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import (
     CartRead,
@@ -189,7 +190,6 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
             since = timezone.now() - timedelta(days=settings.SMARTCART_PRICE_WATCH_ACTIVE_DAYS)
             cart_ids = price_watch_carts_affected(changes=changes, active_since=since)
             device = "auto" if route == Route.GPU else "cpu"
-            merchants = merchants_read()
             for chunk in _chunks(cart_ids, settings.SMARTCART_PRICE_WATCH_CHUNK):
                 _check_chunk(
                     run=run,
@@ -197,7 +197,6 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
                     device=device,
                     counts=counts,
                     meter=meter,
-                    merchants=merchants,
                 )
             if counts.skipped_v2:
                 # Not priced as version 1: the batch engine has no warehouses.
@@ -323,8 +322,8 @@ def _checked_packed(
     cart_ids: list[int],
     device: str,
     counts: _Counts,
-    merchants: Merchants | None = None,
     noticed: set[int] | None = None,
+    meter: "_QueryMeter | None" = None,
 ) -> list[_Checked]:
     """The carts checked from the chunk's packed rows (``packed.carts_packed_read``): one
     ``solve_packed`` call, answers turned into rows only for notices. Carts the batch cannot
@@ -332,7 +331,7 @@ def _checked_packed(
     With ``noticed`` (the carts that have a notice now) only the carts that may change a
     notice are returned: those over a floor (decided on the arrays) and those in ``noticed``;
     the others would neither get nor lose one."""
-    chunk = carts_packed_read(cart_ids=cart_ids, merchants=merchants)
+    chunk = carts_packed_read(cart_ids=cart_ids, meter=meter)
     counts.skipped += chunk.skipped + chunk.skipped_v2
     counts.skipped_v2 += chunk.skipped_v2
     fallback = list(chunk.fallback)
@@ -445,7 +444,6 @@ def _check_chunk(
     device: str,
     counts: _Counts,
     meter: "_QueryMeter",
-    merchants: Merchants | None = None,
 ):
     counts.checked += len(cart_ids)
     existing: dict[int, list[OptimizationRun]] = {}
@@ -455,13 +453,13 @@ def _check_chunk(
         cart_ids=cart_ids,
         device=device,
         counts=counts,
-        merchants=merchants,
         noticed=set(existing),
+        meter=meter,
     )
     if not carts:
         return
     now = timezone.now()
-    created: list[OptimizationRun] = []
+    created: list[tuple[int, dict]] = []  # (cart id, run fields) of each new notice
     retired: list[int] = []
     for cart in carts:
         notices = existing.get(cart.cart_id, [])
@@ -473,42 +471,56 @@ def _check_chunk(
             continue  # unchanged: keep the notice the shopper may be looking at
         retired += [n.pk for n in notices]
         if fields is not None:
-            created.append(_notice_run(run=run, cart_id=cart.cart_id, fields=fields, now=now))
+            created.append((cart.cart_id, fields))
     with run_write():
         if retired:
             OptimizationRun.objects.filter(pk__in=retired).update(superseded_at=now)
-        _notices_insert(created, meter=meter)
+        _notices_insert(run=run, created=created, now=now, meter=meter)
     counts.notified += len(created)
     owners = {cart.cart_id: cart.owner_id for cart in carts}
     counts.emails += _emails_queue(run=run, created=created, owners=owners)
 
 
 _COPY_FIELDS = tuple(f for f in OptimizationRun._meta.concrete_fields if not f.primary_key)
+_JSON_COLUMNS = frozenset(f.attname for f in _COPY_FIELDS if isinstance(f, JSONField))
 
 
-def _notices_insert(created: list[OptimizationRun], *, meter: "_QueryMeter") -> None:
+def _notices_insert(
+    *, run: PriceWatchRun, created: list[tuple[int, dict]], now, meter: "_QueryMeter"
+) -> None:
     """One COPY on PostgreSQL: an INSERT of many rows with JSON columns spends most of its time
-    in psycopg binding the parameters, which COPY does not do. Other databases:
+    in psycopg binding the parameters, which COPY does not do. The row of every notice is
+    the row Django would write for its first one (``_notice_run``, each field's
+    ``get_db_prep_save``) with the answer's own fields put in (JSON as text, which the jsonb
+    column reads), so no model instance is built per notice. Other databases:
     ``bulk_create``."""
     if not created:
         return
     if connection.vendor != "postgresql":
-        OptimizationRun.objects.bulk_create(created, batch_size=500)
+        notices = [_notice_run(run=run, cart_id=c, fields=f, now=now) for c, f in created]
+        OptimizationRun.objects.bulk_create(notices, batch_size=500)
         return
     quote = connection.ops.quote_name
     columns = ", ".join(quote(str(field.column)) for field in _COPY_FIELDS)
+    first_cart, first_fields = created[0]
+    first = _notice_run(run=run, cart_id=first_cart, fields=first_fields, now=now)
+    template = [
+        field.get_db_prep_save(field.pre_save(first, True), connection) for field in _COPY_FIELDS
+    ]
+    at = {field.attname: k for k, field in enumerate(_COPY_FIELDS)}
+    dumps = json.JSONEncoder(separators=(", ", ": ")).encode
     start = time.perf_counter()
     with (
         connection.cursor() as cursor,
         cursor.copy(f"COPY {quote(OptimizationRun._meta.db_table)} ({columns}) FROM STDIN") as copy,
     ):
-        for notice in created:
-            copy.write_row(
-                [
-                    field.get_db_prep_save(field.pre_save(notice, True), connection)
-                    for field in _COPY_FIELDS
-                ]
-            )
+        for cart_id, fields in created:
+            values = template.copy()
+            values[at["cart_id"]] = cart_id
+            for key, value in fields.items():
+                # KeyError: an answer field without a column, a defect to surface.
+                values[at[key]] = dumps(value) if key in _JSON_COLUMNS else value
+            copy.write_row(values)
     meter.queries += 1
     meter.seconds += time.perf_counter() - start
 
@@ -529,11 +541,11 @@ def _notice_run(*, run: PriceWatchRun, cart_id: int, fields: dict, now) -> Optim
 
 
 def _emails_queue(
-    *, run: PriceWatchRun, created: list[OptimizationRun], owners: dict[int, int | None]
+    *, run: PriceWatchRun, created: list[tuple[int, dict]], owners: dict[int, int | None]
 ) -> int:
     """Queues the saving e-mail of each new notice whose cart's owner opted in (one read, two
     when some did); the task itself keeps to one e-mail per cart per day."""
-    owned = {n.cart_id: owners[n.cart_id] for n in created if n.savings and owners.get(n.cart_id)}
+    owned = {c: owners[c] for c, fields in created if fields["savings"] and owners.get(c)}
     if not owned:
         return 0
     opted = set(

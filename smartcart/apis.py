@@ -26,6 +26,7 @@ from smartcart.services import (
 from storefront.api.errors import error_responses
 from storefront.api.inputs import json_body, validated
 from storefront.api.pagination import StrictPageNumberPagination
+from storefront.api.parcels import NodeParcelSerializer
 from storefront.carts.apis import CartBaseView, CartResource, cart_response, no_cart, own_cart
 from storefront.security.idempotency import IDEMPOTENCY_KEY_PARAMETER, idempotent
 
@@ -45,7 +46,17 @@ class SuggestedLineSerializer(serializers.Serializer):
     new_merchant_id = serializers.IntegerField()
     new_merchant_name = serializers.CharField()
     new_unit_price = serializers.IntegerField()
-    changed = serializers.BooleanField()
+    old_warehouse_id = serializers.IntegerField(
+        allow_null=True, required=False, help_text="Null: a merchant without warehouses."
+    )
+    old_warehouse_name = serializers.CharField(allow_blank=True, required=False)
+    new_warehouse_id = serializers.IntegerField(
+        allow_null=True,
+        required=False,
+        help_text="The warehouse applying ships it from. Null: a merchant without warehouses.",
+    )
+    new_warehouse_name = serializers.CharField(allow_blank=True, required=False)
+    changed = serializers.BooleanField(help_text="Its offer or its warehouse changes.")
 
 
 class SuggestedMerchantSerializer(serializers.Serializer):
@@ -59,6 +70,9 @@ class SuggestedMerchantSerializer(serializers.Serializer):
     cost = serializers.IntegerField()
     free_over = serializers.IntegerField(allow_null=True)
     missing_for_free_shipping = serializers.IntegerField(allow_null=True)
+    parcels = NodeParcelSerializer(
+        many=True, required=False, help_text="One a warehouse (node) that ships something."
+    )
 
 
 class SuggestionSerializer(serializers.Serializer):

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from storefront.api.cart_fields import cart_api_fields, cart_resource_serializer
 from storefront.api.errors import error_responses
 from storefront.api.inputs import TextField, json_body, validated
+from storefront.api.parcels import LinesParcelSerializer
 from storefront.carts.etag import cart_preconditions
 from storefront.carts.pricing_summary import (
     CartPricingSummary,
@@ -54,6 +55,12 @@ class CartLineSerializer(serializers.Serializer):
     price_changed = serializers.BooleanField()
     line_total = serializers.IntegerField()
     available = serializers.BooleanField()
+    warehouse_id = serializers.IntegerField(
+        allow_null=True,
+        help_text="The merchant's warehouse the line ships from; null when the merchant has "
+        "no warehouses (or the line cannot be bought now).",
+    )
+    warehouse_name = serializers.CharField(allow_blank=True)
     problem = serializers.CharField(
         allow_null=True,
         help_text="Why the line cannot be bought now: offer_inactive, merchant_inactive, "
@@ -72,6 +79,9 @@ class CartMerchantSerializer(serializers.Serializer):
     total = serializers.IntegerField()
     missing_for_free_shipping = serializers.IntegerField(
         allow_null=True, help_text="Goods to add for free shipping; null: never free."
+    )
+    parcels = LinesParcelSerializer(
+        many=True, help_text="Its parcels: one a warehouse that ships something."
     )
 
     def get_line_ids(self, group) -> list[int]:

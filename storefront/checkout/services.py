@@ -240,11 +240,8 @@ def _commission_rates(*, merchant_ids: list[int]) -> dict[int, int]:
 
 
 def _parcels(group) -> list[dict]:
-    """A version 2 merchant's parcels as ``MerchantOrder.parcels`` keeps them, with the
-    weight as the pages show it (a version 1 merchant's one parcel is the package itself:
-    none)."""
-    if not group.ships_from_warehouses:
-        return []
+    """The package's parcels as ``MerchantOrder.parcels`` keeps them, with the weight as the
+    pages show it (a merchant without warehouses: one, ``warehouse_id`` None)."""
     return [
         {
             "warehouse_id": parcel.warehouse_id,

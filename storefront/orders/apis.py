@@ -7,6 +7,7 @@ ledger when paid). Signed-in callers only; another shopper's order is a 404."""
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
+    extend_schema_field,
     extend_schema_serializer,
 )
 from payments import RedirectNeeded
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 
 from storefront.api.errors import error_responses
 from storefront.api.inputs import TextField, json_body, validated
+from storefront.api.parcels import ParcelSerializer
 from storefront.carts.apis import CartSerializer, own_cart
 from storefront.carts.services import cart_destination_set
 from storefront.checkout.address import shipping_address_validate
@@ -47,6 +49,9 @@ class CheapestSuggestionSerializer(serializers.Serializer):
 
 class OrderLineSerializer(serializers.Serializer):
     product_name = serializers.CharField()
+    warehouse_id = serializers.IntegerField(
+        allow_null=True, help_text="The warehouse it ships from; null: the merchant itself."
+    )
     gtin = serializers.CharField()
     merchant_sku = serializers.CharField()
     unit_price = serializers.IntegerField()
@@ -65,7 +70,14 @@ class MerchantOrderSerializer(serializers.Serializer):
     discount = serializers.IntegerField()
     shipping = serializers.IntegerField()
     cost = serializers.IntegerField()
+    parcels = serializers.SerializerMethodField()
     lines = OrderLineSerializer(many=True, source="lines.all")
+
+    @extend_schema_field(ParcelSerializer(many=True))
+    def get_parcels(self, package) -> list[dict]:
+        """The parcels as placed (orders placed before parcels were kept have none)."""
+        fields = ParcelSerializer().fields
+        return [{name: parcel[name] for name in fields} for parcel in package.parcels]
 
 
 class OrderSerializer(serializers.Serializer):

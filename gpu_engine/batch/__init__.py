@@ -4,7 +4,10 @@
 the one builder of the format: :mod:`gpu_engine.batch.pack`), chooses per cart the cheaper exact
 method (full search or the merchant subset DP; carts too large for both come back as None) and
 runs them all at once: one block per cart on the GPU (:mod:`gpu_engine.batch.cuda`), one
-``prange`` iteration per cart on the CPU twin (:mod:`gpu_engine.batch.cpu`). ``device="auto"``
+``prange`` iteration per cart on the CPU twin (:mod:`gpu_engine.batch.cpu`). Version 2 carts
+(a merchant's several nodes, parcel rates by weight) go as a sub-batch of their own to the exact
+full search over columns (:mod:`gpu_engine.batch.v2`); ``solve_batch`` merges both in cart
+order, and ``pack_problems``/``solve_packed`` stay the simple carts' format. ``device="auto"``
 uses the GPU only when ``cuda.is_available()`` at run time; nothing here touches CUDA at import
 time. The names below are the apps' way in.
 """

@@ -162,3 +162,40 @@ def test_multi_device_batch_takes_v2_carts():
     want = solve_batch(problems, device="cpu")
     assert [s.total for s in got.solutions] == [s.total for s in want.solutions]
     assert np.all([s.optimal for s in got.solutions])
+
+
+def wide_cart(merchants: int, nodes: int) -> dict:
+    """One line sold at every node of every merchant (weight tiers: not simple)."""
+    tiers = [{"up_to_g": 1000, "fee": 100}]
+    shipping = {"per_extra_unit": 0, "weight_tiers": tiers}
+    return {
+        "items": [{"id": "a", "quantity": 1, "weight_g": 500}],
+        "merchants": [
+            {
+                "id": f"m{m}",
+                "nodes": [
+                    {"id": f"n{k}", "shipping": {**shipping, "base_fee": m + k}}
+                    for k in range(nodes)
+                ],
+            }
+            for m in range(merchants)
+        ],
+        "offers": [
+            {"item": "a", "merchant": f"m{m}", "node": f"n{k}", "price": 100, "stock": None}
+            for m in range(merchants)
+            for k in range(nodes)
+        ],
+    }
+
+
+def test_carts_past_a_threads_columns_or_merchants_are_flagged():
+    from gpu_engine.batch.v2_pack import MAX_V2_COLUMNS, MAX_V2_OWNERS
+
+    past = [wide_cart(MAX_V2_OWNERS + 1, 1), wide_cart(1, MAX_V2_COLUMNS + 1)]
+    fits = [wide_cart(MAX_V2_OWNERS, 1), wide_cart(1, MAX_V2_COLUMNS)]
+    problems = [CartProblem.from_dict(cart) for cart in past + fits]
+    assert not any(p.simple for p in problems)
+    solutions = solve_batch(problems, device="cpu").solutions
+    assert solutions[:2] == [None, None]
+    # Cheapest: the price, m0/n0's base fee 0 and its first tier's 100.
+    assert [s.total for s in solutions[2:]] == [200, 200]

@@ -7,11 +7,12 @@ import pytest
 from gpu_engine import CartProblem
 from gpu_engine.batch import solve_batch
 from gpu_engine.batch.engine import solve_problems
-from gpu_engine.batch.pack import TOO_LARGE
+from gpu_engine.batch.pack import MAX_WORK, TOO_LARGE
 from gpu_engine.batch.v2 import solve_v2
+from gpu_engine.batch.v2_pack import MAX_V2_COLUMNS, MAX_V2_OWNERS
 from gpu_engine.fuzz.v2_carts import random_v2_cart
-from gpu_engine.reference import reference_brute_force_v2
-from tests.gpu_engine.batch.test_v2_cpu import simple_cart
+from gpu_engine.reference import reference_brute_force_v2, reference_cost_v2
+from tests.gpu_engine.batch.test_v2_cpu import simple_cart, wide_cart
 from tests.gpu_engine.solvers.full import v2_cases
 
 
@@ -30,12 +31,33 @@ def test_kernel_equals_the_cpu_twin_and_the_brute_force():
         v2_cases.limit_cart(),
         v2_cases.small_v2_cart(5, 4),
         v2_cases.small_v2_cart(6, 3, cents=1),
+        wide_cart(1, MAX_V2_COLUMNS),  # a thread's state full
+        wide_cart(MAX_V2_OWNERS, 1),
     ]
     problems = [CartProblem.from_dict(cart) for cart in carts]
     gpu = solve_v2(problems, where="gpu")
     _same(gpu, solve_v2(problems, where="cpu"))
     for c, cart in enumerate(carts):
         assert gpu.total[c] == reference_brute_force_v2(cart)[0]
+
+
+@pytest.mark.cudasim
+def test_kernel_on_seeded_small_carts_equals_the_brute_force():
+    carts = [
+        v2_cases.small_v2_cart(seed, 3 + seed % 2, cents=(1, 100)[seed % 2]) for seed in range(8)
+    ]
+    problems = [CartProblem.from_dict(cart) for cart in carts]
+    result = solve_batch(problems, device="gpu")
+    assert result.device == "gpu"
+    for cart, solution in zip(carts, result.solutions, strict=True):
+        best, _ = reference_brute_force_v2(cart)
+        assert solution is not None and solution.total == best
+        assert (
+            reference_cost_v2(
+                cart, {k: (m, solution.nodes[k]) for k, m in solution.assignment.items()}
+            )
+            == best
+        )
 
 
 @pytest.mark.cudasim
@@ -69,7 +91,9 @@ def test_v2_batch_on_the_device_equals_the_cpu_twin():
     gpu = solve_v2(problems, where="gpu")
     cpu = solve_v2(problems, where="cpu")
     _same(gpu, cpu)
-    assert (gpu.method == TOO_LARGE).sum() >= 5
+    too_large = [p.complexity * p.n_items > MAX_WORK for p in problems]
+    assert any(too_large)
+    assert ((gpu.method == TOO_LARGE) == np.array(too_large)).all()
     result = solve_batch(problems, device="gpu")
     assert result.device == "gpu"
     for c in range(0, 3000, 300):

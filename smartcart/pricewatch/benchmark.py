@@ -193,6 +193,24 @@ def _run_finished(*, before: int, start: float, wait_s: float) -> PriceWatchRun 
         time.sleep(0.2)
 
 
+def market_reuse() -> Market | None:
+    """The bench market a kept run left, with its notices and recorded changes deleted (so
+    the next feed's run starts as the first one did); ``None`` when there is none."""
+    carts = Cart.objects.filter(session_key__startswith=PREFIX)
+    if not carts.exists():
+        return None
+    OptimizationRun.objects.filter(cart__in=carts).delete()
+    PriceWatchChange.objects.all().delete()
+    offers = Offer.objects.filter(merchant_sku__startswith=PREFIX)
+    return Market(
+        merchants=Merchant.objects.filter(slug__startswith=PREFIX).count(),
+        products=Product.objects.filter(slug__startswith=PREFIX).count(),
+        offers=offers.count(),
+        carts=carts.count(),
+        lines=CartLine.objects.filter(cart__in=carts).count(),
+    )
+
+
 def market_delete() -> None:
     carts = Cart.objects.filter(session_key__startswith=PREFIX)
     OptimizationRun.objects.filter(cart__in=carts).delete()

@@ -1,5 +1,7 @@
+import cProfile
 import os
 import platform
+import pstats
 import time
 
 from django.conf import settings
@@ -8,6 +10,7 @@ from django.db import connection
 
 from gpu_engine import warmup
 from smartcart.pricewatch import benchmark
+from smartcart.pricewatch.bench_copy import market_create_copy
 
 
 class Command(BaseCommand):
@@ -29,6 +32,25 @@ class Command(BaseCommand):
         parser.add_argument("--share", type=float, default=0.1, help="Share of offers repriced.")
         parser.add_argument("--seed", type=int, default=14)
         parser.add_argument("--keep", action="store_true", help="Keep the bench rows.")
+        parser.add_argument(
+            "--reuse",
+            action="store_true",
+            help="Reuse the bench market a --keep run left (its notices and recorded changes "
+            "deleted first; the feed moves the prices again from where they stand).",
+        )
+        parser.add_argument(
+            "--fast-setup",
+            action="store_true",
+            help="Write the market with COPY from NumPy draws (PostgreSQL; for a million "
+            "carts; the same shape, not the same draws as the default setup).",
+        )
+        parser.add_argument(
+            "--profile",
+            metavar="PATH",
+            default="",
+            help="cProfile the feed and the job (in-process) into PATH and print the top "
+            "functions by own time.",
+        )
         parser.add_argument(
             "--route",
             choices=("cpu", "gpu", "auto"),
@@ -60,23 +82,34 @@ class Command(BaseCommand):
         self.stdout.write(
             f"mode: {'queued to the workers (broker)' if queued else 'in-process (no broker)'}"
         )
-        benchmark.market_delete()
         t0 = time.perf_counter()
-        market = benchmark.market_create(
-            carts=options["carts"],
-            products=options["products"],
-            merchants=options["merchants"],
-            max_lines=options["max_lines"],
-            max_offers=options["max_offers"],
-            seed=options["seed"],
-        )
+        market = benchmark.market_reuse() if options["reuse"] else None
+        if market is None:
+            benchmark.market_delete()
+            create = market_create_copy if options["fast_setup"] else benchmark.market_create
+            market = create(
+                carts=options["carts"],
+                products=options["products"],
+                merchants=options["merchants"],
+                max_lines=options["max_lines"],
+                max_offers=options["max_offers"],
+                seed=options["seed"],
+            )
         self.stdout.write(f"setup: {market} in {time.perf_counter() - t0:.1f} s")
+        profiler = cProfile.Profile() if options["profile"] else None
         try:
+            if profiler is not None:
+                profiler.enable()
             outcome = benchmark.feed_apply(
                 share=options["share"],
                 seed=options["seed"],
                 wait_s=options["wait"] if queued else 0,
             )
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(options["profile"])
+                stats = pstats.Stats(options["profile"], stream=self.stdout)
+                stats.sort_stats("tottime").print_stats(25)
             self._report(market, outcome, queued=queued, countdown=options["countdown"])
         finally:
             if not options["keep"]:

@@ -16,8 +16,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from django.db.models import F, QuerySet
-
 from storefront.carts.fulfillment import CartNodes, cart_nodes_read
 from storefront.carts.pricing import PricedLine, Shipment, shipments_price
 from storefront.carts.pricing_summary import (
@@ -29,7 +27,6 @@ from storefront.carts.pricing_summary import (
 from storefront.catalog.selectors import product_offers_read
 from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
-from storefront.catalog.sql_shapes import Slots, shaped_list
 from storefront.fulfillment.selectors import FulfillmentNode, merchant_ids_with_warehouses
 from storefront.models import Cart, Offer, Product
 from storefront.models.catalog import stock_covers
@@ -405,70 +402,4 @@ def cart_unavailable_alternatives(*, summary: CartPricingSummary) -> dict[int, L
             found[line.line_id] = LineAlternative(
                 offer=offer, cost=eligible[0], sellers=len(eligible)
             )
-    return found
-
-
-@dataclass(frozen=True, slots=True)
-class ListedCheapest:
-    """What a catalog card says of a product: its cheapest offer delivered, one unit bought
-    on its own (an empty cart's ranking), and how many offers can sell it now."""
-
-    cost: DeliveredCost
-    merchant_name: str
-    offer_count: int
-
-
-def products_cheapest_delivered(
-    *, product_ids: Sequence[int], postal_code: str
-) -> dict[int, ListedCheapest]:
-    """``{product_id: ListedCheapest}`` for a page of products (those nobody can sell now are
-    left out): the product page's ranking for an empty cart delivered to ``postal_code``, for
-    each. One query for every product's offers (the merchants' shipping from the zone index),
-    one for which merchants ship from warehouses (three more when some do)."""
-    if not product_ids:
-        return {}
-    ids = tuple(sorted(set(product_ids)))
-
-    def query(wanted: tuple[int, ...]) -> QuerySet[Offer]:
-        return (
-            Offer.objects.filter(product_id__in=wanted, active=True, merchant__active=True)
-            .select_related("merchant")
-            .annotate(product_weight_g=F("product__weight_g"))
-            .order_by("unit_price", "merchant_id", "id")
-        )
-
-    slots = Slots()
-    slots.numbers(ids)
-    offers = shaped_list(
-        key=("page_offers", len(ids)),
-        slots=slots,
-        build=lambda sentinels: query(sentinels.numbers(ids)),
-        plain=lambda: query(ids),
-    )
-    by_product: dict[int, list[Offer]] = defaultdict(list)
-    for offer in offers:
-        by_product[offer.product_id].append(offer)
-    terms = merchant_terms_for_merchants(
-        merchants=[offer.merchant for offer in offers], postal_code=postal_code
-    )
-    empty = CartBasis(groups={}, product_line=None)
-    nodes = delivered_nodes_read(offers=offers, basis=empty, postal_code=postal_code)
-    found = {}
-    for product_id, product_offers in by_product.items():
-        costs = offers_delivered_cost(
-            offers=product_offers,
-            terms=terms,
-            basis=empty,
-            nodes=nodes,
-            weight_g=product_offers[0].product_weight_g,  # type: ignore[attr-defined]
-        )
-        best = delivered_cheapest(costs)
-        if best is None:
-            continue
-        merchant = next(o.merchant for o in product_offers if o.pk == best.offer_id)
-        found[product_id] = ListedCheapest(
-            cost=best,
-            merchant_name=merchant.name,
-            offer_count=sum(cost.eligible for cost in costs),
-        )
     return found

@@ -14,12 +14,12 @@ from dataclasses import dataclass, replace
 
 from django.db import connection, transaction
 
-from storefront.carts.delivered import products_cheapest_delivered
 from storefront.catalog.cheapest import catalog_cheapest_recompute
 from storefront.catalog.selectors import product_list
 from storefront.demo.catalog import CATALOG, DEMO_DESTINATION, catalog_seed
 from storefront.models import Category, Merchant, Offer, Product
 from storefront.search import search_prepare
+from storefront.search.cards import products_cheapest_delivered
 from storefront.search.delivered import delivered_terms_read
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.search.listing import product_list_window

@@ -106,13 +106,15 @@ class DeliveredTerms:
             object.__setattr__(self, "forms", tuple(group.form for group in self.groups))
 
     @property
-    def shape(self) -> Hashable | None:
-        """What the SQL's text depends on: the groups' sizes and forms; None (run plainly)
-        with version 2 merchants, whose warehouses, rates and tiers shape it too."""
-        if self.warehouses:
-            return None
+    def shape(self) -> Hashable:
+        """What the SQL's text depends on: the groups' sizes and forms, and for each version 2
+        merchant whether a discount comes off and its nodes' numbers of weight tiers."""
         sizes = tuple(len(group.merchant_ids) for group in self.groups)
-        return sizes, self.forms
+        warehouses = tuple(
+            (merchant.basis_points > 0, tuple(len(node.tiers) for node in merchant.nodes))
+            for merchant in self.warehouses
+        )
+        return sizes, self.forms, warehouses
 
     def with_sentinels(self, slots: Slots) -> "DeliveredTerms":
         """These terms with every value their SQL writes a sentinel of ``slots``, in a fixed
@@ -128,7 +130,38 @@ class DeliveredTerms:
             if shipping != "free":
                 base_fee = slots.number(base_fee)
             groups.append(TermsGroup(merchant_ids, basis_points, free_from, base_fee))
-        return DeliveredTerms(postal_code=self.postal_code, groups=tuple(groups), forms=self.forms)
+        warehouses = tuple(
+            WarehouseTerms(
+                merchant_id=slots.number(merchant.merchant_id),
+                basis_points=slots.number(merchant.basis_points) if merchant.basis_points else 0,
+                free_from=slots.number(merchant.free_from),
+                nodes=tuple(_node_with_sentinels(node, slots) for node in merchant.nodes),
+            )
+            for merchant in self.warehouses
+        )
+        return DeliveredTerms(
+            postal_code=self.postal_code,
+            groups=tuple(groups),
+            forms=self.forms,
+            warehouses=warehouses,
+        )
+
+
+def _node_with_sentinels(node: FulfillmentNode, slots: Slots) -> FulfillmentNode:
+    """A node with a sentinel for each value the SQL writes (``_least_parcel_fee``)."""
+    warehouse_id = slots.number(node.warehouse_id)
+    base_fee = slots.number(node.base_fee)
+    tiers = tuple((slots.number(up), slots.number(fee)) for up, fee in node.tiers)
+    per_kg_over = slots.number(node.per_kg_over) if node.tiers else node.per_kg_over
+    return FulfillmentNode(
+        warehouse_id=warehouse_id,
+        name=node.name,
+        base_fee=base_fee,
+        per_extra_unit=node.per_extra_unit,
+        tiers=tiers,
+        per_kg_over=per_kg_over,
+        postal_prefix=node.postal_prefix,
+    )
 
 
 def _active_merchants() -> list[Merchant]:

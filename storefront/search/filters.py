@@ -97,7 +97,7 @@ def filtered_rows(
     are parameters too); plainly where the filters have no shape."""
     slots = Slots()
     shape = filters_shape(filters, slots)
-    if shape is None or (terms is not None and terms.shape is None):
+    if shape is None:
         queryset = query(filters, terms)
         return list(queryset if window is None else queryset[window[0] : window[1]])
     if terms is not None:

@@ -22,7 +22,6 @@ from storefront.carts.delivered import (
     delivered_cheapest,
     delivered_nodes_read,
     offers_delivered_cost,
-    products_cheapest_delivered,
 )
 from storefront.carts.pricing_summary import cart_pricing_summary_for_product
 from storefront.catalog.selectors import category_list_read, product_offers_read
@@ -31,6 +30,7 @@ from storefront.errors import NotFound
 from storefront.models import MAX_LINE_QUANTITY, Offer
 from storefront.money import format_money
 from storefront.search import search_prepare
+from storefront.search.cards import products_cheapest_delivered
 from storefront.search.delivered import DeliveredTerms, delivered_terms_read
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.search.listing import ProductListPages
@@ -124,7 +124,7 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
         # Only a cache miss lists the products and counts the facets.
         "page": page_object,
         "cards": SimpleLazyObject(
-            lambda: product_cards(page_object.object_list, postal_code=postal_code)
+            lambda: product_cards(page_object.object_list, postal_code=postal_code, terms=terms())
         ),
         "query": query,
         "category": next((c for c in categories if c.slug == category), None),
@@ -138,7 +138,7 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
     }
 
 
-def product_cards(products, *, postal_code: str) -> list[dict]:
+def product_cards(products, *, postal_code: str, terms: DeliveredTerms) -> list[dict]:
     """What the catalog grid shows of each product, formatted once here: the template then
     only reads dictionary keys, the cheapest lookups it has (attributes of model instances
     and filters cost several times more, for some twenty values on each of 24 cards).
@@ -149,7 +149,10 @@ def product_cards(products, *, postal_code: str) -> list[dict]:
     # Slugs are letters, digits, "-" and "_", which a URL keeps as they are.
     product_url = reverse("product", args=["slug"]).removesuffix("slug/")
     cheapest = products_cheapest_delivered(
-        product_ids=[product.pk for product in products], postal_code=postal_code
+        product_ids=[product.pk for product in products],
+        postal_code=postal_code,
+        # The warehouses the list's terms read already (version 2 merchants).
+        warehouses={merchant.merchant_id: merchant.nodes for merchant in terms.warehouses},
     )
     cards = []
     for product in products:

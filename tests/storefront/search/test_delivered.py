@@ -13,11 +13,11 @@ from storefront.carts.delivered import (
     delivered_cheapest,
     delivered_nodes_read,
     offers_delivered_cost,
-    products_cheapest_delivered,
 )
 from storefront.catalog.selectors import product_offers_read
 from storefront.catalog.shipping_selectors import merchant_terms_for_destination
 from storefront.models import Merchant, Offer, Product, ShippingZone
+from storefront.search.cards import products_cheapest_delivered
 from storefront.search.delivered import delivered_terms_read, products_with_delivered_price
 from storefront.search.filters import CatalogFilters
 from storefront.search.listing import delivered_product_list

@@ -18,6 +18,8 @@ from gpu_engine.batch.pack import (
     pack_problems,
     plan_batch,
 )
+from gpu_engine.batch.threads import PARALLEL_MIN_CARTS, PARALLEL_MIN_STEPS
+from gpu_engine.batch.v2 import solve_v2
 from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 
@@ -26,10 +28,6 @@ if TYPE_CHECKING:
 
 # Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges.
 CPU_SCRATCH = 256 << 20
-# Below these, numba's parallel loops run on the calling thread alone: waking the pool costs more
-# than the work (on a loaded machine, up to a hundred milliseconds against a fraction of one).
-PARALLEL_MIN_CARTS = 20_000
-PARALLEL_MIN_STEPS = 20_000_000
 
 
 @dataclass
@@ -185,8 +183,6 @@ def solve_mixed(
     """A batch with version 2 carts as two sub-batches: the simple carts by ``solve_simple``
     (the version 1 path), the others by :func:`gpu_engine.batch.v2.solve_v2` on ``where``;
     the answers in the problems' order."""
-    from gpu_engine.batch.v2 import solve_v2
-
     simple = [i for i, p in enumerate(problems) if p.simple]
     versioned = [i for i, p in enumerate(problems) if not p.simple]
     solutions: list[Solution | None] = [None] * len(problems)

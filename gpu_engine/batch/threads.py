@@ -20,6 +20,10 @@ import os
 from collections.abc import Iterator, Mapping
 
 ENV = "GPU_ENGINE_HOST_THREADS"
+# Below these, the batch's parallel loops run on the calling thread alone: waking the pool costs
+# more than the work (on a loaded machine, up to a hundred milliseconds against a fraction of one).
+PARALLEL_MIN_CARTS = 20_000
+PARALLEL_MIN_STEPS = 20_000_000
 
 
 def host_threads_from_env(environ: Mapping[str, str] | None = None) -> int | None:

@@ -10,9 +10,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from gpu_engine.batch.pack import MAX_WORK
+from gpu_engine.batch.threads import PARALLEL_MIN_STEPS, threads_limited
 from gpu_engine.batch.v2_pack import PackedV2, pack_v2, plan_v2
 from gpu_engine.problem import CartProblem
 
@@ -53,12 +55,11 @@ def solve_v2(problems: Sequence[CartProblem], *, where: str, max_work: int = MAX
 def _solve_cpu(
     packed: PackedV2, method: np.ndarray, complexity: np.ndarray, steps: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    # Imported here: engine.py imports this module.
-    from gpu_engine.batch.engine import PARALLEL_MIN_STEPS, _threads
     from gpu_engine.batch.v2_cpu import solve_v2_range
 
     total = np.full(packed.n_carts, -1, dtype=np.int64)
     choice = np.full(packed.line_qty.size, -1, dtype=np.int64)
-    with _threads(steps >= PARALLEL_MIN_STEPS):
+    # All of numba's threads on work worth waking the pool for, else the calling one.
+    with threads_limited(numba.get_num_threads() if steps >= PARALLEL_MIN_STEPS else 1):
         solve_v2_range(method, complexity, *packed.arrays, total, choice)
     return total, choice

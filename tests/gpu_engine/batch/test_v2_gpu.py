@@ -99,3 +99,16 @@ def test_v2_batch_on_the_device_equals_the_cpu_twin():
     for c in range(0, 3000, 300):
         if problems[c].complexity <= v2_cases.MAX_BRUTE:
             assert result.solutions[c].total == reference_brute_force_v2(carts[c])[0]
+
+
+@pytest.mark.gpu
+def test_mixed_batch_on_the_device_answers_as_the_cpu():
+    carts = [simple_cart(seed, 3 + seed % 6) for seed in range(200)]
+    carts += [random_v2_cart(seed, 3 + seed % 6) for seed in range(200)]
+    problems = [CartProblem.from_dict(cart) for cart in carts]
+    gpu = solve_batch(problems, device="gpu")
+    cpu = solve_batch(problems, device="cpu")
+    assert gpu.device == "gpu"
+    assert [s and (s.total, s.assignment, s.nodes) for s in gpu.solutions] == [
+        s and (s.total, s.assignment, s.nodes) for s in cpu.solutions
+    ]

@@ -21,8 +21,9 @@ from gpu_engine.problem import CartProblem
 
 @dataclass(frozen=True, eq=False)
 class V2Answers:
-    """Per cart ``method`` (FULL or TOO_LARGE), ``total`` (-1 when too large) and per packed
-    line its column in its problem (-1 when too large)."""
+    """Per cart ``method`` (FULL or TOO_LARGE), ``total`` (-1 when too large) and per line
+    (``packed.line_ptr[c] + i`` is line ``i`` of cart ``c`` in its problem's order) its column
+    in its problem (-1 when too large)."""
 
     packed: PackedV2
     method: np.ndarray
@@ -44,12 +45,14 @@ def solve_v2(problems: Sequence[CartProblem], *, where: str, max_work: int = MAX
         total, choice = solve_v2_gpu(packed, method, complexity)
     else:
         total, choice = _solve_cpu(packed, method, complexity, int(work.sum()))
-    # Cart-local columns back to the problems' (each cart's columns are packed in order).
+    # Cart-local columns back to the problems' columns, packed lines to the problems' order.
     line_cart = np.repeat(np.arange(packed.n_carts), np.diff(packed.line_ptr))
     solved = choice >= 0
     choice[solved] = packed.col_index[packed.col_ptr[line_cart[solved]] + choice[solved]]
+    in_order = np.empty_like(choice)
+    in_order[packed.line_ptr[line_cart] + packed.line_index] = choice
     timings = {"pack_ms": (t1 - t0) * 1e3, "solve_ms": (time.perf_counter() - t1) * 1e3}
-    return V2Answers(packed=packed, method=method, total=total, choice=choice, timings=timings)
+    return V2Answers(packed=packed, method=method, total=total, choice=in_order, timings=timings)
 
 
 def _solve_cpu(

@@ -4,8 +4,10 @@ Simple carts keep :mod:`gpu_engine.batch.pack`'s arrays and kernels; these are t
 arrays of the carts that are not simple (C carts, L lines, O eligible offers, K columns, Q
 merchants in all; only the columns an eligible offer names are packed, and their merchants):
 
-* ``line_ptr`` int64[C + 1]; per line ``line_qty``, ``line_grams`` (quantity * weight) and
-  ``line_radix`` (eligible offers) int64[L]; ``offer_ptr`` int64[L + 1];
+* ``line_ptr`` int64[C + 1]; per line ``line_qty``, ``line_grams`` (quantity * weight),
+  ``line_radix`` (eligible offers) and ``line_index`` (the line in its problem) int64[L],
+  a cart's lines ordered by offers (most last: the search's rows are the last line's
+  choices, and longer rows step the odometer less); ``offer_ptr`` int64[L + 1];
 * per offer, grouped by line in candidate order, ``offer_col`` (the cart-local column) and
   ``offer_amount`` (quantity * price) int64[O];
 * ``col_ptr`` int64[C + 1]; per column ``col_owner`` (the cart-local merchant), ``base``,
@@ -68,6 +70,7 @@ class PackedV2:
     line_qty: np.ndarray
     line_grams: np.ndarray
     line_radix: np.ndarray
+    line_index: np.ndarray
     offer_ptr: np.ndarray
     offer_col: np.ndarray
     offer_amount: np.ndarray
@@ -107,20 +110,25 @@ def pack_v2(problems: Sequence[CartProblem]) -> PackedV2:
     shapes = np.zeros((len(problems), 3), dtype=np.int64)  # lines, columns, merchants
     for c, p in enumerate(problems):
         f = p.fulfillment
-        qty = p.quantity.astype(np.int64)
+        # Lines by offers, most last: the walk's rows (the last line's choices) are longest.
+        order = np.argsort(p.cand_count, kind="stable")
+        qty = p.quantity[order].astype(np.int64)
+        cand = p.cand_merchant[order]
+        count = p.cand_count[order]
         # Row-major over (line, rank): each line's eligible offers in candidate order.
-        taken = np.arange(p.cand_merchant.shape[1]) < p.cand_count[:, None]
+        taken = np.arange(cand.shape[1]) < count[:, None]
         line_of = np.nonzero(taken)[0]
-        col = p.cand_merchant[taken].astype(np.int64)
+        col = cand[taken].astype(np.int64)
         used = np.unique(col)
         owners = np.unique(f.column_owner[used])
         shapes[c] = (p.n_items, used.size, owners.size)
         put(
             qty=qty,
-            grams=qty * f.weight,
-            radix=p.cand_count,
+            grams=qty * f.weight[order],
+            radix=count,
+            line=order,
             col=np.searchsorted(used, col),
-            amount=qty[line_of] * p.price[line_of, col],
+            amount=qty[line_of] * p.price[order[line_of], col],
             owner=np.searchsorted(owners, f.column_owner[used]),
             base=p.base_fee[used],
             extra=p.per_extra_unit[used],
@@ -142,6 +150,7 @@ def pack_v2(problems: Sequence[CartProblem]) -> PackedV2:
         line_qty=cat.get("qty", empty),
         line_grams=cat.get("grams", empty),
         line_radix=radix,
+        line_index=cat.get("line", empty),
         offer_ptr=csr_offsets(radix),
         offer_col=cat.get("col", empty),
         offer_amount=cat.get("amount", empty),

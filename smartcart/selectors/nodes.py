@@ -7,7 +7,7 @@ version 1 merchant (the contract's reading of version 1 input), so a solution's
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from gpu_engine import CartProblem
 from storefront.carts.fulfillment import CartNodes
@@ -15,16 +15,24 @@ from storefront.catalog.shipping_selectors import MerchantTerms
 
 
 class _Line(Protocol):
-    line_id: int
-    quantity: int
-    weight_g: int
+    @property
+    def line_id(self) -> int: ...
+    @property
+    def quantity(self) -> int: ...
+    @property
+    def weight_g(self) -> int: ...
 
 
 class _Offer(Protocol):
-    offer_id: int
-    merchant_id: int
-    unit_price: int
-    stock: int | None
+    @property
+    def offer_id(self) -> int: ...
+    @property
+    def unit_price(self) -> int: ...
+    @property
+    def stock(self) -> int | None: ...
+
+
+OfferT = TypeVar("OfferT", bound=_Offer)
 
 
 def node_warehouse(nodes: CartNodes, merchant_id: int, node_id: str) -> int | None:
@@ -116,3 +124,20 @@ def problem_v2(
         offer_price=offer_price,
         offer_stock=offer_stock,
     )
+
+
+def offers_at_nodes(
+    offers: Mapping[tuple[int, int], OfferT], nodes: CartNodes
+) -> dict[tuple[int, int], OfferT]:
+    """Leaves out the offers of version 2 merchants sold from none of their warehouses that
+    ship to the destination (nothing there to buy)."""
+
+    def shipped(merchant_id: int, offer: OfferT) -> bool:
+        stock = nodes.stock.get(offer.offer_id, {})
+        return any(node.warehouse_id in stock for node in nodes.nodes[merchant_id])
+
+    return {
+        key: offer
+        for key, offer in offers.items()
+        if not nodes.is_v2(key[1]) or shipped(key[1], offer)
+    }

@@ -26,17 +26,22 @@ from django.db.models import FilteredRelation, Q, QuerySet
 
 from gpu_engine import CartProblem, MerchantCost, ProblemError, price_assignment
 from smartcart.prepared import PreparedQuery
-from smartcart.selectors.nodes import node_id_of, problem_v2
+from smartcart.selectors.line_checks import (
+    NOT_AT_A_WAREHOUSE,
+    check_other_sellers,
+    current_warehouses,
+    refuse,
+)
+from smartcart.selectors.nodes import node_id_of, offers_at_nodes, problem_v2
+from smartcart.selectors.terms import MerchantRead, merchant_read, merchant_terms
 from storefront.carts.fulfillment import CartNodes, cart_nodes_read, merchant_has_warehouse
 from storefront.carts.pricing_summary import line_unavailable_reason
 from storefront.catalog.shipping import (
-    Discount,
     ShippingRule,
     postal_prefix_candidates,
-    shipping_rule_resolve,
 )
 from storefront.catalog.shipping_selectors import MerchantTerms
-from storefront.errors import Conflict, NotFound, ValidationFailed
+from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Cart, Offer
 
 
@@ -177,41 +182,8 @@ def _check_lines(rows: tuple[_LineRow, ...], *, sold_out_allowed: bool = False) 
         for row in rows
         if (reason := row.unavailable_reason) is not None and row not in allowed
     ]
-    _refuse(unavailable)
+    refuse(unavailable)
     return frozenset(row.snapshot.line_id for row in allowed)
-
-
-def _refuse(unavailable: list[str]) -> None:
-    if unavailable:
-        raise Conflict(
-            "Some lines cannot be bought as they are: "
-            + "; ".join(unavailable)
-            + ". Change or remove them first.",
-            code="line_unavailable",
-            field="lines",
-        )
-
-
-def _check_other_sellers(
-    rows: tuple[_LineRow, ...],
-    sold_out: frozenset[int],
-    offers: dict[tuple[int, int], OfferSnapshot],
-) -> None:
-    """Each sold-out line needs another merchant with enough stock."""
-    _refuse(
-        [
-            f"{row.snapshot.product_name} ({row.unavailable_reason}, and no other merchant has "
-            f"{row.snapshot.quantity} in stock)"
-            for row in rows
-            if row.snapshot.line_id in sold_out
-            and not any(
-                line_id == row.snapshot.line_id
-                and merchant_id != row.snapshot.merchant_id
-                and (offer.stock is None or offer.stock >= row.snapshot.quantity)
-                for (line_id, merchant_id), offer in offers.items()
-            )
-        ]
-    )
 
 
 _CART_FIELDS = tuple(column.attname for column in Cart._meta.concrete_fields)
@@ -356,32 +328,9 @@ def _offers_query(product_ids: list[int], prefixes: list[str]) -> QuerySet:
 _OFFERS = PreparedQuery(Offer, _offers_query)
 
 
-@dataclass
-class _MerchantRead:
-    name: str
-    discount: Discount | None
-    default: ShippingRule
-    zones: dict[str, ShippingRule]
-
-
-def _merchant_read(
-    name: str,
-    min_units: int | None,
-    basis_points: int | None,
-    base_fee: int,
-    per_extra_unit: int,
-    free_over: int | None,
-) -> _MerchantRead:
-    # ``Merchant.discount`` and ``Merchant.default_shipping_rule`` on the columns read (no
-    # model instance per row).
-    default = ShippingRule(base_fee=base_fee, per_extra_unit=per_extra_unit, free_over=free_over)
-    discount = Discount.from_columns(min_units, basis_points)
-    return _MerchantRead(name=name, discount=discount, default=default, zones={})
-
-
 def _read_offers(
     lines: tuple[LineSnapshot, ...], postal_code: str
-) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, _MerchantRead], set[int]]:
+) -> tuple[dict[tuple[int, int], OfferSnapshot], dict[int, MerchantRead], set[int]]:
     """Every buyable-state offer of the lines' products, with its merchant's terms and the
     merchant's zones that can match ``postal_code`` (``postal_prefix_candidates``: at most
     11), in ONE query, as plain values: ``offers[(line_id, merchant_id)]``, each merchant
@@ -391,14 +340,14 @@ def _read_offers(
         lines_by_product[line.product_id].append(line)
     rows = _OFFERS.rows(list(lines_by_product), tuple(postal_prefix_candidates(postal_code)))
     offers: dict[tuple[int, int], OfferSnapshot] = {}
-    merchants: dict[int, _MerchantRead] = {}
+    merchants: dict[int, MerchantRead] = {}
     v2: set[int] = set()
     for offer_id, product_id, merchant_id, unit_price, stock, *terms, has_warehouse in rows:
         if has_warehouse:
             v2.add(merchant_id)
         merchant = merchants.get(merchant_id)
         if merchant is None:
-            merchant = merchants[merchant_id] = _merchant_read(*terms[:6])
+            merchant = merchants[merchant_id] = merchant_read(*terms[:6])
         prefix, base_fee, per_extra_unit, free_over = terms[6:]
         if prefix is not None:
             merchant.zones[prefix] = ShippingRule(
@@ -413,32 +362,6 @@ def _read_offers(
         for line in lines_by_product[product_id]:
             offers[(line.line_id, merchant_id)] = snapshot
     return offers, merchants, v2
-
-
-def _merchant_terms(
-    merchants: dict[int, _MerchantRead], postal_code: str, v2: frozenset[int] = frozenset()
-) -> dict[int, MerchantTerms]:
-    """Each merchant's terms for the destination, resolved as ``storefront.selectors.
-    merchant_terms_for_destination`` does (longest matching zone prefix, else the defaults,
-    through ``storefront.catalog.shipping.shipping_rule_resolve``; the tests hold the two together),
-    over the rows read with the offers. A version 2 merchant (``v2``) ships by its
-    warehouses' rates: its rule holds only its own free-shipping threshold."""
-    return {
-        merchant_id: MerchantTerms(
-            merchant_id=merchant_id,
-            name=merchant.name,
-            active=True,
-            shipping=ShippingRule(
-                base_fee=0, per_extra_unit=0, free_over=merchant.default.free_over
-            )
-            if merchant_id in v2
-            else shipping_rule_resolve(
-                default=merchant.default, zones=merchant.zones.values(), postal_code=postal_code
-            ),
-            discount=merchant.discount,
-        )
-        for merchant_id, merchant in merchants.items()
-    }
 
 
 def _problem(
@@ -505,18 +428,13 @@ def cart_problem_build(
         offer_ids={offer.offer_id for (_, m), offer in offers.items() if m in v2},
         postal_code=postal_code,
     )
-    offers = _offers_at_nodes(offers, nodes)
-    warehouses, short = _current_warehouses(lines.rows, nodes, sold_out)
+    offers = offers_at_nodes(offers, nodes)
+    warehouses, short = current_warehouses(lines.rows, nodes, sold_out)
     if short and not sold_out_allowed:
-        _refuse(
-            [
-                f"{row.snapshot.product_name} (not in stock at a warehouse that ships here)"
-                for row in short
-            ]
-        )
+        refuse([f"{row.snapshot.product_name} ({NOT_AT_A_WAREHOUSE})" for row in short])
     sold_out = sold_out | {row.snapshot.line_id for row in short}
-    _check_other_sellers(lines.rows, sold_out, offers)
-    merchants = _merchant_terms(
+    check_other_sellers(lines.rows, sold_out, offers)
+    merchants = merchant_terms(
         {m: read for m, read in merchant_reads.items() if m in {k[1] for k in offers}},
         postal_code,
         frozenset(nodes.nodes),
@@ -539,47 +457,6 @@ def cart_problem_build(
         nodes=nodes,
         current_warehouses=warehouses,
     )
-
-
-def _offers_at_nodes(
-    offers: dict[tuple[int, int], OfferSnapshot], nodes: CartNodes
-) -> dict[tuple[int, int], OfferSnapshot]:
-    """Leaves out the offers of version 2 merchants sold from none of their warehouses that
-    ship to the destination (nothing there to buy)."""
-
-    def shipped(merchant_id: int, offer: OfferSnapshot) -> bool:
-        stock = nodes.stock.get(offer.offer_id, {})
-        return any(node.warehouse_id in stock for node in nodes.nodes[merchant_id])
-
-    return {
-        key: offer
-        for key, offer in offers.items()
-        if not nodes.is_v2(key[1]) or shipped(key[1], offer)
-    }
-
-
-def _current_warehouses(
-    rows: tuple[_LineRow, ...], nodes: CartNodes, sold_out: frozenset[int]
-) -> tuple[dict[int, int], list[_LineRow]]:
-    """The warehouse each version 2 line ships from now, and the lines no warehouse of their
-    merchant can ship (short at every node, or none ships to the destination)."""
-    warehouses: dict[int, int] = {}
-    short: list[_LineRow] = []
-    for row in rows:
-        line = row.snapshot
-        if line.line_id in sold_out or not nodes.is_v2(line.merchant_id):
-            continue
-        node = nodes.line_node(
-            merchant_id=line.merchant_id,
-            offer_id=line.offer_id,
-            quantity=line.quantity,
-            warehouse_id=line.warehouse_id,
-        )
-        if node is None:
-            short.append(row)
-        else:
-            warehouses[line.line_id] = node.warehouse_id
-    return warehouses, short
 
 
 def cart_current_breakdown(

@@ -103,7 +103,7 @@ def _merchant_spec(shipment: Shipment) -> dict:
             "shipping": shipment.shipping.as_spec(),
             "discount": discount,
         }
-    used = sorted({line.warehouse_id for line in shipment.lines})
+    used = sorted({line.warehouse_id for line in shipment.lines if line.warehouse_id is not None})
     return {
         "id": str(shipment.merchant_id),
         "free_over": shipment.shipping.free_over,

@@ -126,3 +126,13 @@ def test_a_warehouse_that_stopped_selling_the_offer_gets_nothing_back(market, or
     order_cancel(order=order, by=order.owner)
     assert _stock(market.monitor, market.hamburg) == 2
     assert not WarehouseStock.objects.filter(offer=market.mug).exists()
+
+
+def test_the_confirmation_mail_lists_the_parcels(market, order, mailoutbox):
+    from storefront.orders.emails import order_confirmation_mail_send
+
+    Order.objects.filter(pk=order.pk).update(status=Order.Status.PAID)
+    assert order_confirmation_mail_send(order_id=order.pk)
+    (mail,) = mailoutbox
+    assert "Ships from Hamburg · 3 items · 7.4 kg · €7.99" in mail.body
+    assert "Ships from Munich · 3 items · 0.9 kg · €3.99" in mail.body

@@ -99,6 +99,12 @@ def _warm_version_2(solvers: dict[str, Any], gpu: bool) -> dict[str, float]:
         except FulfillmentUnsupported:
             continue
         timings[f"v2:{name}"] = time.perf_counter() - t0
+    from gpu_engine.batch.engine import solve_problems
+
+    for device in ("cpu", "gpu") if gpu else ("cpu",):
+        t0 = time.perf_counter()
+        solve_problems([problem], device=device)
+        timings[f"v2:batch-{device}"] = time.perf_counter() - t0
     # The GA stops at its lower bound on this cart before any generation: its v2 generation,
     # descent and kernels are compiled here.
     from gpu_engine.solvers.ga.solve import warm_steps

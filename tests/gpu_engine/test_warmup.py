@@ -30,7 +30,7 @@ V2_CPU_ROUTES = ("cpu-full", "dp", "cpu-dp", "milp", "cpu-ga")
 def _cpu_names() -> set[str]:
     return (
         {name for name in SOLVERS if not name.startswith("gpu")}
-        | {"merchant-dp", "batch-cpu", "v2:ga-steps", "v2:auto"}
+        | {"merchant-dp", "batch-cpu", "v2:ga-steps", "v2:auto", "v2:batch-cpu"}
         | {f"v2:{name}" for name in V2_CPU_ROUTES}
     )
 

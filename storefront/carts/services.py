@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from storefront.carts.fulfillment import merchant_has_warehouse
+from storefront.carts.fulfillment import line_merchant_has_warehouse, merchant_has_warehouse
 from storefront.carts.placement import cart_line_warehouse_pick
 from storefront.errors import Conflict, NotFound, ValidationFailed
 from storefront.models import (
@@ -93,6 +93,7 @@ def _line_in_cart(locked: Cart, line_id: int) -> CartLine:
         return (
             CartLine.objects.select_for_update()
             .select_related("offer__merchant")
+            .annotate(_v2=line_merchant_has_warehouse())
             .get(pk=line_id, cart_id=locked.pk)
         )
     except (CartLine.DoesNotExist, ValueError, TypeError):
@@ -186,10 +187,21 @@ def cart_line_set_quantity(*, cart: Cart, line_id: int, quantity: int) -> CartLi
     line = _line_in_cart(locked, line_id)
     if quantity == line.quantity:
         return line
-    if quantity > line.quantity:
+    raising = quantity > line.quantity
+    if raising:
         _check_buyable(line.offer, quantity)
     line.quantity = quantity
-    line.save(update_fields=["quantity", "updated_at"])
+    # A version 2 line ships from the warehouse that is cheapest for its new quantity; a
+    # lowered quantity no warehouse has yet is still allowed (the cart flags it).
+    line.offer._v2 = line._v2  # type: ignore[attr-defined]
+    try:
+        line.warehouse_id = cart_line_warehouse_pick(
+            cart=locked, offer=line.offer, quantity=quantity
+        )
+    except Conflict:
+        if raising:
+            raise
+    line.save(update_fields=["quantity", "warehouse", "updated_at"])
     cart_version_bump(cart, locked=locked)
     return line
 

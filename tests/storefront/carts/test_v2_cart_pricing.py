@@ -139,3 +139,17 @@ def test_summary_queries_are_bounded(market):
         cart_pricing_summaries(carts=carts)
     assert len(v1_queries) == 1
     assert len(v2_queries) == 1 + 3
+
+
+def test_a_new_quantity_moves_the_line_to_a_warehouse_that_has_it(market):
+    from storefront.carts.services import cart_line_set_quantity
+
+    cart = market.cart()
+    line = cart_line_add(cart=cart, offer=market.kettle)
+    assert line.warehouse_id == market.munich.pk
+    line = cart_line_set_quantity(cart=cart, line_id=line.pk, quantity=3)
+    assert line.warehouse_id == market.hamburg.pk  # Munich has one
+    line = cart_line_set_quantity(cart=cart, line_id=line.pk, quantity=1)
+    assert line.warehouse_id == market.munich.pk
+    with pytest.raises(Conflict):  # six in all, but no warehouse has six
+        cart_line_set_quantity(cart=cart, line_id=line.pk, quantity=6)

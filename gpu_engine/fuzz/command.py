@@ -121,7 +121,7 @@ def _routes(text: str | None) -> list[str]:
 
 
 def _shapes(text: str | None, version: str) -> tuple[str, ...]:
-    from gpu_engine.fuzz.carts import shape_names
+    from gpu_engine.fuzz.draw import shape_names
 
     if text is None:
         return shape_names(version)

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpu_engine.fuzz.carts import FuzzCart, fuzz_cart
+from gpu_engine.fuzz.carts import FuzzCart
+from gpu_engine.fuzz.draw import fuzz_cart
 from gpu_engine.fuzz.judge import FAILURES, Verdict, judge_cart
 from gpu_engine.fuzz.reference import eligible_merchants, is_v2
 from gpu_engine.fuzz.report import Tally

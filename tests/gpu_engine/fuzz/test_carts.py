@@ -5,7 +5,8 @@ import json
 import pytest
 
 from gpu_engine import CartProblem, ProblemError
-from gpu_engine.fuzz.carts import MONEY_LIMIT, SHAPES, engine_money_bound, fuzz_cart
+from gpu_engine.fuzz.carts import MONEY_LIMIT, SHAPES, engine_money_bound
+from gpu_engine.fuzz.draw import fuzz_cart
 from gpu_engine.fuzz.reference import eligible_merchants
 from gpu_engine.problem import MONEY_LIMIT as ENGINE_LIMIT
 

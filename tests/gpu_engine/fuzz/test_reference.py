@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_engine import CartProblem, ProblemError, price_assignment
-from gpu_engine.fuzz.carts import fuzz_cart
+from gpu_engine.fuzz.draw import fuzz_cart
 from gpu_engine.fuzz.reference import (
     InvalidAssignment,
     assignment_count,

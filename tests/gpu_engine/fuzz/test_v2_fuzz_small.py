@@ -5,7 +5,7 @@ that does not re-price fails it (re-run: the findings' line)."""
 
 import pytest
 
-from gpu_engine.fuzz.carts import shape_names
+from gpu_engine.fuzz.draw import shape_names
 from gpu_engine.fuzz.judge import FAILURES
 from gpu_engine.fuzz.report import format_findings
 from gpu_engine.fuzz.routes import default_routes

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from gpu_engine.fuzz.carts import fuzz_cart, shape_names
+from gpu_engine.fuzz.draw import fuzz_cart, shape_names
 from gpu_engine.fuzz.reference import (
     InvalidAssignment,
     brute_force,

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from gpu_engine import CartProblem, ProblemError
-from gpu_engine.fuzz.carts import MONEY_LIMIT, fuzz_cart, shape_names
+from gpu_engine.fuzz.carts import MONEY_LIMIT
+from gpu_engine.fuzz.draw import fuzz_cart, shape_names
 from gpu_engine.fuzz.reference import eligible_offers, is_simple, is_v2
 from gpu_engine.fuzz.v2_edits import engine_money_bound_v2
 from gpu_engine.fuzz.v2_shapes import V2_SHAPES

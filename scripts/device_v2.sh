@@ -19,10 +19,11 @@ if [ "${DRY_RUN:-0}" = 1 ]; then
 else
     export SMARTCART_REAL_GPU=1
     unset NUMBA_ENABLE_CUDASIM
-    EXACT_ARGS="--v2-exact-carts 5 --v2-exact-repeats 3 --v2-exact-peer-limit-s 60"
-    ANYTIME_ARGS="--v2-anytime-reference-s 20"
+    EXACT_ARGS="${EXACT_ARGS:---v2-exact-carts 5 --v2-exact-repeats 3 --v2-exact-peer-limit-s 60}"
+    ANYTIME_ARGS="${ANYTIME_ARGS:---v2-anytime-reference-s 20}"
 fi
 env_report
+"$PY" -c 'import ortools; print("ortools", ortools.__version__)' || echo "no ortools"
 
 phase tests "${TEST_CAP:-200}" "$PY" -m pytest -m gpu -q -p no:cacheprovider -p no:django \
     tests/gpu_engine

@@ -38,7 +38,6 @@ from smartcart.answers import (
 from smartcart.pricewatch.columns import (
     LINE_FIELDS,
     ChunkColumns,
-    Meter,
     Names,
     chunk_columns_read,
     names_read,
@@ -86,6 +85,8 @@ class PackedChunk:
     skipped_v2: int = 0
     fallback: list[int] = field(default_factory=list)
     names: Names | None = None
+    _lists: dict[str, list] | None = None
+    _parts_lists: dict[int, tuple[np.ndarray, list[list[int]]]] = field(default_factory=dict)
 
     @property
     def n_carts(self) -> int:
@@ -109,6 +110,36 @@ class PackedChunk:
     def _merchant_name(self, merchant_id: int) -> str:
         return self._names().merchants[merchant_id]
 
+    def _py(self) -> dict[str, list]:
+        # The arrays a notice reads, as Python lists once a chunk: a NumPy scalar read costs
+        # about ten times a list's, and a notice reads a few hundred.
+        if self._lists is None:
+            b = self.batch
+            self._lists = {
+                name: getattr(b, name).tolist()
+                for name in ("line_ptr", "merch_ptr", "offer_ptr", "offer_merchant", "line_qty")
+            } | {
+                name: getattr(self, name).tolist()
+                for name in (
+                    "line_ids",
+                    "product_ids",
+                    "own",
+                    "offer_ids",
+                    "offer_merchants",
+                    "offer_prices",
+                    "merchant_ids",
+                    "free_over",
+                    "current_choice",
+                )
+            }
+        return self._lists
+
+    def _parts(self, parts: np.ndarray) -> list[list[int]]:
+        key = id(parts)
+        if key not in self._parts_lists:
+            self._parts_lists[key] = (parts, parts.T.tolist())
+        return self._parts_lists[key][1]
+
     def answer_fields(
         self,
         c: int,
@@ -124,11 +155,12 @@ class PackedChunk:
         """The done run's answer fields of packed cart ``c`` for the cart-local merchant per
         line ``choice`` (priced in ``parts``, see ``price_choice``): ``answers.answer_fields``
         with the rows a ``Solution`` of the same assignment gives."""
-        batch = self.batch
-        l0, l1 = int(batch.line_ptr[c]), int(batch.line_ptr[c + 1])
-        local = [int(m) for m in choice[l0:l1]]
-        current = [int(m) for m in self.current_choice[l0:l1]]
-        counts = np.diff(batch.offer_ptr[l0 : l1 + 1])
+        py = self._py()
+        l0, l1 = py["line_ptr"][c], py["line_ptr"][c + 1]
+        local = choice[l0:l1].tolist()
+        current = py["current_choice"][l0:l1]
+        offer_ptr = py["offer_ptr"]
+        complexity = math.prod(offer_ptr[i + 1] - offer_ptr[i] for i in range(l0, l1))
         return answer_fields(
             cart_version=int(self.versions[c]),
             algorithm=algorithm,
@@ -137,56 +169,61 @@ class PackedChunk:
             current_total=int(self.current[c]),
             suggested_total=total,
             lines=[self._line_row(l0 + i, m) for i, m in enumerate(local)],
-            merchants=self._merchant_rows(c, local, parts),
-            current_merchants=self._merchant_rows(c, current, self.current_parts),
+            merchants=self._merchant_rows(c, local, self._parts(parts)),
+            current_merchants=self._merchant_rows(c, current, self._parts(self.current_parts)),
             kept_current=kept_current,
             plan=plan,
             problem_size=problem_size(
                 lines=l1 - l0,
                 merchants=int(self.sizes[0, c]),
                 offers=int(self.sizes[1, c]),
-                complexity=math.prod(int(k) for k in counts),
+                complexity=complexity,
             ),
         )
 
     def _offer_of(self, line: int, local: int) -> int:
-        batch = self.batch
-        for o in range(int(batch.offer_ptr[line]), int(batch.offer_ptr[line + 1])):
-            if int(batch.offer_merchant[o]) == local:
+        py = self._py()
+        merchants = py["offer_merchant"]
+        for o in range(py["offer_ptr"][line], py["offer_ptr"][line + 1]):
+            if merchants[o] == local:
                 return o
         raise LookupError(f"packed line {line} has no offer of local merchant {local}")
 
     def _line_offer(self, o: int) -> LineOffer:
-        merchant_id = int(self.offer_merchants[o])
+        py = self._py()
+        merchant_id = py["offer_merchants"][o]
         return LineOffer(
-            int(self.offer_ids[o]),
+            py["offer_ids"][o],
             merchant_id,
             self._merchant_name(merchant_id),
-            int(self.offer_prices[o]),
+            py["offer_prices"][o],
         )
 
     def _line_row(self, line: int, local: int) -> dict:
-        product_id = int(self.product_ids[line])
+        py = self._py()
+        product_id = py["product_ids"][line]
         return suggestion_line_row(
-            line_id=int(self.line_ids[line]),
+            line_id=py["line_ids"][line],
             product_id=product_id,
             product_name=self._product_name(product_id),
-            quantity=int(self.batch.line_qty[line]),
-            old=self._line_offer(int(self.own[line])),
+            quantity=py["line_qty"][line],
+            old=self._line_offer(py["own"][line]),
             new=self._line_offer(self._offer_of(line, local)),
         )
 
-    def _merchant_rows(self, c: int, local: list[int], parts: np.ndarray) -> list[dict]:
-        l0, m0 = int(self.batch.line_ptr[c]), int(self.batch.merch_ptr[c])
+    def _merchant_rows(self, c: int, local: list[int], parts: list[list[int]]) -> list[dict]:
+        py = self._py()
+        l0, m0 = py["line_ptr"][c], py["merch_ptr"][c]
+        line_ids = py["line_ids"]
         lines: dict[int, list[int]] = {}
         for i, m in enumerate(local):
-            lines.setdefault(m, []).append(int(self.line_ids[l0 + i]))
+            lines.setdefault(m, []).append(line_ids[l0 + i])
         rows = []
         for m in sorted(lines):
             j = m0 + m
-            sub, units, discount, shipping, cost = (int(v) for v in parts[:, j])
-            merchant_id = int(self.merchant_ids[j])
-            free_over = int(self.free_over[j])
+            sub, units, discount, shipping, cost = parts[j]
+            merchant_id = py["merchant_ids"][j]
+            free_over = py["free_over"][j]
             rows.append(
                 suggestion_merchant_row(
                     merchant_id=merchant_id,
@@ -252,11 +289,10 @@ def _postal_index(postal_of: list) -> tuple[list, np.ndarray]:
     return codes, np.fromiter((index[p] for p in postal_of), np.int64, len(postal_of))
 
 
-def carts_packed_read(*, cart_ids: list[int], meter: Meter | None = None) -> PackedChunk:
+def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
     """The packed batch of the carts of ``cart_ids`` as they stand (see the module
-    docstring): three statements, plus the zone index's when it is rebuilt. ``meter``
-    counts the COPY statements (the connection's execute wrappers do not see them)."""
-    cols = chunk_columns_read(cart_ids=cart_ids, meter=meter)
+    docstring): three statements, plus the zone index's when it is rebuilt."""
+    cols = chunk_columns_read(cart_ids=cart_ids)
     return _packed(cols, n_asked=len(set(cart_ids)))
 
 

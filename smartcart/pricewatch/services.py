@@ -323,7 +323,6 @@ def _checked_packed(
     device: str,
     counts: _Counts,
     noticed: set[int] | None = None,
-    meter: "_QueryMeter | None" = None,
 ) -> list[_Checked]:
     """The carts checked from the chunk's packed rows (``packed.carts_packed_read``): one
     ``solve_packed`` call, answers turned into rows only for notices. Carts the batch cannot
@@ -331,7 +330,7 @@ def _checked_packed(
     With ``noticed`` (the carts that have a notice now) only the carts that may change a
     notice are returned: those over a floor (decided on the arrays) and those in ``noticed``;
     the others would neither get nor lose one."""
-    chunk = carts_packed_read(cart_ids=cart_ids, meter=meter)
+    chunk = carts_packed_read(cart_ids=cart_ids)
     counts.skipped += chunk.skipped + chunk.skipped_v2
     counts.skipped_v2 += chunk.skipped_v2
     fallback = list(chunk.fallback)
@@ -454,7 +453,6 @@ def _check_chunk(
         device=device,
         counts=counts,
         noticed=set(existing),
-        meter=meter,
     )
     if not carts:
         return

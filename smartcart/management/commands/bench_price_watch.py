@@ -1,4 +1,5 @@
 import cProfile
+import io
 import os
 import platform
 import pstats
@@ -108,8 +109,10 @@ class Command(BaseCommand):
             if profiler is not None:
                 profiler.disable()
                 profiler.dump_stats(options["profile"])
-                stats = pstats.Stats(options["profile"], stream=self.stdout)
+                text = io.StringIO()
+                stats = pstats.Stats(options["profile"], stream=text)
                 stats.sort_stats("tottime").print_stats(25)
+                self.stdout.write(text.getvalue())
             self._report(market, outcome, queued=queued, countdown=options["countdown"])
         finally:
             if not options["keep"]:

@@ -203,12 +203,23 @@ def chunk_columns_read(*, cart_ids: Sequence[int]) -> ChunkColumns:
     """The carts of ``cart_ids`` (gone ones left out), their lines and their products'
     buyable offers as columns (see the module docstring): three statements."""
     ids = sorted({int(i) for i in cart_ids})
-    carts = list(
-        Cart.objects.filter(id__in=ids)
-        .order_by("id")
-        .values_list("id", "version", "owner_id", "postal_code")
+    carts: list = (
+        list(
+            Cart.objects.filter(id__in=ids)
+            .order_by("id")
+            .values_list("id", "version", "owner_id", "postal_code")
+        )
+        if connection.vendor != "postgresql"
+        else []
     )
     if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, version, owner_id, postal_code FROM {_t(Cart)} "
+                "WHERE id = ANY(%s) ORDER BY id",
+                [ids],
+            )
+            carts = cursor.fetchall()
         lines = _fetch(_line_sql(), ids, len(LINE_FIELDS))
         offers = _fetch(_offer_sql(), ids, len(OFFER_FIELDS))
     else:
@@ -246,6 +257,16 @@ def names_read(*, product_ids: Sequence[int], merchant_ids: Sequence[int]) -> Na
             all=True,
         )
     )
+    if connection.vendor == "postgresql":
+        # One array parameter each: ``id__in`` writes a placeholder per id, and psycopg's
+        # parsing of a statement with ten thousand of them cost more than running it.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT 0, id, name FROM {_t(Product)} WHERE id = ANY(%s) UNION ALL "
+                f"SELECT 1, id, name FROM {_t(Merchant)} WHERE id = ANY(%s)",
+                [products, merchants],
+            )
+            rows = cursor.fetchall()
     names = Names(products={}, merchants={})
     for kind, row_id, name in rows:
         (names.merchants if kind else names.products)[row_id] = name

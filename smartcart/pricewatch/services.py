@@ -21,7 +21,6 @@ retries later. A run removes exactly the change rows it read, so changes committ
 wait for the next run.
 """
 
-import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,13 +32,12 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import JSONField
 from django.utils import timezone
 
 from gpu_engine import Solution, SolverInconsistency, solve
 from gpu_engine.batch import METHOD_NAMES, TOO_LARGE, price_choice, solve_batch, solve_packed
 from smartcart.answers import answer_from_solution, answer_keeps_current
-from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchEmailOptIn, PriceWatchRun
+from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchRun
 from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import (
     CartRead,
@@ -48,6 +46,7 @@ from smartcart.pricewatch.selectors import (
     price_watch_changes_pending,
     price_watch_notices_current,
 )
+from smartcart.pricewatch.writes import emails_queue, notices_insert
 from smartcart.routing import gpu_queue_enabled, rate_profile
 from smartcart.services.common import run_write, tasks_run_in_process
 from storefront.caching.cache import CacheUnavailable
@@ -57,9 +56,9 @@ logger = logging.getLogger(__name__)
 
 Route = OptimizationRun.Route
 _SCHEDULED_KEY = "smartcart:price-watch-scheduled"
-# Its tasks (``smartcart.pricewatch.tasks``), sent by their registered names.
+# Its task (``smartcart.pricewatch.tasks``), sent by its registered name; the e-mail's is
+# sent by ``writes``.
 PRICE_WATCH_RUN = "smartcart.price_watch_run"
-PRICE_WATCH_EMAIL_SEND = "smartcart.price_watch_email_send"
 
 
 # --- recording changes and requesting a run --------------------------------------------
@@ -473,96 +472,7 @@ def _check_chunk(
     with run_write():
         if retired:
             OptimizationRun.objects.filter(pk__in=retired).update(superseded_at=now)
-        _notices_insert(run=run, created=created, now=now, meter=meter)
+        notices_insert(run=run, created=created, now=now, meter=meter)
     counts.notified += len(created)
     owners = {cart.cart_id: cart.owner_id for cart in carts}
-    counts.emails += _emails_queue(run=run, created=created, owners=owners)
-
-
-_COPY_FIELDS = tuple(f for f in OptimizationRun._meta.concrete_fields if not f.primary_key)
-_JSON_COLUMNS = frozenset(f.attname for f in _COPY_FIELDS if isinstance(f, JSONField))
-
-
-def _notices_insert(
-    *, run: PriceWatchRun, created: list[tuple[int, dict]], now, meter: "_QueryMeter"
-) -> None:
-    """One COPY on PostgreSQL: an INSERT of many rows with JSON columns spends most of its time
-    in psycopg binding the parameters, which COPY does not do. The row of every notice is
-    the row Django would write for its first one (``_notice_run``, each field's
-    ``get_db_prep_save``) with the answer's own fields put in (JSON as text, which the jsonb
-    column reads), so no model instance is built per notice. Other databases:
-    ``bulk_create``."""
-    if not created:
-        return
-    if connection.vendor != "postgresql":
-        notices = [_notice_run(run=run, cart_id=c, fields=f, now=now) for c, f in created]
-        OptimizationRun.objects.bulk_create(notices, batch_size=500)
-        return
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(str(field.column)) for field in _COPY_FIELDS)
-    first_cart, first_fields = created[0]
-    first = _notice_run(run=run, cart_id=first_cart, fields=first_fields, now=now)
-    template = [
-        field.get_db_prep_save(field.pre_save(first, True), connection) for field in _COPY_FIELDS
-    ]
-    at = {field.attname: k for k, field in enumerate(_COPY_FIELDS)}
-    dumps = json.JSONEncoder(separators=(", ", ": ")).encode
-    start = time.perf_counter()
-    with (
-        connection.cursor() as cursor,
-        cursor.copy(f"COPY {quote(OptimizationRun._meta.db_table)} ({columns}) FROM STDIN") as copy,
-    ):
-        for cart_id, fields in created:
-            values = template.copy()
-            values[at["cart_id"]] = cart_id
-            for key, value in fields.items():
-                # KeyError: an answer field without a column, a defect to surface.
-                values[at[key]] = dumps(value) if key in _JSON_COLUMNS else value
-            copy.write_row(values)
-    meter.queries += 1
-    meter.seconds += time.perf_counter() - start
-
-
-def _notice_run(*, run: PriceWatchRun, cart_id: int, fields: dict, now) -> OptimizationRun:
-    return OptimizationRun(
-        cart_id=cart_id,
-        source=OptimizationRun.Source.PRICE_WATCH,
-        price_watch_run=run,
-        status=OptimizationRun.Status.DONE,
-        route=run.route,
-        route_reason="Price watch: offers changed",
-        attempts=1,
-        started_at=now,
-        finished_at=now,
-        **fields,
-    )
-
-
-def _emails_queue(
-    *, run: PriceWatchRun, created: list[tuple[int, dict]], owners: dict[int, int | None]
-) -> int:
-    """Queues the saving e-mail of each new notice whose cart's owner opted in (one read, two
-    when some did); the task itself keeps to one e-mail per cart per day."""
-    owned = {c: owners[c] for c, fields in created if fields["savings"] and owners.get(c)}
-    if not owned:
-        return 0
-    opted = set(
-        PriceWatchEmailOptIn.objects.filter(
-            user_id__in=set(owned.values()), enabled=True
-        ).values_list("user_id", flat=True)
-    )
-    carts = [cart_id for cart_id, owner in owned.items() if owner in opted]
-    if not carts:
-        return 0
-    run_ids = list(
-        OptimizationRun.objects.filter(
-            price_watch_run=run, cart_id__in=carts, superseded_at__isnull=True
-        ).values_list("pk", flat=True)
-    )
-
-    def send() -> None:
-        for run_id in run_ids:
-            task_enqueue(PRICE_WATCH_EMAIL_SEND, kwargs={"run_id": run_id}, queue=str(Route.CPU))
-
-    transaction.on_commit(send, robust=True)
-    return len(run_ids)
+    counts.emails += emails_queue(run=run, created=created, owners=owners)

@@ -112,6 +112,7 @@ class Command(BaseCommand):
                 text = io.StringIO()
                 stats = pstats.Stats(options["profile"], stream=text)
                 stats.sort_stats("tottime").print_stats(25)
+                stats.sort_stats("cumulative").print_stats(45)
                 self.stdout.write(text.getvalue())
             self._report(market, outcome, queued=queued, countdown=options["countdown"])
         finally:

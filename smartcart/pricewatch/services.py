@@ -1,16 +1,20 @@
 """Writes of the price watch: record changed offers, request one run per burst, run it.
 
 A run (``price_watch_run``) re-optimises every open cart the recorded changes affect, in
-chunks of ``SMARTCART_PRICE_WATCH_CHUNK`` carts: two reads build the chunk's problems
-(``selectors.carts_problems_build``), one ``gpu_engine.batch.solve_batch`` call solves them
-all (carts too large for the batch go through the normal planner), one read fetches the
-chunk's current notices and at most two writes store the new ones and retire the replaced
-ones. A saving at or above both floors (``SMARTCART_PRICE_WATCH_MIN_CENTS`` and
-``..._MIN_PERCENT`` of the total) is stored as a done ``OptimizationRun`` of source
-``price_watch``: the Improve panel shows it and ``optimization_run_apply`` applies it with its
-usual 409 rules. A cart whose lines cost more than when added (by the same floors) gets a
-notice too. A notice the shopper dismissed is not shown again for that cart version; an
-unchanged notice is kept, not rewritten; a cart that no longer qualifies has its notice
+chunks of ``SMARTCART_PRICE_WATCH_CHUNK`` carts: one read fetches the chunk's current
+notices, three read the chunk as arrays (``packed.carts_packed_read``; carts with warehouse
+merchants are counted as skipped, not priced as version 1), one ``solve_packed`` call solves
+them all (carts too large for the batch, or near the money limit, go through
+``selectors.carts_problems_build`` and the normal planner), the floors are decided on the
+arrays, and only the carts that get or lose a notice become rows: one read of their names and
+at most two writes (``writes.notices_insert``: one COPY on PostgreSQL) store the new notices
+and retire the replaced ones. A saving at or above both floors
+(``SMARTCART_PRICE_WATCH_MIN_CENTS`` and ``..._MIN_PERCENT`` of the total) is stored as a
+done ``OptimizationRun`` of source ``price_watch``: the Improve panel shows it and
+``optimization_run_apply`` applies it with its usual 409 rules. A cart whose lines cost more
+than when added (by the same floors) gets a notice too. A notice the shopper dismissed is not
+shown again for that cart version; an unchanged notice is kept, not rewritten; a cart that no
+longer qualifies has its notice
 withdrawn (``superseded_at``). Re-running is harmless: it finds the same notices.
 
 Coalescing: changes are rows in ``PriceWatchChange`` (the dirty set). With a broker the first

@@ -14,8 +14,8 @@ done ``OptimizationRun`` of source ``price_watch``: the Improve panel shows it a
 ``optimization_run_apply`` applies it with its usual 409 rules. A cart whose lines cost more
 than when added (by the same floors) gets a notice too. A notice the shopper dismissed is not
 shown again for that cart version; an unchanged notice is kept, not rewritten; a cart that no
-longer qualifies has its notice
-withdrawn (``superseded_at``). Re-running is harmless: it finds the same notices.
+longer qualifies has its notice withdrawn (``superseded_at``). Re-running is harmless: it
+finds the same notices.
 
 Coalescing: changes are rows in ``PriceWatchChange`` (the dirty set). With a broker the first
 change of a burst schedules one task ``SMARTCART_PRICE_WATCH_COUNTDOWN_S`` later (a cache key

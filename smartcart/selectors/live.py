@@ -7,7 +7,7 @@ saving reads it here, so the figure is the one applying would give now.
 
 from dataclasses import dataclass
 
-from gpu_engine import price_assignment
+from gpu_engine import ProblemError, price_assignment
 from smartcart.models import OptimizationRun
 from smartcart.selectors.problems import (
     CartProblemBuild,
@@ -41,20 +41,37 @@ class RunLive:
         return self.holds and self.current_total == self.run.current_total
 
 
-def _suggestion_holds(run: OptimizationRun, build: CartProblemBuild) -> bool:
-    lines = (run.suggestion or {}).get("lines", [])
-    if {line["line_id"] for line in lines} != {line.line_id for line in build.lines}:
-        return False
-    assignment = {}
+def suggestion_pairs(lines: list[dict], build: CartProblemBuild) -> dict[str, list[str]] | None:
+    """The suggestion's assignment as ``[merchant, node]`` per line (a line of a merchant with
+    warehouses names one: ``new_warehouse_id``), or ``None`` when a suggested offer no longer
+    sells at its suggested price."""
+    merchants, nodes = {}, {}
     for line in lines:
         offer = build.offers.get((line["line_id"], line["new_merchant_id"]))
         if offer is None or (offer.offer_id, offer.unit_price) != (
             line["new_offer_id"],
             line["new_unit_price"],
         ):
-            return False
-        assignment[str(line["line_id"])] = str(line["new_merchant_id"])
-    suggested = sum(cost.cost for cost in price_assignment(build.problem, assignment))
+            return None
+        key = str(line["line_id"])
+        merchants[key] = str(line["new_merchant_id"])
+        warehouse_id = line.get("new_warehouse_id")
+        if warehouse_id is not None:
+            nodes[key] = str(warehouse_id)
+    return build.pairs(merchants, nodes)
+
+
+def _suggestion_holds(run: OptimizationRun, build: CartProblemBuild) -> bool:
+    lines = (run.suggestion or {}).get("lines", [])
+    if {line["line_id"] for line in lines} != {line.line_id for line in build.lines}:
+        return False
+    pairs = suggestion_pairs(lines, build)
+    if pairs is None:
+        return False
+    try:
+        suggested = sum(cost.cost for cost in price_assignment(build.problem, pairs))
+    except ProblemError:  # a suggested warehouse no longer ships it here
+        return False
     return suggested == run.suggested_total
 
 

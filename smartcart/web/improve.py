@@ -5,8 +5,7 @@ from dataclasses import dataclass
 
 from smartcart.models import OptimizationRun
 from smartcart.moves import LineMove, suggestion_line_moves
-from smartcart.selectors import RunLive, optimization_run_for_cart_panel
-from smartcart.selectors.live_nodes import optimization_run_live_nodes
+from smartcart.selectors import RunLive, optimization_run_for_cart_panel, optimization_run_live
 from storefront.carts.pricing import ParcelCost
 from storefront.models import Cart
 
@@ -244,7 +243,7 @@ def improve_panel(run: OptimizationRun, *, conflict: str = "") -> ImprovePanel:
     state = _state(run, conflict)
     live = None
     if state == "saving":
-        live = optimization_run_live_nodes(run=run)
+        live = optimization_run_live(run=run)
         if live is None or not live.holds or live.savings <= 0:
             state, conflict, live = "stale", PRICES_MOVED, None
     return ImprovePanel(

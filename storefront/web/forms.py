@@ -15,8 +15,9 @@ from storefront.search.prices import PRICE_RANGES
 SORT_LABELS = {
     "relevance": "Best match",
     "name": "Name",
-    "price": "Item price: low to high",
-    "-price": "Item price: high to low",
+    # The listing ranks by the delivered price (storefront.search.delivered).
+    "price": "Delivered price: low to high",
+    "-price": "Delivered price: high to low",
     "newest": "Newest",
 }
 # Built from the selector's orderings so a new one cannot be offered without a label.

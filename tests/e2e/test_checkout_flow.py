@@ -42,11 +42,12 @@ def _merchant_ships(browser, live_server, order: Order, artifacts) -> str:
     context, admin = admin_as_merchant_staff(
         browser, live_server, package.merchant, username="e2e-merchant"
     )
-    rows = admin.locator("#result_list tbody tr")
-    assert rows.count() == 1  # this merchant's package only
+    # The demo's past orders may hold packages of this merchant too: act on this order's only.
+    row = admin.locator("#result_list tbody tr", has_text=order.number)
+    assert row.count() == 1
     ship = "Mark shipped (tracking reference in the box)"
     for action, text in (("Accept", ""), (ship, "DHL-E2E-1")):
-        admin.locator("#result_list tbody input.action-select").first.check()
+        row.locator("input.action-select").check()
         admin.locator("select[name=action]").select_option(label=action)
         admin.locator("input[name=text]").fill(text)
         admin.get_by_role("button", name="Go").click()

@@ -50,11 +50,6 @@ if TYPE_CHECKING:
 
 PRODUCTS_PER_PAGE = 24
 MINUS = "\u2212"
-# The listing's price is the delivered price (see ``storefront.search.delivered``).
-SORT_LABELS = {
-    "price": "Delivered price: low to high",
-    "-price": "Delivered price: high to low",
-}
 
 
 def catalog(request: HttpRequest) -> HttpResponse:
@@ -78,9 +73,6 @@ def _catalog_context(request: HttpRequest, spec: FragmentSpec, *, postal_code: s
         FragmentSpec("categories", (CATALOG,)), category_list_read, request=request
     )
     form = CatalogFilterForm(request.GET, categories=categories)
-    # The form (shared with nothing else) still calls the price sort the item price's.
-    sort = form.fields["sort"]
-    sort.choices = [(key, SORT_LABELS.get(key, label)) for key, label in sort.choices]  # type: ignore[attr-defined]
     # A stale link with an unknown category still lists products: invalid fields fall back
     # to their defaults and the form says what was ignored.
     form.is_valid()

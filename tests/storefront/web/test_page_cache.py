@@ -50,14 +50,15 @@ def test_a_hit_runs_no_catalog_query(client, market, django_assert_max_num_queri
 
 def test_a_price_change_shows_at_once(client, market, django_capture_on_commit_callbacks):
     offer = market.cheap_offers[0]
-    assert "€22.00" in page(client, reverse("catalog"))
+    # The listing shows delivered prices: the bundle shop's 23.00 + 5.99 is the cheapest.
+    assert "€28.99" in page(client, reverse("catalog"))
     assert "€22.00" in offer_row(page(client, product_url(offer.product)), offer)
     with django_capture_on_commit_callbacks(execute=True):
-        offer.unit_price = 2111
+        offer.unit_price = 1911
         offer.save()
-    assert "€21.11" in page(client, reverse("catalog"))
+    assert "€19.11 + €8.99 shipping" in page(client, reverse("catalog"))
     html = page(client, product_url(offer.product))
-    assert "€21.11" in offer_row(html, offer)
+    assert "€19.11" in offer_row(html, offer)
     assert "€22.00" not in html
 
 
@@ -68,8 +69,8 @@ def test_stock_and_activity_show_at_once(client, market, django_capture_on_commi
         offer.stock = 0
         offer.save()
     assert "Sold out" in offer_row(page(client, product_url(offer.product)), offer)
-    # The cheapest offer moves to the bundle shop's 23.00 on the listing too.
-    assert "€23.00" in page(client, reverse("catalog"))
+    # The cheapest delivered offer is the bundle shop's 23.00 + 5.99 on the listing.
+    assert "€23.00 + €5.99 shipping" in page(client, reverse("catalog"))
     with django_capture_on_commit_callbacks(execute=True):
         offers_active_set(offers=Offer.objects.filter(pk=market.bundle_offers[0].pk), active=False)
     assert f'data-offer-id="{market.bundle_offers[0].pk}"' not in page(
@@ -201,11 +202,11 @@ def test_a_failing_cache_falls_back_to_rendering(client, market, path):
 
 @override_settings(PAGE_CACHE=False)
 def test_page_cache_off_renders_every_time(client, market):
-    offer = market.cheap_offers[0]
-    assert "€22.00" in page(client, reverse("catalog"))
+    offer = market.bundle_offers[0]
+    assert "€23.00 + €5.99 shipping" in page(client, reverse("catalog"))
     Offer.objects.filter(pk=offer.pk).update(unit_price=F("unit_price") - 100)
     catalog_cheapest_mark_stale(product_ids=[offer.product_id])
-    assert "€21.00" in page(client, reverse("catalog"))
+    assert "€22.00 + €5.99 shipping" in page(client, reverse("catalog"))
 
 
 def test_a_first_visit_gets_the_whole_shared_page(market, django_assert_max_num_queries):
@@ -230,14 +231,14 @@ def test_a_signed_in_shopper_never_gets_the_anonymous_page(client, market, shopp
 
 @override_settings(PAGE_CACHE=False)
 def test_uncached_renders_run_few_queries(market, django_assert_max_num_queries):
-    """Rendering without the cache stays bounded too (categories, the products with their best
-    offer, their count and the facets' counts; the product and its offers; the zone index once
-    per process)."""
+    """Rendering without the cache stays bounded too (categories, the active merchants, the
+    products with their delivered price, their offers, their count and the facets' counts; the
+    product and its offers; the zone index once per process)."""
     client = Client()
     page(client, product_url(market.products[0]))  # builds this process's zone index
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(8):
         page(client, reverse("catalog"))
-    with django_assert_max_num_queries(3):
+    with django_assert_max_num_queries(4):
         page(client, product_url(market.products[0]))
 
 
@@ -267,11 +268,13 @@ def test_a_deleted_merchant_with_zones_is_gone_at_once_after_one_bump(
     monkeypatch.setattr(cache_versions, "cache_versions_bump", bump)
     product = market.products[0]
     assert "Cheap Shop" in page(client, product_url(product))
-    assert "€22.00" in page(client, reverse("catalog"))
+    client.post(reverse("cart_destination"), {"postal_code": "10115"})
+    # In Berlin the cheap shop's zone rate makes it the cheapest delivered: 22.00 + 1.99.
+    assert "€22.00 + €1.99 shipping" in page(client, reverse("catalog"))
     with django_capture_on_commit_callbacks(execute=True):
         market.cheap.delete()  # with its Berlin zone and its three offers
     assert len(bumps) == 1
     assert "Cheap Shop" not in page(client, product_url(product))
     # The cheapest offer on the listing is the bundle shop's now.
     catalog = page(client, reverse("catalog"))
-    assert "€22.00" not in catalog and "€23.00" in catalog
+    assert "€22.00" not in catalog and "€23.00 + €5.99 shipping" in catalog

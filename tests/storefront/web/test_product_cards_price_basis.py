@@ -1,6 +1,6 @@
-"""Catalog and search cards show each product's lowest item price and say so; what their
-"Add cheapest" adds (the cheapest delivered offer for the shopper's postal code and cart) is
-stated with the postal code it assumes."""
+"""Catalog and search cards show each product's cheapest delivered price for the shopper's
+postal code and say which one they assume; their "Add cheapest" adds the cheapest delivered
+offer for that postal code and the shopper's cart."""
 
 import pytest
 from django.urls import reverse
@@ -11,16 +11,19 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.mark.parametrize("query", [{}, {"q": "widget"}])
-def test_cards_say_their_price_is_an_item_price_and_which_postal_code_add_assumes(
+def test_cards_say_their_price_is_delivered_and_which_postal_code_it_assumes(
     client, market, query
 ):
     html = client.get(reverse("catalog"), query).content.decode()
-    assert "Card prices are each product's lowest item price, before shipping." in html
-    assert "with each merchant&#x27;s standard shipping" in html
+    assert "Prices are delivered, with each merchant&#x27;s standard shipping" in html
+    # The bundle shop's 23.00 + 5.99 beats the cheap shop's 22.00 + 8.99.
+    assert 'From <span class="price">€28.99</span> delivered at Bundle Shop' in html
     client.post(reverse("cart_destination"), {"postal_code": "10115"})
     html = client.get(reverse("catalog"), query).content.decode()
-    assert "costs least delivered, with shipping to 10115" in html
-    assert 'Item from <span class="price">€22.00</span> at Cheap Shop, plus shipping' in html
+    assert "Prices are delivered, with shipping to 10115:" in html
+    # In Berlin the cheap shop's zone rate: 22.00 + 1.99.
+    assert 'From <span class="price">€23.99</span> delivered at Cheap Shop' in html
+    assert "€22.00 + €1.99 shipping" in html
 
 
 def test_add_cheapest_from_a_card_adds_the_cheapest_delivered(client, market):

@@ -62,15 +62,17 @@ def test_cart_queries_do_not_grow_with_lines_or_merchants(
 @pytest.mark.parametrize(
     ("path", "most"),
     [
-        # Categories (the filter form), one grouped count for the categories, price ranges,
-        # in-stock and the list's own count, the merchants' counts and names, the page of
-        # products.
-        ("/", 5),
-        ("/?q=gadget&in_stock=on&price=10-25&sort=price", 7),  # + the search's preparation
+        # Categories (the filter form), the active merchants and which ship from warehouses
+        # (their terms for the delivered price), one grouped count for the categories, price
+        # ranges, in-stock and the list's own count, the merchants' counts and names, the page
+        # of products, their offers.
+        ("/", 8),
+        ("/?q=gadget&in_stock=on&price=25-50&sort=price", 10),  # + the search's preparation
         # The product, its buyable offers (the best one, their count), its offers with
         # their merchants: three plain queries cost less than compiling one with the
         # catalog's stored-or-live best-offer annotations.
-        ("product", 3),
+        # + which of its merchants ship from warehouses (three more when some do).
+        ("product", 4),
         # The search's preparation (exact codes; does it match as typed), the grouped
         # count, the merchants' counts and names, the page.
         ("/api/v1/products/?search=gadget", 6),
@@ -88,8 +90,11 @@ def test_uncached_renders_run_a_fixed_few_queries(
     with django_assert_max_num_queries(most) as captured:
         assert client.get(path).status_code == 200
     # The same count with ten more products, each with offers.
+    # From merchants the zone index knows (the test's transaction never commits new ones).
     for index in range(10):
-        OfferFactory.create_batch(2, product=ProductFactory(name=f"Gadget extra {index}"))
+        product = ProductFactory(name=f"Gadget extra {index}")
+        OfferFactory(product=product, merchant=market.bundle, unit_price=2500)
+        OfferFactory(product=product, merchant=market.dear, unit_price=2600)
     with CaptureQueriesContext(connection) as more:
         assert client.get(path).status_code == 200
     assert len(more) == len(captured)

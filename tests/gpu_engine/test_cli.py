@@ -37,6 +37,22 @@ def test_solve_reads_stdin():
     assert done.returncode == 0 and json.loads(done.stdout)["total"] == 7121
 
 
+def test_solve_reads_version_2_and_prints_nodes_and_parcels():
+    from gpu_engine.reference import reference_brute_force_v2
+    from gpu_engine.warmup import WARMUP_CART_V2
+
+    done = _run("solve", "-", stdin=json.dumps(WARMUP_CART_V2))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["total"] == reference_brute_force_v2(WARMUP_CART_V2)[0]
+    assert data["optimal"]
+    assert set(data["nodes"]) == {"a", "b", "c"}
+    parcels = [p for merchant in data["breakdown"] for p in merchant["parcels"]]
+    assert sum(p["units"] for p in parcels) == 4
+    shipping = sum(merchant["shipping"] for merchant in data["breakdown"])
+    assert shipping == sum(p["fee"] for p in parcels)
+
+
 def test_bad_input_exits_nonzero_with_message_and_no_traceback(tmp_path):
     bad = dict(_TINY, offers=[dict(_TINY["offers"][0], price=-5)])
     path = tmp_path / "bad.json"

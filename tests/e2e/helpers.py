@@ -121,3 +121,50 @@ def admin_as_merchant_staff(browser, live_server, merchant: Merchant, *, usernam
     admin.get_by_role("button", name="Log in").click()
     admin.goto(reverse("admin:storefront_merchantorder_changelist"))
     return context, admin
+
+
+# One parcel row as _parcels.html writes it: "Ships from Hamburg · 2 items · 6.2 kg · €7.99"
+# (or "free shipping").
+PARCEL_ROW = re.compile(r"^Ships from (.+) · (\d+) items? · (\d+\.\d) kg · (.+)$")
+
+
+def parcel_rows_read(page, scope: str) -> list[tuple[str, str, int, str, int]]:
+    """The parcels shown inside every element matching ``scope`` (a merchant's section, a
+    package or a row of the Improve-cart merchants table), each as (merchant, warehouse,
+    units, kilograms as shown, fee in cents). The merchant is the scope's ``data-merchant``,
+    else its heading cell's own text (the suggestion's table rows carry no attribute)."""
+    found = []
+    for element in page.locator(scope).all():
+        rows = element.locator('[data-testid="parcel"]')
+        if not rows.count():
+            continue
+        merchant = element.get_attribute("data-merchant") or element.locator("th").first.evaluate(
+            "th => th.firstChild.textContent.trim()"
+        )
+        for row in rows.all():
+            text = " ".join(row.inner_text().split())
+            match = PARCEL_ROW.match(text)
+            assert match, f"a parcel row reads {text!r}"
+            warehouse, units, kg, fee = match.groups()
+            assert warehouse == row.get_attribute("data-warehouse")
+            cents = 0 if fee == "free shipping" else int(re.sub(r"\D", "", fee))
+            assert cents == 0 or format_money(cents) == fee, f"fee {fee!r}"
+            found.append((merchant, warehouse, int(units), kg, cents))
+    return found
+
+
+def small_tap_targets_in(page, scope: str, *, minimum: int = 44) -> str:
+    """The controls inside ``scope`` smaller than ``minimum`` CSS px either way (the audit's
+    rule: links inside running text aside), as a report; empty when none."""
+    from tests.e2e.audit import small_tap_targets, tap_report
+
+    inside = page.evaluate(
+        """(scope) => Array.from(document.querySelectorAll(scope)).flatMap(
+             (s) => Array.from(s.querySelectorAll('a[href], button, input, select, summary, '
+               + '[role="button"], [tabindex]:not([tabindex="-1"])')))
+             .map((el) => (el.innerText || el.value || el.getAttribute('aria-label') || '')
+               .trim().replace(/\\s+/g, ' ').slice(0, 40))""",
+        scope,
+    )
+    small = [t for t in small_tap_targets(page, minimum=minimum) if t["text"] in inside]
+    return tap_report(small)

@@ -92,6 +92,11 @@ class Steps:
             if audit and (found := axe_violations(self.page)):
                 self.axe[f"{name}-{width}"] = axe_report(found)
             if viewport is PHONE:
+                # The parcel rows close up, where wrapping and alignment show.
+                for i, parcels in enumerate(self.page.locator('[data-testid="parcels"]').all()):
+                    parcels.screenshot(
+                        path=self.artifacts / f"warehouses-{name}-parcels-{i}-{width}.png"
+                    )
                 if overflow := horizontal_overflow(self.page):
                     self.wide[name] = overflow
                 if audit and (small := small_tap_targets_in(self.page, '[data-testid="parcels"]')):

@@ -99,13 +99,16 @@ class Steps:
                     )
                 if overflow := horizontal_overflow(self.page):
                     self.wide[name] = overflow
-                if audit and (small := small_tap_targets_in(self.page, '[data-testid="parcels"]')):
+                # The parcel rows hold no control of their own: the merchant sections and
+                # packages around them (Update, Remove, Cancel this package) are checked.
+                scope = '.merchant-group, [data-testid="summary-package"], #improve'
+                if audit and (small := small_tap_targets_in(self.page, scope)):
                     self.taps[name] = small
         self.page.set_viewport_size(DESKTOP)
 
     def problems(self) -> list[str]:
         problems = [f"axe {name}:\n{report}" for name, report in self.axe.items()]
-        problems += [f"tap targets on the parcel rows, {n}:\n{r}" for n, r in self.taps.items()]
+        problems += [f"tap targets around the parcel rows, {n}:\n{r}" for n, r in self.taps.items()]
         if self.wide:
             problems.append(f"Pages wider than the phone (px): {self.wide}")
         return problems
@@ -188,7 +191,8 @@ def test_the_split_cart_through_warehouses_to_the_order(page, demo_catalog, arti
     expected = dict(before)
     for offer in joined_offers:
         key = (offer.pk, "Berlin")
-        expected[key] = None if before[key] is None else before[key] - 1
+        assert before[key] is not None  # the demo keeps a finite stock there: it must fall
+        expected[key] = before[key] - 1
     assert after == expected
     for offer in joined_offers:
         offer.refresh_from_db()

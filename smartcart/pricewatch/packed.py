@@ -12,8 +12,8 @@ The merchants' pricing rows are shared: one row per (merchant, destination) of t
 
 Carts that the single-cart path would refuse (a line not buyable as it stands, by the rule
 of ``line_unavailable_reason``, its own offer without a rule) are ``skipped``. Carts with a
-merchant that ships from warehouses (pricing contract version 2) are not the batch engine's
-(one node per merchant, no weight tiers): they are counted in ``skipped_v2`` and left out,
+merchant that ships from warehouses (pricing contract version 2) are not packed here (these
+rows know one node per merchant): they are listed in ``v2`` for the single-cart builder,
 never priced as version 1. Carts whose money bound needs the exact check go to ``fallback``
 (the ``CartProblem`` path decides them), as do carts too large for the batch after solving.
 Suggestion rows, and the product and merchant names they show, are built only for the carts
@@ -82,7 +82,8 @@ class PackedChunk:
     free_over: np.ndarray = field(default_factory=lambda: _NONE)
     sizes: np.ndarray = field(default_factory=lambda: np.zeros((2, 0), np.int64))
     skipped: int = 0
-    skipped_v2: int = 0
+    # Carts a warehouse merchant's offer reaches (pricing v2): built one at a time.
+    v2: list[int] = field(default_factory=list)
     fallback: list[int] = field(default_factory=list)
     names: Names | None = None
     _lists: dict[str, list] | None = None
@@ -373,7 +374,7 @@ def _packed(cols: ChunkColumns, *, n_asked: int) -> PackedChunk:
     good = ~bad & ~fallback & ~v2
     chunk = _pack(good, cols, lines, pairs, o_id, params)
     chunk.skipped = n_asked - n_carts + int((bad & ~v2).sum())
-    chunk.skipped_v2 = int(v2.sum())
+    chunk.v2 = [int(i) for i in carts[v2]]
     chunk.fallback = [int(i) for i in carts[fallback & ~bad & ~v2]]
     return chunk
 

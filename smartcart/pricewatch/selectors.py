@@ -29,11 +29,14 @@ from smartcart.selectors.problems import (
     _line_row,
     _LineRow,
     _problem,
+    cart_current_breakdown,
+    cart_problem_build,
 )
 from storefront.catalog.shipping import Discount, ShippingRule
 from storefront.catalog.shipping_selectors import MerchantTerms, shipping_rules_for_destinations
 from storefront.catalog.zone_index import zone_index_invalidate
-from storefront.models import CartLine, Offer
+from storefront.errors import DomainError
+from storefront.models import Cart, CartLine, Offer
 
 Source = OptimizationRun.Source
 
@@ -298,6 +301,26 @@ def carts_problems_build(*, cart_ids: Sequence[int]) -> ChunkRead:
         build, (current, added) = built
         read.carts.append(
             CartRead(build=build, owner_id=cart.owner_id, current_total=current, added_total=added)
+        )
+    return read
+
+
+def carts_v2_build(*, cart_ids: Sequence[int]) -> ChunkRead:
+    """Carts a warehouse merchant's offer reaches (pricing contract v2), each through the
+    single-cart builder (a column per warehouse; about five queries a cart). Their ``added``
+    total is today's: the price-rise signal comes from the packed (version 1) rows only."""
+    carts = {cart.pk: cart for cart in Cart.objects.filter(pk__in=cart_ids)}
+    read = ChunkRead(skipped=len(set(cart_ids)) - len(carts))
+    for cart_id in sorted(carts):
+        try:
+            build = cart_problem_build(cart=carts[cart_id])
+        except DomainError:
+            read.skipped += 1
+            continue
+        total = sum(cost.cost for cost in cart_current_breakdown(build=build))
+        owner = carts[cart_id].owner_id
+        read.carts.append(
+            CartRead(build=build, owner_id=owner, current_total=total, added_total=total)
         )
     return read
 

@@ -2,8 +2,9 @@
 
 A run (``price_watch_run``) re-optimises every open cart the recorded changes affect, in
 chunks of ``SMARTCART_PRICE_WATCH_CHUNK`` carts: one read fetches the chunk's current
-notices, three read the chunk as arrays (``packed.carts_packed_read``; carts with warehouse
-merchants are counted as skipped, not priced as version 1), one ``solve_packed`` call solves
+notices, three read the chunk as arrays (``packed.carts_packed_read``; carts a warehouse
+merchant's offer reaches are built one at a time by the single-cart builder,
+``selectors.carts_v2_build``, never priced as version 1), one ``solve_packed`` call solves
 them all (carts too large for the batch, or near the money limit, go through
 ``selectors.carts_problems_build`` and the normal planner), the floors are decided on the
 arrays, and only the carts that get or lose a notice become rows: one read of their names and
@@ -46,6 +47,7 @@ from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import (
     CartRead,
     carts_problems_build,
+    carts_v2_build,
     price_watch_carts_affected,
     price_watch_changes_pending,
     price_watch_notices_current,
@@ -128,8 +130,8 @@ class PriceWatchBusy(Exception):
 class _Counts:
     checked: int = 0
     skipped: int = 0
-    # Of ``skipped``: carts with a merchant that ships from warehouses (version 2).
-    skipped_v2: int = 0
+    # Of ``checked``: carts a warehouse merchant's offer reaches (version 2), built one by one.
+    v2: int = 0
     improvable: int = 0
     price_up: int = 0
     notified: int = 0
@@ -201,13 +203,12 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
                     counts=counts,
                     meter=meter,
                 )
-            if counts.skipped_v2:
-                # Not priced as version 1: the batch engine has no warehouses.
+            if counts.v2:
                 logger.info(
                     "Price-watch run %s: %d carts with warehouse merchants (pricing version 2) "
-                    "skipped, counted in carts_skipped",
+                    "built one at a time",
                     run.pk,
-                    counts.skipped_v2,
+                    counts.v2,
                 )
             PriceWatchChange.objects.filter(id__lte=changes.upto).delete()
     except Exception as error:
@@ -274,9 +275,12 @@ def _solutions(carts: list[CartRead], *, device: str, counts: _Counts) -> list[S
     return solutions
 
 
-def _checked_problems(*, cart_ids: list[int], device: str, counts: _Counts) -> list[_Checked]:
-    """The carts checked through one ``CartProblem`` each (the single-cart path's builder)."""
-    read = carts_problems_build(cart_ids=cart_ids)
+def _checked_problems(
+    *, cart_ids: list[int], device: str, counts: _Counts, v2: bool = False
+) -> list[_Checked]:
+    """The carts checked through one ``CartProblem`` each (the chunk's builder; ``v2``: the
+    single-cart builder, which prices warehouses)."""
+    read = (carts_v2_build if v2 else carts_problems_build)(cart_ids=cart_ids)
     counts.skipped += read.skipped
     if not read.carts:
         return []
@@ -334,10 +338,12 @@ def _checked_packed(
     notice are returned: those over a floor (decided on the arrays) and those in ``noticed``;
     the others would neither get nor lose one."""
     chunk = carts_packed_read(cart_ids=cart_ids)
-    counts.skipped += chunk.skipped + chunk.skipped_v2
-    counts.skipped_v2 += chunk.skipped_v2
+    counts.skipped += chunk.skipped
+    counts.v2 += len(chunk.v2)
     fallback = list(chunk.fallback)
     checked: list[_Checked] = []
+    if chunk.v2:
+        checked += _checked_problems(cart_ids=chunk.v2, device=device, counts=counts, v2=True)
     if chunk.n_carts:
         start = time.perf_counter()
         raw = solve_packed(chunk.batch, device=device)

@@ -5,7 +5,7 @@ import pytest
 
 from smartcart.models import OptimizationRun
 from smartcart.pricewatch.services import price_watch_changes_record, price_watch_run
-from storefront.models import Offer, Warehouse
+from storefront.models import Offer, ParcelRate, Warehouse, WarehouseStock
 from tests.factories import (
     CartFactory,
     CartLineFactory,
@@ -102,24 +102,25 @@ def test_changes_replayed_out_of_order_leave_one_notice_per_cart_as_checked_in_o
     assert len({row[0] for row in live}) == len(live) == len(carts)
 
 
-def test_carts_with_a_warehouse_merchant_are_skipped_and_counted_not_priced_as_version_1():
+def test_carts_a_warehouse_merchant_reaches_are_priced_at_its_warehouses_not_as_version_1():
     here, there, products, offers, carts = _market()
     far = MerchantFactory(name="Far", base_fee=0, per_extra_unit=0)
-    Warehouse.objects.create(merchant=far, name="Leipzig", postal_code="04109")
+    leipzig = Warehouse.objects.create(merchant=far, name="Leipzig", postal_code="04109")
     lone = ProductFactory(name="Lone")
     cheap_far = OfferFactory(product=lone, merchant=far, unit_price=100)
     dear_here = OfferFactory(product=lone, merchant=here, unit_price=5000)
     v2_cart = CartFactory(owner=UserFactory())
     CartLineFactory(cart=v2_cart, offer=dear_here, quantity=1)
+    WarehouseStock.objects.create(offer=cheap_far, warehouse=leipzig, stock=None)
+    ParcelRate.objects.create(warehouse=leipzig, postal_prefix="", base_fee=199)
     changed = [_reprice(cheap_far, 90), _reprice(offers[(products[0].pk, there.pk)], 700)]
     run = _check(changed)
-    assert run.carts_checked == len(carts) + 1
-    assert run.carts_skipped == 1
-    assert run.carts_notified == len(carts)
-    assert not OptimizationRun.objects.filter(cart=v2_cart).exists()
-    # Its warehouse off: the merchant is version 1 again and the cart is priced.
-    Warehouse.objects.filter(merchant=far).update(active=False)
-    run = _check([cheap_far.product_id])
-    assert run.carts_skipped == 0
+    # Built through the single-cart builder (a column per warehouse), never skipped nor priced
+    # as version 1 (Far's own shipping rule is free: version 1 would say 90).
+    assert (run.carts_checked, run.carts_skipped) == (len(carts) + 1, 0)
+    assert run.carts_notified == len(carts) + 1
     notice = OptimizationRun.objects.get(cart=v2_cart, superseded_at__isnull=True)
-    assert notice.suggested_total < notice.current_total
+    assert (notice.current_total, notice.suggested_total) == (5000 + 300, 90 + 199)
+    # Replayed: the same change finds the notice already there.
+    assert _check([cheap_far.product_id]).carts_notified == 0
+    assert OptimizationRun.objects.filter(cart=v2_cart, superseded_at__isnull=True).count() == 1

@@ -11,9 +11,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.mark.parametrize("query", [{}, {"q": "widget"}])
-def test_cards_say_their_price_is_delivered_and_which_postal_code_it_assumes(
-    client, market, query
-):
+def test_cards_say_their_price_is_delivered_and_which_postal_code_it_assumes(client, market, query):
     html = client.get(reverse("catalog"), query).content.decode()
     assert "Prices are delivered, with each merchant&#x27;s standard shipping" in html
     # The bundle shop's 23.00 + 5.99 beats the cheap shop's 22.00 + 8.99.

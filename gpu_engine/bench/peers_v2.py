@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,8 @@ def solve_cpsat_v2(
     from ortools.sat.python import cp_model
 
     started = time.perf_counter()
-    model = cp_model.CpModel()
+    # Typed loosely: ortools' stubs differ across releases (Minimize / minimize).
+    model: Any = cp_model.CpModel()
     x = _assignment(model, problem)
     cost = []
     f = problem.fulfillment
@@ -60,8 +62,8 @@ def solve_cpsat_v2(
     return PeerResult(total, choice, code == cp_model.OPTIMAL, elapsed, solver.StatusName(code))
 
 
-def _assignment(model, problem: CartProblem) -> dict[tuple[int, int], object]:
-    x = {}
+def _assignment(model, problem: CartProblem) -> dict[tuple[int, int], Any]:
+    x: dict[tuple[int, int], Any] = {}
     for i in range(problem.n_items):
         picks = []
         for c in np.flatnonzero(problem.price[i] >= 0):
@@ -115,7 +117,7 @@ def _goods(model, o: int, sub, units, sub_ub: int, min_units: int, bp: int):
     return goods
 
 
-def _parcel(model, problem: CartProblem, x, c: int) -> tuple[object, int]:
+def _parcel(model, problem: CartProblem, x, c: int) -> tuple[Any, int]:
     """(the parcel fee variable of column ``c``, an upper bound of it)."""
     f = problem.fulfillment
     q, w = problem.quantity, f.weight

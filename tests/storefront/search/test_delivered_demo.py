@@ -127,7 +127,7 @@ def test_search_results_say_the_same_and_name_the_postal_code(client, demo, post
     assert figures == sorted(figures)
     html = client.get(reverse("catalog"), {"q": word}).content.decode()
     if postal_code:
-        assert f"Prices are delivered, with shipping to {postal_code}:" in html
+        assert f"Prices are delivered, with shipping to {postal_code}</summary>" in html
     else:
         assert "Prices are delivered, with each merchant&#x27;s standard shipping" in html
     assert "Delivered price: low to high" in html

@@ -19,13 +19,14 @@ from gpu_engine.budget import check_budget, deadline, expired, refuse_if_far_ove
 from gpu_engine.device import resolve_device
 from gpu_engine.planning.profile import load_profile
 from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CapacityError, CartProblem
-from gpu_engine.results import make_solution
+from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.dp.common import (
     CPU_MEMORY_LIMIT,
     GPU_MIN_STEPS,
     SLICE_STEPS,
+    check_memory,
+    finish,
 )
 from gpu_engine.solvers.dp.cpu import (
     dp_inputs,
@@ -182,7 +183,7 @@ def solve_dp(
             return _cut(problem, relaxed, t0, stats)
         total, choice, device_name = done
         return _finish(problem, choice, total, True, device_name, t0, stats)
-    _check_memory(inputs.memory_bytes(), CPU_MEMORY_LIMIT)
+    check_memory(inputs.memory_bytes(), CPU_MEMORY_LIMIT)
     exact = run_merchant_cpu(problem, inputs, at)
     if exact is None:
         return _cut(problem, relaxed, t0, stats)
@@ -217,13 +218,6 @@ def _merchant_fits(inputs: MerchantDPInputs, use_gpu: bool) -> bool:
     return inputs.memory_bytes() <= CPU_MEMORY_LIMIT
 
 
-def _check_memory(needed: int, limit: int) -> None:
-    if needed > limit:
-        raise CapacityError(
-            "items", needed, f"subset DP needs {needed} bytes, more than its limit of {limit}"
-        )
-
-
 def _finish(
     problem: CartProblem,
     choice: np.ndarray,
@@ -234,14 +228,5 @@ def _finish(
     stats: dict[str, Any],
     gap: float | None = None,
 ) -> Solution:
-    return make_solution(
-        problem,
-        choice,
-        total=total,
-        optimal=optimal,
-        algorithm="dp",
-        device=device,
-        elapsed_ms=(time.perf_counter() - t0) * 1e3,
-        gap=gap,
-        stats=stats,
-    )
+    elapsed_ms = (time.perf_counter() - t0) * 1e3
+    return finish(problem, choice, total, optimal, device, elapsed_ms, stats, gap=gap)

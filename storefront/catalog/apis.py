@@ -24,6 +24,8 @@ from storefront.catalog.selectors import (
 from storefront.errors import NotFound
 from storefront.models import Merchant
 from storefront.search import search_prepare
+from storefront.search.cards import products_cheapest_delivered
+from storefront.search.delivered import delivered_terms_read
 from storefront.search.facets import CatalogFilters, product_facets
 from storefront.search.listing import ProductListPages
 from storefront.search.prices import PRICE_RANGE_KEYS
@@ -49,6 +51,18 @@ class CheapestOfferSerializer(serializers.Serializer):
     merchant_name = serializers.CharField()
 
 
+class CheapestDeliveredSerializer(serializers.Serializer):
+    offer_id = serializers.IntegerField()
+    merchant_id = serializers.IntegerField()
+    merchant_name = serializers.CharField()
+    unit_price = serializers.IntegerField(help_text="In cents.")
+    shipping = serializers.IntegerField(
+        help_text="In cents: what one unit adds to shipping (0 where it ships free)."
+    )
+    delivered_price = serializers.IntegerField(help_text="In cents: unit price plus shipping.")
+    postal_code = serializers.CharField(help_text="The destination it assumes (deliver_to).")
+
+
 class ProductSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     gtin = serializers.CharField()
@@ -61,16 +75,27 @@ class ProductSerializer(serializers.Serializer):
         help_text=(
             "The offer with the lowest item price that can be bought now, or null when none "
             "can. Shipping is not included: it depends on the destination and on what else the "
-            "cart buys from that merchant, so the cheapest delivered offer may be another."
+            "cart buys from that merchant, so the cheapest delivered offer may be another "
+            "(`cheapest_delivered`, with `deliver_to`; this one is then null)."
         )
     )
     offer_count = serializers.IntegerField(
         help_text="Offers that can be bought now.", allow_null=True
     )
+    cheapest_delivered = serializers.SerializerMethodField(
+        help_text=(
+            "With `deliver_to` on the product list: the offer that costs least delivered to "
+            "that postal code, one unit bought on its own (item price plus that merchant's "
+            "shipping, none where one unit reaches free shipping; the ranking the shop's "
+            "product page uses for an empty cart). Null without `deliver_to`, or when nothing "
+            "can be bought now."
+        )
+    )
 
     @extend_schema_field(CheapestOfferSerializer(allow_null=True))
     def get_cheapest_offer(self, product) -> dict[str, Any] | None:
-        if product.best_offer_id is None:
+        # A list priced for ``deliver_to`` reads delivered prices instead (cheapest_delivered).
+        if getattr(product, "best_offer_id", None) is None:
             return None
         return {
             "offer_id": product.best_offer_id,
@@ -78,6 +103,28 @@ class ProductSerializer(serializers.Serializer):
             "merchant_id": product.best_merchant_id,
             "merchant_name": product.best_merchant_name,
         }
+
+    @extend_schema_field(CheapestDeliveredSerializer(allow_null=True))
+    def get_cheapest_delivered(self, product) -> dict[str, Any] | None:
+        listed = self.context.get("cheapest_delivered", {}).get(product.pk)
+        if listed is None:
+            return None
+        cost = listed.cost
+        return {
+            "offer_id": cost.offer_id,
+            "merchant_id": cost.merchant_id,
+            "merchant_name": listed.merchant_name,
+            "unit_price": cost.unit_price,
+            "shipping": cost.shipping_change,
+            "delivered_price": cost.increment,
+            "postal_code": self.context["deliver_to"],
+        }
+
+    def _offer_count(self, product) -> int:
+        listed = self.context.get("cheapest_delivered", {}).get(product.pk)
+        if listed is not None:
+            return listed.offer_count
+        return getattr(product, "offer_count", None) or 0
 
     def to_representation(self, product):
         # The fields above, written out: DRF's field-by-field walk (nested category and
@@ -93,7 +140,8 @@ class ProductSerializer(serializers.Serializer):
             "description": product.description,
             "category": {"id": category.pk, "name": category.name, "slug": category.slug},
             "cheapest_offer": self.get_cheapest_offer(product),
-            "offer_count": product.offer_count or 0,
+            "offer_count": self._offer_count(product),
+            "cheapest_delivered": self.get_cheapest_delivered(product),
         }
 
 
@@ -129,6 +177,15 @@ class ProductFilterSerializer(serializers.Serializer):
         max_length=10,
         help_text="Only products one unit of which ships free to this postal code; also adds "
         "its count to the facets.",
+    )
+    deliver_to = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=10,
+        help_text="A postal code: the price order, the price ranges and each product's "
+        "`cheapest_delivered` use the price delivered there (item plus shipping, one unit "
+        "bought on its own), as the shop's listing does. Empty: item prices.",
     )
     ordering = serializers.ChoiceField(
         choices=list(PRODUCT_ORDERINGS),
@@ -264,17 +321,29 @@ class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
             price_range=data["price_range"],
             ships_free_to=data["ships_free_to"],
         )
-        return filters, data["ordering"]
+        return filters, data["ordering"], data["deliver_to"].strip()
 
     def list(self, request, *args, **kwargs):
-        filters, ordering = self._filters()
-        facets = product_facets(filters=filters, postal_code=filters.ships_free_to)
+        filters, ordering, deliver_to = self._filters()
+        # Delivered prices where a destination is named: the shop's listing's terms.
+        terms = delivered_terms_read(postal_code=deliver_to) if deliver_to else None
+        facets = product_facets(filters=filters, postal_code=filters.ships_free_to, terms=terms)
         paginator = StrictPageNumberPagination()
         # The facets' grouped query counted the list already.
         paginator.django_paginator_class = counted_paginator_class(facets.listed)
-        products = ProductListPages(filters=filters, ordering=ordering, count=facets.listed)
-        page = paginator.paginate_queryset(products, request, view=self)
-        response = paginator.get_paginated_response(ProductSerializer(page, many=True).data)
+        products = ProductListPages(
+            filters=filters, ordering=ordering, count=facets.listed, terms=terms
+        )
+        page = paginator.paginate_queryset(products, request, view=self) or []
+        context = {"deliver_to": deliver_to, "cheapest_delivered": {}}
+        if terms is not None:
+            context["cheapest_delivered"] = products_cheapest_delivered(
+                product_ids=[product.pk for product in page],
+                postal_code=deliver_to,
+                warehouses={m.merchant_id: m.nodes for m in terms.warehouses},
+            )
+        data = ProductSerializer(page, many=True, context=context).data
+        response = paginator.get_paginated_response(data)
         response.data["facets"] = FacetsSerializer(facets).data
         return response
 

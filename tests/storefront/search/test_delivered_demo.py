@@ -155,3 +155,42 @@ def test_price_ranges_and_in_stock_count_the_delivered_figure(client, demo):
             assert sorted(slug for slug, _, _ in cards) == sorted(inside)
     in_stock = response.context["facets"].in_stock
     assert in_stock.count == sum(best is not None for best in figures.values())
+
+
+@pytest.mark.slow
+def test_the_api_lists_by_the_same_delivered_figure_with_deliver_to(client, demo):
+    """The product list API with ``deliver_to``: each product's ``cheapest_delivered`` is the
+    product page's cheapest for that postal code, and ``ordering=price`` sorts by it; without
+    it the API keeps item prices (documented) and ``cheapest_delivered`` is null."""
+    url = reverse("api:product-list") if _named("api:product-list") else "/api/v1/products/"
+    seen, page = [], 1
+    while True:
+        response = client.get(url, {"deliver_to": "10115", "ordering": "price", "page": page})
+        assert response.status_code == 200, response.content
+        body = response.json()
+        for row in body["results"]:
+            best = cheapest_delivered(Product.objects.get(pk=row["id"]), "10115")
+            got = row["cheapest_delivered"]
+            if best is None:
+                assert got is None
+                continue
+            assert (got["delivered_price"], got["merchant_name"], got["offer_id"]) == best
+            assert got["delivered_price"] == got["unit_price"] + got["shipping"]
+            assert got["postal_code"] == "10115"
+            seen.append(best[0])
+        if not body.get("next"):
+            break
+        page += 1
+    assert seen and seen == sorted(seen)
+    plain = client.get(url, {"ordering": "price"}).json()["results"]
+    assert all(row["cheapest_delivered"] is None for row in plain)
+
+
+def _named(name: str) -> bool:
+    from django.urls import NoReverseMatch
+
+    try:
+        reverse(name)
+    except NoReverseMatch:
+        return False
+    return True

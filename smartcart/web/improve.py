@@ -130,6 +130,24 @@ class ImprovePanel:
         return sum(1 for line in self.lines if line.changed)
 
     @property
+    def move_summary(self) -> str:
+        """What the changed lines do: "2 of 3 lines move to another merchant", "1 of 2 lines
+        ships from another warehouse of the same merchant", or both, counted."""
+        changed = [line for line in self.lines if line.changed]
+        merchant = sum(1 for line in changed if line.old_merchant != line.new_merchant)
+        warehouse = len(changed) - merchant
+        of = f"{len(changed)} of {len(self.lines)} line{'' if len(self.lines) == 1 else 's'}"
+        to_merchant = "to another merchant"
+        to_warehouse = "from another warehouse of the same merchant"
+        if not warehouse:
+            return f"{of} {'moves' if len(changed) == 1 else 'move'} {to_merchant}"
+        if not merchant:
+            return f"{of} {'ships' if len(changed) == 1 else 'ship'} {to_warehouse}"
+        moves = f"{merchant} {'moves' if merchant == 1 else 'move'} {to_merchant}"
+        ships = f"{warehouse} {'ships' if warehouse == 1 else 'ship'} {to_warehouse}"
+        return f"{of} change: {moves}, {ships}"
+
+    @property
     def algorithm_label(self) -> str:
         return ALGORITHM_LABELS.get(self.run.algorithm, self.run.algorithm)
 

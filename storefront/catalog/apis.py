@@ -307,7 +307,7 @@ class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
     serializer_class = ProductSerializer
     pagination_class = None  # paginated in list(), next to the facets
 
-    def _filters(self) -> tuple[CatalogFilters, str]:
+    def _filters(self) -> tuple[CatalogFilters, str, str]:
         params = ProductFilterSerializer(data=self.request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data

@@ -335,13 +335,14 @@ class ProductListView(CachedListMixin, CatalogView, generics.ListAPIView):
             filters=filters, ordering=ordering, count=facets.listed, terms=terms
         )
         page = paginator.paginate_queryset(products, request, view=self) or []
-        context = {"deliver_to": deliver_to, "cheapest_delivered": {}}
+        cheapest: dict[int, Any] = {}
         if terms is not None:
-            context["cheapest_delivered"] = products_cheapest_delivered(
+            cheapest = products_cheapest_delivered(
                 product_ids=[product.pk for product in page],
                 postal_code=deliver_to,
                 warehouses={m.merchant_id: m.nodes for m in terms.warehouses},
             )
+        context = {"deliver_to": deliver_to, "cheapest_delivered": cheapest}
         data = ProductSerializer(page, many=True, context=context).data
         response = paginator.get_paginated_response(data)
         response.data["facets"] = FacetsSerializer(facets).data

@@ -146,9 +146,11 @@ def test_time_boxed_v2_search_is_flagged_not_optimal():
     cart = random_v2_cart(7, 10, n_merchants=4, max_nodes=3, offers=(3, 4))
     problem = CartProblem.from_dict(cart)
     assert problem.complexity > 10**7
-    # Half the predicted time: within what cpu-full accepts (it refuses past 4x), and it stops.
+    # Just over a quarter of the predicted time: cpu-full still accepts it (it refuses past
+    # 4x), and a machine up to 3.9x faster than the packaged rate still cannot finish (at half
+    # the predicted time a quiet CI machine once did).
     rate = rates.cpu_full_rate() / PARCEL_SLOWDOWN
-    budget_ms = problem.complexity / rate * 1e3 / 2
+    budget_ms = problem.complexity / rate * 1e3 / 3.9
     solution = solve(problem, algorithm="cpu-full", budget_ms=budget_ms)
     assert not solution.optimal
     assert 0 < solution.stats["searched"] < problem.complexity

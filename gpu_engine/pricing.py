@@ -249,12 +249,8 @@ def _choice_from_mapping(problem: CartProblem, assignment: Mapping[str, Any]) ->
     unknown = sorted(set(assignment) - set(problem.item_ids))
     if unknown:
         raise ProblemError(f"assignment.{unknown[0]}", unknown[0], "is not a line of the cart")
-    f = problem.fulfillment
     columns = {label: j for j, label in enumerate(problem.merchant_ids)}
-    by_node = {
-        (f.owner_ids[int(o)], node): c
-        for c, (o, node) in enumerate(zip(f.column_owner, f.node_ids, strict=True))
-    }
+    by_node = problem.fulfillment.column_of()
     choice = np.empty(problem.n_items, dtype=np.int64)
     for i, item_id in enumerate(problem.item_ids):
         if item_id not in assignment:

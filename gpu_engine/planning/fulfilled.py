@@ -136,11 +136,7 @@ def _ga_then_highs(problem: CartProblem, deadline: Deadline, seed: int, device: 
 
 def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
     """The column index of each line in ``solution``."""
-    f = problem.fulfillment
-    column = {
-        (f.owner_ids[int(o)], node): c
-        for c, (o, node) in enumerate(zip(f.column_owner, f.node_ids, strict=True))
-    }
+    column = problem.fulfillment.column_of()
     return np.array(
         [column[(solution.assignment[item], solution.nodes[item])] for item in problem.item_ids],
         dtype=np.int64,

@@ -55,6 +55,13 @@ class Fulfillment:
         """Per-column tier arrays in the argument order of the njit parcel pricing."""
         return (self.tier_up, self.tier_fee, self.tier_count, self.per_kg_over)
 
+    def column_of(self) -> dict[tuple[str, str], int]:
+        """(merchant id, node id) -> column index."""
+        return {
+            (self.owner_ids[int(o)], node): c
+            for c, (o, node) in enumerate(zip(self.column_owner, self.node_ids, strict=True))
+        }
+
     def tiers_of(self, column: int) -> list[tuple[int, int]]:
         count = int(self.tier_count[column])
         return [(int(self.tier_up[column, t]), int(self.tier_fee[column, t])) for t in range(count)]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from storefront.fulfillment.services import parcel_rate_create, warehouse_create
 from storefront.fulfillment.stock import warehouse_stock_set
-from storefront.models import Cart, Merchant, Offer, Warehouse
+from storefront.models import Cart, Merchant, Offer, Warehouse, WarehouseStock
 from tests.factories import CartFactory, MerchantFactory, OfferFactory, ProductFactory
 
 POSTAL_CODE = "10115"
@@ -60,3 +60,8 @@ def v2_market() -> Market:
     for offer in (monitor, kettle, mug):
         offer.refresh_from_db()
     return Market(acme, bolt, hamburg, munich, monitor, kettle, mug, kettle_bolt)
+
+
+def stock_at(offer: Offer, warehouse: Warehouse) -> int | None:
+    """The offer's stock at the warehouse as stored now (``None``: unlimited)."""
+    return WarehouseStock.objects.get(offer=offer, warehouse=warehouse).stock

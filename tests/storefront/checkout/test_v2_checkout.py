@@ -9,7 +9,7 @@ from storefront.models import MerchantOrder, Offer, Order, OrderLine, WarehouseS
 from storefront.orders.services import merchant_order_cancel_by_shopper, order_cancel
 from storefront.orders.status import packages_cancel
 from tests.factories import OfferFactory
-from tests.storefront.carts.v2_market import v2_market
+from tests.storefront.carts.v2_market import stock_at, v2_market
 from tests.storefront.orders.conftest import place
 
 pytestmark = pytest.mark.django_db
@@ -18,10 +18,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def market():
     return v2_market()
-
-
-def _stock(offer, warehouse):
-    return WarehouseStock.objects.get(offer=offer, warehouse=warehouse).stock
 
 
 def _total(offer):
@@ -39,10 +35,10 @@ def order(market):
 
 
 def test_placing_takes_stock_at_the_chosen_warehouses(market, order):
-    assert _stock(market.monitor, market.hamburg) == 1
-    assert _stock(market.kettle, market.hamburg) == 3
-    assert _stock(market.kettle, market.munich) == 1
-    assert _stock(market.mug, market.munich) == 7
+    assert stock_at(market.monitor, market.hamburg) == 1
+    assert stock_at(market.kettle, market.hamburg) == 3
+    assert stock_at(market.kettle, market.munich) == 1
+    assert stock_at(market.mug, market.munich) == 7
     assert (_total(market.monitor), _total(market.kettle), _total(market.mug)) == (1, 4, 7)
     lines = {line.product_name: line.warehouse_id for line in OrderLine.objects.all()}
     bolt_line = OrderLine.objects.get(merchant_order__merchant=market.bolt)
@@ -92,15 +88,18 @@ def test_a_kettle_split_over_two_warehouses_is_not_possible_in_one_line(market):
 
 def test_cancel_gives_stock_back_to_the_same_warehouse_once(market, order):
     order_cancel(order=order, by=order.owner)
-    assert _stock(market.monitor, market.hamburg) == 2
-    assert _stock(market.mug, market.munich) == 10
-    assert (_stock(market.kettle, market.hamburg), _stock(market.kettle, market.munich)) == (5, 1)
+    assert stock_at(market.monitor, market.hamburg) == 2
+    assert stock_at(market.mug, market.munich) == 10
+    assert (stock_at(market.kettle, market.hamburg), stock_at(market.kettle, market.munich)) == (
+        5,
+        1,
+    )
     assert (_total(market.kettle), _total(market.mug)) == (6, 10)
     # Replayed: nothing more comes back.
     with pytest.raises(Conflict):
         order_cancel(order=order, by=order.owner)
     packages_cancel(order, reason="replayed", by=None)
-    assert _stock(market.mug, market.munich) == 10
+    assert stock_at(market.mug, market.munich) == 10
     assert _total(market.monitor) == 2
 
 
@@ -108,12 +107,12 @@ def test_package_cancels_out_of_order_and_twice(market, order):
     bolt = order.merchant_orders.get(merchant=market.bolt)
     acme = order.merchant_orders.get(merchant=market.acme)
     merchant_order_cancel_by_shopper(order=order, merchant_order_id=acme.pk, by=order.owner)
-    assert _stock(market.mug, market.munich) == 10
+    assert stock_at(market.mug, market.munich) == 10
     with pytest.raises(Conflict):
         merchant_order_cancel_by_shopper(order=order, merchant_order_id=acme.pk, by=order.owner)
     merchant_order_cancel_by_shopper(order=order, merchant_order_id=bolt.pk, by=order.owner)
-    assert _stock(market.mug, market.munich) == 10
-    assert _stock(market.monitor, market.hamburg) == 2
+    assert stock_at(market.mug, market.munich) == 10
+    assert stock_at(market.monitor, market.hamburg) == 2
     order.refresh_from_db()
     assert order.status == Order.Status.CANCELLED
     assert set(order.merchant_orders.values_list("status", flat=True)) == {
@@ -124,7 +123,7 @@ def test_package_cancels_out_of_order_and_twice(market, order):
 def test_a_warehouse_that_stopped_selling_the_offer_gets_nothing_back(market, order):
     WarehouseStock.objects.filter(offer=market.mug, warehouse=market.munich).delete()
     order_cancel(order=order, by=order.owner)
-    assert _stock(market.monitor, market.hamburg) == 2
+    assert stock_at(market.monitor, market.hamburg) == 2
     assert not WarehouseStock.objects.filter(offer=market.mug).exists()
 
 

@@ -1,48 +1,14 @@
 """Two shoppers racing for the last unit at one warehouse, on PostgreSQL (row locks)."""
 
-import threading
-
-import pytest
-from django.db import connection, connections
-
 from storefront.carts.services import cart_line_add
 from storefront.checkout.review import CheckoutChanged
 from storefront.models import Order, WarehouseStock
 from storefront.orders.services import order_cancel
-from tests.storefront.carts.v2_market import v2_market
+from tests.storefront.carts.v2_market import stock_at, v2_market
 from tests.storefront.orders.conftest import place, review_token
+from tests.storefront.race_support import POSTGRES_RACE_MARKS, race
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="needs PostgreSQL (DATABASE_URL) row locks"
-    ),
-]
-
-
-def _race(calls):
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            results[index] = call()
-        except Exception as error:  # the test inspects every outcome
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
-
-
-def _stock(offer, warehouse):
-    return WarehouseStock.objects.get(offer=offer, warehouse=warehouse).stock
+pytestmark = POSTGRES_RACE_MARKS
 
 
 def test_two_shoppers_for_the_last_unit_at_one_warehouse():
@@ -53,20 +19,18 @@ def test_two_shoppers_for_the_last_unit_at_one_warehouse():
     for cart in carts:
         assert cart_line_add(cart=cart, offer=market.kettle).warehouse_id == market.munich.pk
     tokens = [review_token(cart) for cart in carts]
-    results = _race(
-        [lambda c=c, t=t: place(c, token=t) for c, t in zip(carts, tokens, strict=True)]
-    )
+    results = race([lambda c=c, t=t: place(c, token=t) for c, t in zip(carts, tokens, strict=True)])
     orders = [r for r in results if isinstance(r, Order)]
     refused = [r for r in results if isinstance(r, CheckoutChanged)]
     assert len(orders) == 1 and len(refused) == 1, results
     assert "insufficient_stock" in {change["code"] for change in refused[0].changes}
-    assert _stock(market.kettle, market.munich) == 0
+    assert stock_at(market.kettle, market.munich) == 0
     market.kettle.refresh_from_db()
     assert market.kettle.stock == 0
     # Cancelled twice at once: the unit comes back once, to Munich.
     (order,) = orders
-    _race([lambda: order_cancel(order=order, by=order.owner)] * 2)
-    assert _stock(market.kettle, market.munich) == 1
-    assert _stock(market.kettle, market.hamburg) == 0
+    race([lambda: order_cancel(order=order, by=order.owner)] * 2)
+    assert stock_at(market.kettle, market.munich) == 1
+    assert stock_at(market.kettle, market.hamburg) == 0
     market.kettle.refresh_from_db()
     assert market.kettle.stock == 1

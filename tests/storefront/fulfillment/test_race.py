@@ -2,43 +2,16 @@
 a merchant's edits and checkout's moves never lose each other's change, and the offer's total
 stays the sum of its warehouses."""
 
-import threading
-
 import pytest
-from django.db import connection, connections, transaction
+from django.db import transaction
 
 from storefront.fulfillment.services import warehouse_create
 from storefront.fulfillment.stock import warehouse_stock_move, warehouse_stock_set
 from storefront.models import Offer, WarehouseStock
 from tests.factories import OfferFactory
+from tests.storefront.race_support import POSTGRES_RACE_MARKS, race
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="needs PostgreSQL (DATABASE_URL) row locks"
-    ),
-]
-
-
-def _race(calls):
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            results[index] = call()
-        except Exception as error:  # the test inspects every outcome
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
+pytestmark = POSTGRES_RACE_MARKS
 
 
 def _checkout_take(offer, warehouse, units):
@@ -56,7 +29,7 @@ def test_edits_and_orders_at_once_keep_the_total(rounds):
     leipzig = warehouse_create(merchant=offer.merchant, name="Leipzig", adopt=False)
     warehouse_stock_set(offer=offer, warehouse=hamburg, stock=100)
     for round_ in range(rounds):
-        results = _race(
+        results = race(
             [
                 lambda n=round_: warehouse_stock_set(offer=offer, warehouse=munich, stock=n),
                 lambda n=round_: warehouse_stock_set(offer=offer, warehouse=leipzig, stock=2 * n),

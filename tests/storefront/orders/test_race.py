@@ -2,11 +2,10 @@
 
 import copy
 import re
-import threading
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
-from django.db import IntegrityError, connection, connections, transaction
+from django.db import IntegrityError, transaction
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -18,35 +17,9 @@ from storefront.models import MerchantOrder, Offer, Order
 from storefront.payments.services import order_payment_for
 from tests.factories import CartFactory, CartLineFactory, OfferFactory, UserFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, new_key, place, review_token
+from tests.storefront.race_support import POSTGRES_RACE_MARKS, race
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="needs PostgreSQL (DATABASE_URL) row locks"
-    ),
-]
-
-
-def _race(calls):
-    """Runs the calls at once, one thread and connection each; their results or errors."""
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            results[index] = call()
-        except Exception as error:  # the test inspects every outcome
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
+pytestmark = POSTGRES_RACE_MARKS
 
 
 @pytest.mark.parametrize("shoppers", [2, 6])
@@ -57,9 +30,7 @@ def test_shoppers_racing_for_the_last_unit_get_one_order(shoppers):
         CartLineFactory(cart=cart, offer=last, quantity=1)
         cart.refresh_from_db()
     tokens = [review_token(cart) for cart in carts]
-    results = _race(
-        [lambda c=c, t=t: place(c, token=t) for c, t in zip(carts, tokens, strict=True)]
-    )
+    results = race([lambda c=c, t=t: place(c, token=t) for c, t in zip(carts, tokens, strict=True)])
     orders = [r for r in results if isinstance(r, Order)]
     refusals = [r for r in results if isinstance(r, Conflict)]
     assert len(orders) == 1, results
@@ -79,9 +50,7 @@ def test_two_offers_locked_in_opposite_cart_orders_do_not_deadlock():
         cart.refresh_from_db()
         carts.append(cart)
     tokens = [review_token(cart) for cart in carts]
-    results = _race(
-        [lambda c=c, t=t: place(c, token=t) for c, t in zip(carts, tokens, strict=True)]
-    )
+    results = race([lambda c=c, t=t: place(c, token=t) for c, t in zip(carts, tokens, strict=True)])
     assert all(isinstance(r, Order) for r in results), results
     assert sorted(Offer.objects.values_list("stock", flat=True)) == [6, 6]
 
@@ -92,7 +61,7 @@ def test_a_double_click_places_one_order():
     ).cart
     cart.refresh_from_db()
     token, key = review_token(cart), new_key()
-    results = _race([lambda: place(cart, token=token, key=key)] * 3)
+    results = race([lambda: place(cart, token=token, key=key)] * 3)
     assert all(isinstance(r, Order) for r in results), results
     assert len({r.pk for r in results}) == 1
     assert Order.objects.count() == 1
@@ -110,7 +79,7 @@ def test_a_failed_payment_restoring_the_cart_while_it_is_placed_again_does_not_d
     cart.refresh_from_db()
     token = review_token(cart)
     payment = order_payment_for(order=pending)
-    results = _race([lambda: payment.change_status("rejected"), lambda: place(cart, token=token)])
+    results = race([lambda: payment.change_status("rejected"), lambda: place(cart, token=token)])
     placed = results[1]
     assert isinstance(placed, Order | CheckoutChanged), results
     pending.refresh_from_db()
@@ -166,7 +135,7 @@ def test_two_guests_placing_the_last_unit_at_once_get_an_order_and_a_review_sayi
     last = OfferFactory(stock=1, unit_price=999)
     shoppers = [_guest_at_the_review(last) for _ in range(2)]
     url = reverse("checkout_place")
-    results = _race([lambda c=c, f=f: c.post(url, f) for c, f in shoppers])
+    results = race([lambda c=c, f=f: c.post(url, f) for c, f in shoppers])
     assert [r.status_code for r in results] == [302, 302], results
     order = Order.objects.get()
     pay, review = reverse("order_pay", args=[order.number]), reverse("checkout_review")
@@ -187,7 +156,7 @@ def test_two_tabs_placing_one_guest_cart_at_once_get_one_order():
     other_tab = Client()
     other_tab.cookies = copy.deepcopy(client.cookies)  # one browser session, two requests
     url = reverse("checkout_place")
-    results = _race([lambda: client.post(url, first), lambda: other_tab.post(url, second)])
+    results = race([lambda: client.post(url, first), lambda: other_tab.post(url, second)])
     order = Order.objects.get()
     assert sorted(r["Location"] for r in results) == sorted(
         [reverse("order_pay", args=[order.number]), reverse("checkout_review")]
@@ -205,7 +174,7 @@ def test_two_api_clients_placing_one_cart_at_once_get_a_201_and_a_409_with_a_cod
     apis[0].post("/api/v1/cart/lines/", {"offer_id": offer.pk, "quantity": 1}, format="json")
     review = apis[0].post("/api/v1/checkout/review/", {"postal_code": POSTAL_CODE}, format="json")
     body = {**ADDRESS, "review_token": review.json()["review_token"]}
-    results = _race(
+    results = race(
         [
             lambda api=api, key=key: api.post(
                 "/api/v1/orders/", body, format="json", HTTP_IDEMPOTENCY_KEY=key
@@ -232,7 +201,7 @@ def test_one_key_sent_twice_at_once_places_once_and_the_twin_replays_or_is_a_422
     apis[0].post("/api/v1/cart/lines/", {"offer_id": offer.pk, "quantity": 1}, format="json")
     review = apis[0].post("/api/v1/checkout/review/", {"postal_code": POSTAL_CODE}, format="json")
     token = review.json()["review_token"]
-    results = _race(
+    results = race(
         [
             lambda api=api, city=city: api.post(
                 "/api/v1/orders/",
@@ -267,7 +236,7 @@ def test_signing_in_while_the_payment_fails_puts_the_lines_in_the_account_cart_e
     order = place(guest, user=AnonymousUser())
     account = cart_get_or_create(user=UserFactory())
     payment = order_payment_for(order=order)
-    results = _race(
+    results = race(
         [
             lambda: cart_merge(source=guest, target=account),
             lambda: payment.change_status("rejected"),

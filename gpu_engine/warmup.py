@@ -246,6 +246,7 @@ _PLANNER_MODULES = (
     "gpu_engine.solvers.flat.solve",
     "gpu_engine.certify",
     "gpu_engine.planning.fulfilled",
+    "gpu_engine.planning.fulfilled_search",
     "gpu_engine.solvers.milp.fulfilled",
 )
 

@@ -13,8 +13,6 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 from gpu_engine.planning import rates, tuning
 from gpu_engine.planning.clock import Deadline, now
 from gpu_engine.problem import CartProblem
@@ -40,8 +38,6 @@ def full_rate(device: str) -> float:
 FULL_SHARE = 0.5
 # The subset DP holds 2^lines states: past this many lines it never fits a request's budget.
 DP_MAX_LINES = 30
-# The GA's share of the budget before HiGHS.
-GA_SHARE = 0.3
 
 
 def solve_fulfilled(
@@ -68,7 +64,7 @@ def solve_fulfilled(
         if solution.optimal:
             why = f"the merchant DP predicted {dp_ms:.0f} ms"
             return _planned(solution, f"{device}-dp", why, deadline, [])
-    return _ga_then_highs(problem, deadline, seed, "gpu" if gpu_idle else "cpu")
+    return _searched(problem, deadline, seed, "gpu" if gpu_idle else "cpu")
 
 
 def _dp_predicted_ms(problem: CartProblem, gpu_idle: bool) -> float | None:
@@ -106,41 +102,12 @@ def _full(problem: CartProblem, device: str, deadline: Deadline) -> Solution:
     return solve_cpu_full(problem, budget_ms=deadline.remaining_ms())
 
 
-def _ga_then_highs(problem: CartProblem, deadline: Deadline, seed: int, device: str) -> Solution:
-    from gpu_engine.solvers.ga.solve import solve_ga
-    from gpu_engine.solvers.milp.model import highs_trusted
-    from gpu_engine.solvers.milp.runner import milp_best
+def _searched(problem: CartProblem, deadline: Deadline, seed: int, device: str) -> Solution:
+    from gpu_engine.planning.fulfilled_search import ga_lp_highs
 
-    ran: list[dict[str, Any]] = []
-    ga = solve_ga(problem, budget_ms=GA_SHARE * deadline.budget_ms, seed=seed, device=device)
-    ran.append(_phase(f"{device}-ga", ga))
-    if ga.optimal:
-        return _planned(ga, f"{device}-ga", "the GA met its lower bound", deadline, ran)
-    left = deadline.remaining_ms()
-    if left < 1.0:
-        return _planned(ga, f"{device}-ga", "no time left for HiGHS", deadline, ran)
-    if not highs_trusted(problem):
-        more = solve_ga(problem, budget_ms=left, seed=seed + 1, device=device)
-        ran.append(_phase(f"{device}-ga", more))
-        best = more if more.total < ga.total else ga
-        why = "money past HiGHS's exact range: the GA alone"
-        return _planned(best, best.algorithm, why, deadline, ran)
-    warm = _choice(problem, ga)
-    milp, outcome = milp_best(problem, budget_ms=left, warm_start=warm)
-    ran.append(_phase("milp", milp, status=str(outcome.status)))
-    best = ga if milp is None or ga.total < milp.total else milp
-    if milp is not None and milp.optimal and milp.total == ga.total:
-        best = milp  # same total, and this one carries the proof
-    return _planned(best, best.algorithm, "GA incumbent, then HiGHS's proof", deadline, ran)
-
-
-def _choice(problem: CartProblem, solution: Solution) -> np.ndarray:
-    """The column index of each line in ``solution``."""
-    column = problem.fulfillment.column_of()
-    return np.array(
-        [column[(solution.assignment[item], solution.nodes[item])] for item in problem.item_ids],
-        dtype=np.int64,
-    )
+    best, ran = ga_lp_highs(problem, deadline, seed, device)
+    why = "GA incumbent, the LP's lines step, then HiGHS's proof"
+    return _planned(best, best.algorithm, why, deadline, ran)
 
 
 def _phase(method: str, solution: Solution | None, **extra: Any) -> dict[str, Any]:

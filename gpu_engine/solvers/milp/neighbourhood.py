@@ -214,6 +214,13 @@ def _compensating_lines(
     return out
 
 
+def lines_step(problem: CartProblem, guide: LpGuide, result: LnsResult, *, left_ms: float) -> None:
+    """The lines step alone from ``result``'s choice (which it replaces where cheaper): for a
+    caller that has the LP already and no time for the configuration step."""
+    bounds = lines_bounds(guide, incumbent=result.choice)
+    _step(problem, guide, result, name="lines", bounds=bounds, left_ms=left_ms)
+
+
 def _respects(guide: LpGuide, choice: np.ndarray, bounds: ColumnBounds) -> bool:
     """``choice`` is a feasible point of the program with ``bounds`` applied."""
     point = milp_point(guide.model, choice)[bounds.cols]

@@ -148,6 +148,10 @@ def _count_row(base, batch, ids, solver, repeats, ref) -> dict[str, Any]:
         ),
         "share_ms": "/".join(str(v) for v in shares),
         "share_carts": "/".join(str(v) for v in share_carts),
-        "note": "host plan + cuts, slices, per share (thread): copies + plan + kernel + copy "
+        "share_chunks": "/".join(
+            str(int(timing.get(f"share{i}_chunks", 1))) for i in range(len(ids))
+        ),
+        "note": "estimate + guided cuts; per device thread, chunks taken as it frees: slice, "
+        "copies + plan + kernel + copy "
         "back; merge. Last run's phases; engine_ms the median of all runs",
     }

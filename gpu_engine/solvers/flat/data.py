@@ -7,6 +7,11 @@ is then ``(base - per) + sum q * (price + per)``; a merchant whose every shipmen
 (threshold 0 or at most its cheapest line's goods, or no fees at all) costs ``goods`` alone. A
 cart whose merchants are all flat is an uncapacitated facility location problem (UFL): opening
 cost ``fee[m]``, line ``i`` served by ``m`` at ``q_i * (p_im + unit[m])``. All int64.
+
+A version 2 cart's facilities are its columns (a merchant's nodes): each node that ships opens
+a parcel, and its weight fee must be constant or linear in whole kilograms over the parcels it
+can ship (:mod:`gpu_engine.solvers.flat.nodes`); a line then also pays ``kilo[c]`` per whole
+kilogram it weighs. Version 1 carts (and version 2 carts as simple) keep the rule above.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numba
 import numpy as np
 
 from gpu_engine.problem import MONEY_LIMIT, CapacityError, CartProblem
+from gpu_engine.solvers.flat.nodes import column_terms
 
 # "No offer" in the dense cost matrix: above every real cost (the problem keeps totals below
 # MONEY_LIMIT) and never added to another, so nothing overflows.
@@ -25,10 +31,11 @@ INF = MONEY_LIMIT
 
 @dataclass(frozen=True, eq=False)
 class FlatData:
-    """The UFL of a flat cart. ``fee`` int64[m]: opening costs (>= 0). ``cost`` int64[n, m]:
-    serving costs, :data:`INF` where the line has no eligible offer. ``cand``/``cand_cost``
-    int64[n, k]: each line's eligible merchants by ascending serving cost (ties by merchant
-    index), padded with -1 / INF; ``cand_count`` int64[n]."""
+    """The UFL of a flat cart over its columns (merchants, or a version 2 cart's nodes).
+    ``fee`` int64[m]: opening costs (>= 0). ``cost`` int64[n, m]: serving costs, :data:`INF`
+    where the line has no eligible offer. ``cand``/``cand_cost`` int64[n, k]: each line's
+    eligible columns by ascending serving cost (ties by column index), padded with -1 / INF;
+    ``cand_count`` int64[n]."""
 
     fee: np.ndarray
     cost: np.ndarray
@@ -91,15 +98,28 @@ def _merchant_terms(problem: CartProblem) -> tuple[np.ndarray, np.ndarray, Capac
     return fee, unit, refusal
 
 
+def _terms(
+    problem: CartProblem,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, CapacityError | None]:
+    """(opening cost, fee per unit, fee per whole kilogram of a line) per column, and the
+    refusal naming the first merchant (or node) that is not flat."""
+    if problem.simple:
+        fee, unit, refusal = _merchant_terms(problem)
+        return fee, unit, np.zeros_like(unit), refusal
+    terms = column_terms(problem)
+    return terms.fee, terms.unit, terms.kilo, terms.refusal
+
+
 def is_flat(problem: CartProblem) -> bool:
     """Whether every merchant's cost is an opening cost plus per-line costs (module docstring)."""
-    return _merchant_terms(problem)[2] is None
+    return _terms(problem)[3] is None
 
 
 @numba.njit(cache=True)
-def _ufl_arrays(quantity, price, cand_count, unit):
-    """Dense serving costs and each line's candidates sorted by them (stable over merchant
-    index, so ties go to the lower index)."""
+def _ufl_arrays(quantity, price, cand_count, unit, kilo, kilos):
+    """Dense serving costs and each line's candidates sorted by them (stable over column
+    index, so ties go to the lower index). ``kilos[i]``: line i's whole kilograms, counted
+    only where ``kilo`` is not 0 (such columns' lines all weigh whole kilograms)."""
     n, n_m = price.shape
     width = cand_count.max()
     cost = np.full((n, n_m), INF, dtype=np.int64)
@@ -110,7 +130,7 @@ def _ufl_arrays(quantity, price, cand_count, unit):
         keys = np.empty(merchants.size, dtype=np.int64)
         for t in range(merchants.size):
             m = merchants[t]
-            keys[t] = quantity[i] * (price[i, m] + unit[m])
+            keys[t] = quantity[i] * (price[i, m] + unit[m]) + kilo[m] * kilos[i]
             cost[i, m] = keys[t]
         order = np.argsort(keys, kind="mergesort")
         for t in range(merchants.size):
@@ -121,10 +141,12 @@ def _ufl_arrays(quantity, price, cand_count, unit):
 
 def flat_data(problem: CartProblem) -> FlatData:
     """The cart's UFL; raises :class:`~gpu_engine.problem.CapacityError` naming the first
-    merchant that is not flat."""
-    fee, unit, refusal = _merchant_terms(problem)
+    merchant that is not flat (on a version 2 cart its subclass
+    :class:`~gpu_engine.problem.FulfillmentUnsupported`, naming the merchant or node)."""
+    fee, unit, kilo, refusal = _terms(problem)
     if refusal is not None:
         raise refusal
     count = problem.cand_count.astype(np.int64)
-    cost, cand, cand_cost = _ufl_arrays(problem.quantity, problem.price, count, unit)
+    kilos = problem.quantity * problem.fulfillment.weight // 1000
+    cost, cand, cand_cost = _ufl_arrays(problem.quantity, problem.price, count, unit, kilo, kilos)
     return FlatData(fee=fee, cost=cost, cand=cand, cand_cost=cand_cost, cand_count=count)

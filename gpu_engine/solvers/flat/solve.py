@@ -2,7 +2,7 @@
 
 The root's dual ascent and adjustment give a lower bound; the local search from its tight
 merchants gives an answer (and a warm start, when given, another). The answer is proven optimal
-when its total, re-priced by :func:`gpu_engine.pricing.assignment_cost`, equals the bound; when
+when its total, re-priced by :func:`gpu_engine.pricing.total_of`, equals the bound; when
 it does not, branch and bound closes the gap within the budget, or stops at it and reports the
 best answer with the best bound.
 """
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from gpu_engine.budget import check_budget, deadline
-from gpu_engine.pricing import assignment_cost
-from gpu_engine.problem import CartProblem, ProblemError, require_simple
+from gpu_engine.pricing import total_of
+from gpu_engine.problem import CartProblem, ProblemError
 from gpu_engine.results import SolverInconsistency, make_solution
 from gpu_engine.solution import Solution
 from gpu_engine.solvers.flat.branch import Search, branch_and_bound, evaluate, primal
@@ -31,8 +31,9 @@ MAX_NODES = 20_000
 
 @dataclass(frozen=True)
 class FlatResult:
-    """``choice``: merchant index per line (int64). ``total``: its exact price. ``bound``: a
-    proven lower bound on the optimum. ``optimal``: ``total == bound``."""
+    """``choice``: column index per line (int64; a merchant's node on a version 2 cart).
+    ``total``: its exact price. ``bound``: a proven lower bound on the optimum. ``optimal``:
+    ``total == bound``."""
 
     choice: np.ndarray
     total: int
@@ -81,11 +82,11 @@ def solve_flat(
     """The cheapest assignment of a flat cart, proven where the bound meets it.
 
     Raises :class:`~gpu_engine.problem.CapacityError` when the cart is not flat
-    (:func:`gpu_engine.solvers.flat.data.is_flat`). ``budget_ms`` and ``max_nodes`` limit
-    branch and bound; the root always runs (a few ms at most). ``warm_start``, a merchant index
+    (:func:`gpu_engine.solvers.flat.data.is_flat`; on a version 2 cart its subclass
+    :class:`~gpu_engine.problem.FulfillmentUnsupported`). ``budget_ms`` and ``max_nodes`` limit
+    branch and bound; the root always runs (a few ms at most). ``warm_start``, a column index
     per line (the drop heuristic's answer, say), seeds a second local search.
     """
-    require_simple(problem.fulfillment, "flat")
     budget_ms = check_budget(budget_ms)
     t0 = time.perf_counter()
     data = flat_data(problem)
@@ -107,7 +108,7 @@ def solve_flat(
     if total > root.bound:
         branch_and_bound(data, order, root, search, at=deadline(t0, budget_ms), max_nodes=max_nodes)
     choice = _choice(data, search.is_open)
-    priced = int(assignment_cost(choice, problem.quantity, problem.price, *problem.merchant_params))
+    priced = total_of(problem, choice)
     if search.total >= INF or priced != search.total or priced < search.bound:
         raise SolverInconsistency(
             f"flat: total {search.total}, priced {priced}, bound {search.bound} for {problem!r}"

@@ -4,6 +4,11 @@ Placing an order re-prices the cart with its offers locked and compares with the
 difference (price, stock, terms, cart version, destination) refuses the order with a list of
 what changed and the new total, so the shopper is never charged a total they did not see.
 The token is signed (``django.core.signing``), so a client cannot edit the expected prices.
+
+It records where each line ships from and the parcels the page showed (a merchant with
+warehouses: "Ships from Hamburg · 2 items · 6.2 kg · €7.99"): another warehouse is a change the
+shopper confirms, even at the same total. Tokens made before warehouses were recorded place as
+they did (their warehouses are not compared).
 """
 
 from dataclasses import dataclass
@@ -12,7 +17,7 @@ from django.core import signing
 
 from storefront.carts.pricing_summary import CartPricingSummary
 from storefront.errors import Conflict, ValidationFailed
-from storefront.models import Cart
+from storefront.models import Cart, Warehouse
 from storefront.money import format_money
 
 _SALT = "storefront.checkout.review"
@@ -52,27 +57,34 @@ class ReviewSnapshot:
     lines: dict[int, tuple[int, int, int, str]]
     # merchant id -> (discount, shipping, cost, merchant name)
     merchants: dict[int, tuple[int, int, int, str]]
+    # line id -> the warehouse it ships from (None: its merchant has no warehouses), and
+    # warehouse id -> (fee, weight in kg as shown) of each parcel of a merchant with warehouses.
+    # Both None: a token made before they were recorded, nothing to compare.
+    warehouses: dict[int, int | None] | None = None
+    parcels: dict[int, tuple[int, str]] | None = None
 
 
 def review_snapshot(summary: CartPricingSummary) -> ReviewSnapshot:
+    lines = [line for group in summary.groups for line in group.lines]
     return ReviewSnapshot(
         cart_id=summary.cart_id,
         version=summary.version,
         postal_code=summary.postal_code,
         total=summary.total,
         lines={
-            line.line_id: (
-                line.offer_id,
-                line.quantity,
-                line.unit_price,
-                line.line.product.name,
-            )
-            for group in summary.groups
-            for line in group.lines
+            line.line_id: (line.offer_id, line.quantity, line.unit_price, line.line.product.name)
+            for line in lines
         },
         merchants={
             group.merchant_id: (group.discount, group.shipping, group.total, group.merchant_name)
             for group in summary.groups
+        },
+        warehouses={line.line_id: line.warehouse_id for line in lines},
+        parcels={
+            parcel.warehouse_id: (parcel.fee, parcel.weight_kg)
+            for group in summary.groups
+            for parcel in group.parcels
+            if parcel.warehouse_id is not None
         },
     )
 
@@ -86,6 +98,10 @@ def review_token_make(summary: CartPricingSummary) -> str:
         "t": snap.total,
         "l": [[line_id, *values[:3]] for line_id, values in snap.lines.items()],
         "m": [[merchant_id, *values[:3]] for merchant_id, values in snap.merchants.items()],
+        # In the order of "l" (no line ids again: the token must stay under the forms' 4,000
+        # characters for a full cart). Parcel units follow from the lines, so are not kept.
+        "w": [(snap.warehouses or {}).get(line_id) for line_id in snap.lines],
+        "wp": [[warehouse_id, *shown] for warehouse_id, shown in (snap.parcels or {}).items()],
     }
     return signing.dumps(payload, salt=_SALT, compress=True)
 
@@ -125,6 +141,10 @@ def review_token_read(token: object, *, cart_id: int) -> ReviewSnapshot:
             code="review_token_invalid",
             field="review_token",
         )
+    warehouses, parcels = None, None
+    if "w" in payload:
+        warehouses = dict(zip((row[0] for row in payload["l"]), payload["w"], strict=True))
+        parcels = {row[0]: (row[1], row[2]) for row in payload["wp"]}
     return ReviewSnapshot(
         cart_id=payload["c"],
         version=payload["v"],
@@ -132,6 +152,8 @@ def review_token_read(token: object, *, cart_id: int) -> ReviewSnapshot:
         total=payload["t"],
         lines={row[0]: (row[1], row[2], row[3], "") for row in payload["l"]},
         merchants={row[0]: (row[1], row[2], row[3], "") for row in payload["m"]},
+        warehouses=warehouses,
+        parcels=parcels,
     )
 
 
@@ -183,6 +205,103 @@ def _merchant_changes(before: ReviewSnapshot, now: ReviewSnapshot) -> list[dict]
     return changes
 
 
+def _warehouse_names(summary: CartPricingSummary, ids: set[int]) -> dict[int, str]:
+    """Names of the warehouses ``ids``: those the cart ships from now, then the others (one
+    query, made only when a line's warehouse changed)."""
+    names = {
+        line.warehouse_id: line.warehouse_name
+        for group in summary.groups
+        for line in group.lines
+        if line.warehouse_id is not None
+    }
+    missing = ids - names.keys()
+    if missing:
+        names.update(Warehouse.objects.filter(pk__in=missing).values_list("pk", "name"))
+    return names
+
+
+def _warehouse_changes(before: ReviewSnapshot, summary: CartPricingSummary) -> list[dict]:
+    """A line that ships from another warehouse than the review showed: the parcel ("ships
+    from Hamburg") is part of what the shopper agreed to, so it is a change even at the same
+    price (a line whose offer or quantity changed is named as that already)."""
+    if before.warehouses is None:
+        return []
+    moved = []
+    for group in summary.groups:
+        for line in group.lines:
+            old = before.lines.get(line.line_id)
+            if old is None or (old[0], old[1]) != (line.offer_id, line.quantity):
+                continue
+            was = before.warehouses.get(line.line_id)
+            if was != line.warehouse_id:
+                moved.append((line, group.merchant_name, was))
+    if not moved:
+        return []
+    names = _warehouse_names(summary, {was for _, _, was in moved if was is not None})
+    changes = []
+    for line, merchant_name, was in moved:
+        name = line.line.product.name
+        old_name = "" if was is None else names.get(was, "another warehouse")
+        if line.warehouse_id is None:
+            message = f"{name} no longer ships from {old_name}; {merchant_name} ships it directly."
+        elif was is None:
+            message = f"{name} now ships from {merchant_name}'s {line.warehouse_name}."
+        else:
+            message = f"{name} now ships from {line.warehouse_name} (was {old_name})."
+        changes.append(
+            {
+                "code": "warehouse_changed",
+                "line_id": line.line_id,
+                "old": was,
+                "new": line.warehouse_id,
+                "old_name": old_name,
+                "new_name": line.warehouse_name,
+                "message": message,
+            }
+        )
+    return changes
+
+
+def _parcel_changes(
+    before: ReviewSnapshot, summary: CartPricingSummary, named: set[int]
+) -> list[dict]:
+    """Parcels of a warehouse that ships both then and now whose fee or weight differs from
+    what the review showed, for merchants whose change is not named already (``named``): a
+    parcel that appears or goes comes with a line that moved, was added or went."""
+    if before.parcels is None:
+        return []
+    changes = []
+    for group in summary.groups:
+        if group.merchant_id in named:
+            continue
+        differ = []
+        for parcel in group.parcels:
+            if parcel.warehouse_id is None:
+                continue  # a merchant without warehouses: its one parcel is its shipping
+            old = before.parcels.get(parcel.warehouse_id)
+            if old is None or old == (parcel.fee, parcel.weight_kg):
+                continue
+            fee, weight = old
+            parts = []
+            if fee != parcel.fee:
+                parts.append(f"costs {format_money(parcel.fee)} (was {format_money(fee)})")
+            if weight != parcel.weight_kg:
+                parts.append(f"weighs {parcel.weight_kg} kg (was {weight} kg)")
+            differ.append(
+                f"{group.merchant_name}'s parcel from {parcel.warehouse_name} now "
+                + " and ".join(parts)
+            )
+        if differ:
+            changes.append(
+                {
+                    "code": "parcels_changed",
+                    "merchant_id": group.merchant_id,
+                    "message": "; ".join(differ) + ".",
+                }
+            )
+    return changes
+
+
 def review_changes(
     *, before: ReviewSnapshot, summary: CartPricingSummary, postal_code: str
 ) -> list[dict]:
@@ -190,6 +309,11 @@ def review_changes(
     now = review_snapshot(summary)
     unavailable = {line.line_id for line in summary.unavailable}
     changes = _line_changes(before, now, unavailable) + _merchant_changes(before, now)
+    moved = _warehouse_changes(before, summary)
+    merchant_of = {line.line_id: g.merchant_id for g in summary.groups for line in g.lines}
+    named = {change["merchant_id"] for change in changes if "merchant_id" in change}
+    named |= {merchant_of[change["line_id"]] for change in moved}
+    changes += moved + _parcel_changes(before, summary, named)
     for line in summary.unavailable:
         message = f"{line.line.product.name}: not available in that quantity any more."
         changes.append({"code": line.problem, "line_id": line.line_id, "message": message})

@@ -194,8 +194,10 @@ class OrderListView(APIView):
                 e400="Bad input: an address field, the `Idempotency-Key` header, or the "
                 "review token (`review_token_missing`: review first; `review_token_invalid`).",
                 e409="Nothing was ordered; review again. `checkout_changed`: the cart changed "
-                "since the review (a line sold out or repriced, new terms, another edit): "
-                "`details.changes` says what, `details.total` is the new total. `cart_empty`: "
+                "since the review (a line sold out or repriced, a line ships from another "
+                "warehouse (`warehouse_changed`, even at the same total), new terms or parcel "
+                "fees, another edit): `details.changes` says what, `details.total` is the new "
+                "total. `cart_empty`: "
                 "nothing left to order (placed with another key?). `review_expired`: the "
                 "review is over an hour old.",
                 e422="`idempotency_key_reused`: this `Idempotency-Key` placed an order (or "

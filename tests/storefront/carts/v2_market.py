@@ -4,7 +4,7 @@ and Munich (flat), Bolt is a version 1 merchant. Built through the fulfillment s
 
 from dataclasses import dataclass
 
-from storefront.fulfillment.services import parcel_rate_create, warehouse_create
+from storefront.fulfillment.services import parcel_rate_create, parcel_rate_set, warehouse_create
 from storefront.fulfillment.stock import warehouse_stock_set
 from storefront.models import Cart, Merchant, Offer, Warehouse, WarehouseStock
 from tests.factories import CartFactory, MerchantFactory, OfferFactory, ProductFactory
@@ -65,3 +65,15 @@ def v2_market() -> Market:
 def stock_at(offer: Offer, warehouse: Warehouse) -> int | None:
     """The offer's stock at the warehouse as stored now (``None``: unlimited)."""
     return WarehouseStock.objects.get(offer=offer, warehouse=warehouse).stock
+
+
+def hamburg_costs_as_munich(market: Market) -> None:
+    """Hamburg's rate lowered so a kettle alone ships for 3.99 from either warehouse (Hamburg
+    keeps its weight tiers): a line moved between them changes no total."""
+    parcel_rate_set(
+        warehouse=market.hamburg,
+        base_fee=399,
+        per_extra_unit=0,
+        per_kg_over=150,
+        tiers=[(2000, 0), (10000, 300)],
+    )

@@ -2,9 +2,9 @@
 
 from storefront.carts.services import cart_line_add
 from storefront.checkout.review import CheckoutChanged
-from storefront.models import Order, WarehouseStock
+from storefront.models import Order, OrderLine, WarehouseStock
 from storefront.orders.services import order_cancel
-from tests.storefront.carts.v2_market import stock_at, v2_market
+from tests.storefront.carts.v2_market import hamburg_costs_as_munich, stock_at, v2_market
 from tests.storefront.orders.conftest import place, review_token
 from tests.storefront.race_support import POSTGRES_RACE_MARKS, race
 
@@ -34,3 +34,37 @@ def test_two_shoppers_for_the_last_unit_at_one_warehouse():
     assert stock_at(market.kettle, market.hamburg) == 0
     market.kettle.refresh_from_db()
     assert market.kettle.stock == 1
+
+
+def test_the_loser_of_the_last_unit_at_one_warehouse_confirms_the_other_warehouse():
+    """Hamburg ships a kettle for what Munich does: the shopper who loses Munich's last unit
+    is asked (409, ``warehouse_changed`` alone: the total is the same) before anything ships
+    from Hamburg; reviewed again, the order ships from there."""
+    market = v2_market()
+    carts = [market.cart(), market.cart()]
+    for cart in carts:
+        assert cart_line_add(cart=cart, offer=market.kettle).warehouse_id == market.munich.pk
+    hamburg_costs_as_munich(market)
+    tokens = [review_token(cart) for cart in carts]
+    results = race([lambda c=c, t=t: place(c, token=t) for c, t in zip(carts, tokens, strict=True)])
+    orders = [r for r in results if isinstance(r, Order)]
+    refused = [r for r in results if isinstance(r, CheckoutChanged)]
+    assert len(orders) == 1 and len(refused) == 1, results
+    assert [change["code"] for change in refused[0].changes] == ["warehouse_changed"]
+    assert refused[0].changes[0]["new_name"] == "Hamburg"
+    assert (stock_at(market.kettle, market.munich), stock_at(market.kettle, market.hamburg)) == (
+        0,
+        5,
+    )
+    loser = carts[results.index(refused[0])]
+    second = place(loser, token=review_token(loser))
+    lines = OrderLine.objects.filter(merchant_order__order__in=[orders[0], second])
+    assert sorted(lines.values_list("warehouse_id", flat=True)) == sorted(
+        [market.munich.pk, market.hamburg.pk]
+    )
+    # Both cancelled, each twice at once: each unit goes back once, to where it shipped from.
+    race([lambda o=o: order_cancel(order=o, by=o.owner) for o in (orders[0], second) * 2])
+    assert (stock_at(market.kettle, market.munich), stock_at(market.kettle, market.hamburg)) == (
+        1,
+        5,
+    )

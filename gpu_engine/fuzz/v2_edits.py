@@ -173,6 +173,79 @@ def stock_across_nodes(rng: random.Random, cart: Cart) -> None:
             short["stock"], enough["stock"] = quantity[line] - 1, quantity[line]
 
 
+def _flat_weight_fee(rng: random.Random, rate: dict[str, Any], grams: int, kilos: bool) -> None:
+    """A node's weight fee made constant over every parcel it can ship (none, one tier or two
+    of one fee holding the whole cart's ``grams``, or past a last tier of 0 g with no fee a
+    kilogram), or linear in whole kilograms past a tier of 0 g (``kilos``: every line weighs
+    whole kilograms); where ``per_extra_unit`` is above ``base_fee`` the fee pays the
+    difference, so the node's opening cost stays >= 0 (sometimes exactly 0)."""
+    base, per = rate["base_fee"], rate["per_extra_unit"]
+    fee = rng.choice([0, 1, base, 2 * base + 1]) + max(0, per - base)
+    style = rng.choice(["none", "holds", "one-fee", "no-kilo-fee", "per-kilo"])
+    rate.pop("per_kg_over", None)
+    if style == "none":
+        rate.pop("weight_tiers", None)
+        if base < per:
+            rate["per_extra_unit"] = base
+        return
+    if style == "holds":
+        tiers = [{"up_to_g": grams + rng.choice([0, 0, 1, 5000]), "fee": fee}]
+    elif style == "one-fee":
+        tiers = [{"up_to_g": e, "fee": fee} for e in (grams // 2, grams + 1)]
+    else:
+        tiers = [{"up_to_g": 0, "fee": fee}]
+        per_kg = rng.choice([1, base + 1, 10 * base + 7]) if style == "per-kilo" and kilos else 0
+        rate["per_kg_over"] = per_kg
+    rate["weight_tiers"] = tiers
+
+
+def flatten(rng: random.Random, cart: Cart) -> None:
+    """Make every merchant flat, as the flat route (``gpu_engine.solvers.flat``) takes it: its
+    discount out of reach or of 0 bp, its threshold out of reach by a cent, 0 or met by every
+    shipment, each node's weight fee constant or per whole kilogram (:func:`_flat_weight_fee`).
+    Reaches are counted over every offer whatever its stock, so the later edits that restock
+    or trim a cart keep it flat. One cart in six keeps one merchant as drawn (most often not
+    flat: the route's refusals are exercised too)."""
+    quantity = {item["id"]: item["quantity"] for item in cart["items"]}
+    kilos = rng.random() < 0.4
+    if kilos:
+        for item in cart["items"]:
+            item["weight_g"] = (item.get("weight_g") or 0) // 1000 * 1000 + rng.choice([0, 1000])
+    grams = sum(item["quantity"] * (item.get("weight_g") or 0) for item in cart["items"])
+    units = sum(quantity.values())
+    kept = rng.choice(cart["merchants"]) if rng.random() < 1 / 6 else None
+    for merchant in cart["merchants"]:
+        if merchant is kept:
+            continue
+        best: dict[str, int] = {}
+        for o in cart["offers"]:
+            if o["merchant"] == merchant["id"]:
+                goods = quantity[o["item"]] * o["price"]
+                best[o["item"]] = max(best.get(o["item"], 0), goods)
+        cheapest = min(
+            (
+                quantity[o["item"]] * o["price"]
+                for o in cart["offers"]
+                if o["merchant"] == merchant["id"]
+            ),
+            default=0,
+        )
+        merchant["discount"] = rng.choice(
+            [
+                None,
+                {"min_units": units + 1, "basis_points": rng.choice([1, 10_000])},
+                {"min_units": 1, "basis_points": 0},
+            ]
+        )
+        _set_free_over(merchant, rng.choice([None, None, sum(best.values()) + 1, cheapest, 0]))
+        if "nodes" not in merchant:
+            rate = merchant["shipping"]
+            rate["per_extra_unit"] = min(rate["per_extra_unit"], rate["base_fee"])
+            continue
+        for node in merchant["nodes"]:
+            _flat_weight_fee(rng, node["shipping"], grams, kilos)
+
+
 def keep_eligible(rng: random.Random, cart: Cart) -> None:
     """Every line keeps an eligible offer whatever the edits did (one made unlimited)."""
     for line, picks in eligible_offers(cart).items():

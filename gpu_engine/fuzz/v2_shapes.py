@@ -271,6 +271,28 @@ def large(rng: random.Random) -> Cart:
     return cart
 
 
+def flat(rng: random.Random) -> Cart:
+    """3-7 lines whose merchants the flat route takes (:func:`v2_edits.flatten`): 1-3 nodes,
+    weight fees constant or per whole kilogram, rules out of reach or always met; one cart in
+    five with its money scaled to just under the service's limit (scaling keeps it flat)."""
+    cart = _small(rng, v1_share=0.1)
+    edits.flatten(rng, cart)
+    if rng.random() < 0.2:
+        edits.keep_eligible(rng, cart)
+        edits.trim(rng, cart, SMALL_ASSIGNMENTS)
+        edits.to_limit(rng, cart, over=False)
+    return cart
+
+
+def flat_medium(rng: random.Random) -> Cart:
+    """8-20 flat lines (as :func:`flat`), trimmed to at most :data:`MEDIUM_ASSIGNMENTS`."""
+    cart = _build(
+        rng, rng.randint(8, 20), rng.randint(2, 8), scale=_scale(rng), sellers=(1, 3), max_nodes=3
+    )
+    edits.flatten(rng, cart)
+    return cart
+
+
 Shape = Callable[[random.Random], Cart]
 # name -> (shape, weight, assignment cap: None leaves the cart as drawn).
 V2_SHAPES: dict[str, tuple[Shape, int, int | None]] = {
@@ -286,6 +308,8 @@ V2_SHAPES: dict[str, tuple[Shape, int, int | None]] = {
     "v2-near-limit": (near_limit, 6, SMALL_ASSIGNMENTS),
     "v2-medium": (medium, 10, MEDIUM_ASSIGNMENTS),
     "v2-large": (large, 6, None),
+    "v2-flat": (flat, 8, SMALL_ASSIGNMENTS),
+    "v2-flat-medium": (flat_medium, 4, MEDIUM_ASSIGNMENTS),
 }
 
 

@@ -36,6 +36,8 @@ PYEOF
     --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$DEST" "${PINS[@]}"
 # The image's numba needs no wheel; one pulled in as a dependency would shadow it.
 rm -f "$DEST"/numba-*.whl "$DEST"/numba_cuda-*.whl "$DEST"/llvmlite-*.whl
+# pytest-playwright pulls the browser driver in (53 MB): no device run drives a browser.
+rm -f "$DEST"/playwright-*.whl "$DEST"/pytest_playwright-*.whl
 (cd "$DEST/deb" && apt-get download redis-server redis-tools liblzf1 libjemalloc2)
 du -sh "$DEST"
 ls "$DEST" | wc -l

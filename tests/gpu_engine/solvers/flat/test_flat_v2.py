@@ -295,6 +295,56 @@ def test_a_merchant_whose_every_shipment_ships_free_may_have_any_weight_fee():
     assert solve_flat(CartProblem.from_dict(cart)).total == 4000
 
 
+def _dense_v2(seed: int, n: int = 16, m: int = 6) -> CartProblem:
+    """Every line at both nodes of every merchant; a node's fee comparable to a line's price,
+    plus a fee per whole kilogram: the dual ascent's bound is often below the optimum here."""
+    rng = np.random.default_rng(seed)
+    merchants = [
+        merchant(
+            f"m{j}",
+            [
+                node(
+                    f"n{k}", int(rng.integers(1000, 3000)), 0, [(0, 100)], int(rng.integers(0, 50))
+                )
+                for k in range(2)
+            ],
+        )
+        for j in range(m)
+    ]
+    items = [item(f"i{i}", 1, 1000 * int(rng.integers(0, 4))) for i in range(n)]
+    offers = [
+        offer(f"i{i}", f"m{j}", f"n{k}", int(rng.integers(1000, 2000)))
+        for i in range(n)
+        for j in range(m)
+        for k in range(2)
+    ]
+    return CartProblem.from_dict({"items": items, "merchants": merchants, "offers": offers})
+
+
+def _open_set_optimum(problem: CartProblem) -> int:
+    """The UFL optimum over every set of open nodes."""
+    data = flat_data(problem)
+    columns = range(data.n_merchants)
+    return min(
+        int(data.fee[list(s)].sum() + data.cost[:, list(s)].min(axis=1).sum())
+        for r in range(1, data.n_merchants + 1)
+        for s in itertools.combinations(columns, r)
+    )
+
+
+# Seeds of dense carts where the root's answer is above the optimum.
+@pytest.mark.parametrize("seed", [3, 17, 27])
+def test_branch_and_bound_over_nodes_finds_and_proves_the_optimum(seed):
+    problem = _dense_v2(seed)
+    assert not problem.simple and flat_data(problem).n_merchants == 12
+    best = _open_set_optimum(problem)
+    root = solve_flat(problem, max_nodes=0)
+    assert not root.optimal and root.bound < best < root.total
+    solution = solve_flat_solution(problem, budget_ms=5000)
+    assert solution.optimal and solution.total == best and solution.gap == 0.0
+    assert solution.stats["proof"] == "branch and bound"
+
+
 def _refusal(cart: dict) -> FulfillmentUnsupported:
     problem = CartProblem.from_dict(cart)
     assert not problem.simple and not is_flat(problem)

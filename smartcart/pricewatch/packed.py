@@ -17,24 +17,16 @@ rows know one node per merchant): they are listed in ``v2`` for the single-cart 
 never priced as version 1. Carts whose money bound needs the exact check go to ``fallback``
 (the ``CartProblem`` path decides them), as do carts too large for the batch after solving.
 Suggestion rows, and the product and merchant names they show, are built only for the carts
-that get a notice (``PackedChunk.answer_fields``), by ``smartcart.answers`` like every stored
-answer.
+that get a notice: as JSON text from these arrays (``notice_text.suggestions_text``), the text
+of the rows ``smartcart.answers`` builds for every other stored answer.
 """
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gpu_engine import MONEY_LIMIT
 from gpu_engine.batch import PackedBatch, pack_carts, price_choice
-from smartcart.answers import (
-    LineOffer,
-    answer_fields,
-    parcel_row,
-    suggestion_line_row,
-    suggestion_merchant_row,
-)
 from smartcart.pricewatch.columns import (
     LINE_FIELDS,
     ChunkColumns,
@@ -43,7 +35,6 @@ from smartcart.pricewatch.columns import (
     names_read,
 )
 from smartcart.pricewatch.selectors import shipping_rules_known
-from smartcart.selectors import problem_size
 
 # Carts whose float bound comes near the engine's money limit get its exact (Python int)
 # check on the CartProblem path.
@@ -86,8 +77,6 @@ class PackedChunk:
     v2: list[int] = field(default_factory=list)
     fallback: list[int] = field(default_factory=list)
     names: Names | None = None
-    _lists: dict[str, list] | None = None
-    _parts_lists: dict[int, tuple[np.ndarray, list[list[int]]]] = field(default_factory=dict)
 
     @property
     def n_carts(self) -> int:
@@ -97,161 +86,13 @@ class PackedChunk:
         owner = int(self.owners[c])
         return None if owner < 0 else owner
 
-    def _names(self) -> Names:
-        # One read for every name the chunk's notices can show, on the first notice.
+    def names_for_notices(self) -> Names:
+        """The names the chunk's notices show: one read, on the first notice."""
         if self.names is None:
             self.names = names_read(
                 product_ids=self.product_ids.tolist(), merchant_ids=self.merchant_ids.tolist()
             )
         return self.names
-
-    def _product_name(self, product_id: int) -> str:
-        return self._names().products[product_id]
-
-    def _merchant_name(self, merchant_id: int) -> str:
-        return self._names().merchants[merchant_id]
-
-    def _py(self) -> dict[str, list]:
-        # The arrays a notice reads, as Python lists once a chunk: a NumPy scalar read costs
-        # about ten times a list's, and a notice reads a few hundred.
-        if self._lists is None:
-            b = self.batch
-            self._lists = {
-                name: getattr(b, name).tolist()
-                for name in ("line_ptr", "merch_ptr", "offer_ptr", "offer_merchant", "line_qty")
-            } | {
-                name: getattr(self, name).tolist()
-                for name in (
-                    "line_ids",
-                    "product_ids",
-                    "own",
-                    "offer_ids",
-                    "offer_merchants",
-                    "offer_prices",
-                    "merchant_ids",
-                    "free_over",
-                    "current_choice",
-                )
-            }
-        return self._lists
-
-    def _parts(self, parts: np.ndarray) -> list[list[int]]:
-        key = id(parts)
-        if key not in self._parts_lists:
-            self._parts_lists[key] = (parts, parts.T.tolist())
-        return self._parts_lists[key][1]
-
-    def answer_fields(
-        self,
-        c: int,
-        *,
-        choice: np.ndarray,
-        parts: np.ndarray,
-        total: int,
-        kept_current: bool,
-        algorithm: str,
-        device: str,
-        plan: dict,
-    ) -> dict:
-        """The done run's answer fields of packed cart ``c`` for the cart-local merchant per
-        line ``choice`` (priced in ``parts``, see ``price_choice``): ``answers.answer_fields``
-        with the rows a ``Solution`` of the same assignment gives."""
-        py = self._py()
-        l0, l1 = py["line_ptr"][c], py["line_ptr"][c + 1]
-        local = choice[l0:l1].tolist()
-        current = py["current_choice"][l0:l1]
-        offer_ptr = py["offer_ptr"]
-        complexity = math.prod(offer_ptr[i + 1] - offer_ptr[i] for i in range(l0, l1))
-        return answer_fields(
-            cart_version=int(self.versions[c]),
-            algorithm=algorithm,
-            optimal=True,
-            device=device,
-            current_total=int(self.current[c]),
-            suggested_total=total,
-            lines=[self._line_row(l0 + i, m) for i, m in enumerate(local)],
-            merchants=self._merchant_rows(c, local, self._parts(parts)),
-            current_merchants=self._merchant_rows(c, current, self._parts(self.current_parts)),
-            kept_current=kept_current,
-            plan=plan,
-            problem_size=problem_size(
-                lines=l1 - l0,
-                merchants=int(self.sizes[0, c]),
-                offers=int(self.sizes[1, c]),
-                complexity=complexity,
-            ),
-        )
-
-    def _offer_of(self, line: int, local: int) -> int:
-        py = self._py()
-        merchants = py["offer_merchant"]
-        for o in range(py["offer_ptr"][line], py["offer_ptr"][line + 1]):
-            if merchants[o] == local:
-                return o
-        raise LookupError(f"packed line {line} has no offer of local merchant {local}")
-
-    def _line_offer(self, o: int) -> LineOffer:
-        py = self._py()
-        merchant_id = py["offer_merchants"][o]
-        return LineOffer(
-            py["offer_ids"][o],
-            merchant_id,
-            self._merchant_name(merchant_id),
-            py["offer_prices"][o],
-        )
-
-    def _line_row(self, line: int, local: int) -> dict:
-        py = self._py()
-        product_id = py["product_ids"][line]
-        return suggestion_line_row(
-            line_id=py["line_ids"][line],
-            product_id=product_id,
-            product_name=self._product_name(product_id),
-            quantity=py["line_qty"][line],
-            old=self._line_offer(py["own"][line]),
-            new=self._line_offer(self._offer_of(line, local)),
-        )
-
-    def _merchant_rows(self, c: int, local: list[int], parts: list[list[int]]) -> list[dict]:
-        py = self._py()
-        l0, m0 = py["line_ptr"][c], py["merch_ptr"][c]
-        line_ids = py["line_ids"]
-        lines: dict[int, list[int]] = {}
-        for i, m in enumerate(local):
-            lines.setdefault(m, []).append(line_ids[l0 + i])
-        rows = []
-        for m in sorted(lines):
-            j = m0 + m
-            sub, units, discount, shipping, cost = parts[j]
-            merchant_id = py["merchant_ids"][j]
-            free_over = py["free_over"][j]
-            rows.append(
-                suggestion_merchant_row(
-                    merchant_id=merchant_id,
-                    merchant_name=self._merchant_name(merchant_id),
-                    line_ids=lines[m],
-                    units=units,
-                    subtotal=sub,
-                    discount=discount,
-                    shipping=shipping,
-                    cost=cost,
-                    free_over=None if free_over < 0 else free_over,
-                    # Version 1: one parcel from the merchant's one node, weighed at 0 g as
-                    # the engine's version 1 problem weighs its lines.
-                    parcels=[
-                        parcel_row(
-                            node=str(merchant_id),
-                            warehouse_id=None,
-                            warehouse_name="",
-                            line_ids=lines[m],
-                            units=units,
-                            weight_g=0,
-                            fee=shipping,
-                        )
-                    ],
-                )
-            )
-        return rows
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,11 @@ chunks of ``SMARTCART_PRICE_WATCH_CHUNK`` carts: one read fetches the chunk's cu
 notices, three read the chunk as arrays (``packed.carts_packed_read``; carts a warehouse
 merchant's offer reaches are built one at a time by the single-cart builder,
 ``selectors.carts_v2_build``, never priced as version 1), one ``solve_packed`` call solves
-them all (carts too large for the batch, or near the money limit, go through
+them all (``checks``; carts too large for the batch, or near the money limit, go through
 ``selectors.carts_problems_build`` and the normal planner), the floors are decided on the
-arrays, and only the carts that get or lose a notice become rows: one read of their names and
-at most two writes (``writes.notices_insert``: one COPY on PostgreSQL) store the new notices
+arrays, and only the carts that get or lose a notice become rows: one read of their names,
+their answers built together as JSON text from the chunk's arrays (``notice_text``), and at
+most two writes (``writes.notices_insert``: one COPY on PostgreSQL) store the new notices
 and retire the replaced ones. A saving at or above both floors
 (``SMARTCART_PRICE_WATCH_MIN_CENTS`` and ``..._MIN_PERCENT`` of the total) is stored as a
 done ``OptimizationRun`` of source ``price_watch``: the Improve panel shows it and
@@ -26,34 +27,26 @@ retries later. A run removes exactly the change rows it read, so changes committ
 wait for the next run.
 """
 
+import json
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
-from functools import partial
 
-import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from gpu_engine import Solution, SolverInconsistency, solve
-from gpu_engine.batch import METHOD_NAMES, TOO_LARGE, price_choice, solve_batch, solve_packed
-from smartcart.answers import answer_from_solution, answer_keeps_current
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchRun
-from smartcart.pricewatch.packed import carts_packed_read
+from smartcart.pricewatch.checks import Checked, Counts, checked_packed, notice_answers
 from smartcart.pricewatch.selectors import (
-    CartRead,
-    carts_problems_build,
-    carts_v2_build,
     price_watch_carts_affected,
     price_watch_changes_pending,
     price_watch_notices_current,
 )
-from smartcart.pricewatch.writes import emails_queue, notices_insert
-from smartcart.routing import gpu_queue_enabled, rate_profile
+from smartcart.pricewatch.writes import JsonText, emails_queue, notices_insert
+from smartcart.routing import gpu_queue_enabled
 from smartcart.services.common import run_write, tasks_run_in_process
 from storefront.caching.cache import CacheUnavailable
 from storefront.enqueue import task_enqueue
@@ -126,20 +119,6 @@ class PriceWatchBusy(Exception):
     """Another run is running; try again later."""
 
 
-@dataclass
-class _Counts:
-    checked: int = 0
-    skipped: int = 0
-    # Of ``checked``: carts a warehouse merchant's offer reaches (version 2), built one by one.
-    v2: int = 0
-    improvable: int = 0
-    price_up: int = 0
-    notified: int = 0
-    emails: int = 0
-    solve_ms: float = 0.0
-    device: str = ""
-
-
 class _QueryMeter:
     """Counts statements and their time on the default connection (an execute wrapper)."""
 
@@ -188,7 +167,7 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
     t0 = time.perf_counter()
     run = _claim(route=route)
     meter = _QueryMeter()
-    counts = _Counts()
+    counts = Counts()
     try:
         with connection.execute_wrapper(meter):
             changes = price_watch_changes_pending()
@@ -221,7 +200,7 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
     return _finish(run, counts, meter, t0, status=PriceWatchRun.Status.DONE)
 
 
-def _finish(run, counts: _Counts, meter: _QueryMeter, t0: float, *, status, error=""):
+def _finish(run, counts: Counts, meter: _QueryMeter, t0: float, *, status, error=""):
     run.status = status
     run.error = error
     run.device = counts.device
@@ -240,176 +219,6 @@ def _finish(run, counts: _Counts, meter: _QueryMeter, t0: float, *, status, erro
     return run
 
 
-@dataclass
-class _Checked:
-    """One checked cart: its totals now, at the lines' added prices and after the best
-    assignment, and ``answer(improvable)``: the run fields of the best answer (or of the
-    cart as it stands when the saving is under the floors), built only for a notice."""
-
-    cart_id: int
-    cart_version: int
-    owner_id: int | None
-    current_total: int
-    added_total: int
-    suggested_total: int
-    answer: Callable[[bool], dict]
-
-
-def _solutions(carts: list[CartRead], *, device: str, counts: _Counts) -> list[Solution]:
-    start = time.perf_counter()
-    result = solve_batch([cart.build.problem for cart in carts], device=device)
-    counts.device = counts.device or result.device
-    solutions = [
-        # None: too large for the batch; the normal planner, time-boxed.
-        solution
-        if solution is not None
-        else solve(
-            cart.build.problem,
-            budget_ms=settings.SMARTCART_CPU_FALLBACK_BUDGET_MS,
-            allow_gpu=device != "cpu",
-            profile=rate_profile(),
-        )
-        for cart, solution in zip(carts, result.solutions, strict=True)
-    ]
-    counts.solve_ms += (time.perf_counter() - start) * 1000.0
-    return solutions
-
-
-def _checked_problems(
-    *, cart_ids: list[int], device: str, counts: _Counts, v2: bool = False
-) -> list[_Checked]:
-    """The carts checked through one ``CartProblem`` each (the chunk's builder; ``v2``: the
-    single-cart builder, which prices warehouses)."""
-    read = (carts_v2_build if v2 else carts_problems_build)(cart_ids=cart_ids)
-    counts.skipped += read.skipped
-    if not read.carts:
-        return []
-    solutions = _solutions(read.carts, device=device, counts=counts)
-    return [
-        _Checked(
-            cart_id=cart.build.cart_id,
-            cart_version=cart.build.cart_version,
-            owner_id=cart.owner_id,
-            current_total=cart.current_total,
-            added_total=cart.added_total,
-            suggested_total=int(solution.total),
-            answer=partial(_problem_answer, cart.build, solution),
-        )
-        for cart, solution in zip(read.carts, solutions, strict=True)
-    ]
-
-
-def _problem_answer(build, solution: Solution, improvable: bool) -> dict:
-    """The notice's answer: the best assignment, or the cart as it stands when the saving is
-    under the floors (``answers.answer_from_solution``, as every run stores it)."""
-    fields = answer_from_solution(
-        build=build, solution=solution, plan=dict(NOTICE_PLAN), keep=not improvable
-    )
-    return {**fields, **_notice_timings(float(solution.elapsed_ms))}
-
-
-# The batch solver has no planner's reasoning to record.
-NOTICE_PLAN = {"price_watch": True}
-
-
-def _notice_timings(elapsed_ms: float) -> dict:
-    # The batch solver's time for this cart: the panel says how long the answer took.
-    return {"solve_ms": elapsed_ms, "elapsed_ms": elapsed_ms}
-
-
-def _floors(amount: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """``_counts_as`` over arrays (the same float arithmetic)."""
-    return (amount >= settings.SMARTCART_PRICE_WATCH_MIN_CENTS) & (
-        amount * 100.0 >= settings.SMARTCART_PRICE_WATCH_MIN_PERCENT * total
-    )
-
-
-def _checked_packed(
-    *,
-    cart_ids: list[int],
-    device: str,
-    counts: _Counts,
-    noticed: set[int] | None = None,
-) -> list[_Checked]:
-    """The carts checked from the chunk's packed rows (``packed.carts_packed_read``): one
-    ``solve_packed`` call, answers turned into rows only for notices. Carts the batch cannot
-    take (too large, or a money bound to check exactly) go through ``_checked_problems``.
-    With ``noticed`` (the carts that have a notice now) only the carts that may change a
-    notice are returned: those over a floor (decided on the arrays) and those in ``noticed``;
-    the others would neither get nor lose one."""
-    chunk = carts_packed_read(cart_ids=cart_ids)
-    counts.skipped += chunk.skipped
-    counts.v2 += len(chunk.v2)
-    fallback = list(chunk.fallback)
-    checked: list[_Checked] = []
-    if chunk.v2:
-        checked += _checked_problems(cart_ids=chunk.v2, device=device, counts=counts, v2=True)
-    if chunk.n_carts:
-        start = time.perf_counter()
-        raw = solve_packed(chunk.batch, device=device)
-        counts.device = counts.device or raw.device
-        solved = raw.plan.method != TOO_LARGE
-        per_line = np.repeat(solved, np.diff(chunk.batch.line_ptr))
-        parts, priced = price_choice(chunk.batch, np.where(per_line, raw.choice, 0))
-        wrong = np.flatnonzero(solved & (priced != raw.total))
-        if wrong.size:
-            raise SolverInconsistency(
-                f"batch: cart {chunk.cart_ids[int(wrong[0])]} total "
-                f"{int(raw.total[wrong[0]])} != priced {int(priced[wrong[0]])}"
-            )
-        elapsed = (time.perf_counter() - start) * 1000.0
-        counts.solve_ms += elapsed
-        per_cart = elapsed / chunk.n_carts
-        fallback += chunk.cart_ids[~solved].tolist()
-        wanted = solved
-        if noticed is not None:
-            current, added = chunk.current, chunk.added
-            over = _floors(np.maximum(0, current - priced), current)
-            over |= _floors(np.maximum(0, current - added), added)
-            held = np.isin(chunk.cart_ids, np.fromiter(noticed, np.int64, len(noticed)))
-            wanted = solved & (over | held)
-        for c in np.flatnonzero(wanted).tolist():
-            kind = int(raw.plan.method[c])
-            checked.append(
-                _Checked(
-                    cart_id=int(chunk.cart_ids[c]),
-                    cart_version=int(chunk.versions[c]),
-                    owner_id=chunk.owner(c),
-                    current_total=int(chunk.current[c]),
-                    added_total=int(chunk.added[c]),
-                    suggested_total=int(priced[c]),
-                    answer=partial(
-                        _packed_answer, chunk, c, raw, parts, int(priced[c]), kind, per_cart
-                    ),
-                )
-            )
-    if fallback:
-        checked += _checked_problems(cart_ids=sorted(fallback), device=device, counts=counts)
-    return checked
-
-
-def _packed_answer(chunk, c, raw, parts, total, kind, elapsed_ms, improvable: bool) -> dict:
-    """The notice's answer from the packed rows, decided as ``_problem_answer`` decides."""
-    current_total = int(chunk.current[c])
-    kept = answer_keeps_current(
-        suggested_total=total, current_total=current_total, keep=not improvable
-    )
-    choice = raw.choice
-    if kept:
-        choice, parts, total = chunk.current_choice, chunk.current_parts, current_total
-    fields = chunk.answer_fields(
-        c,
-        choice=choice,
-        parts=parts,
-        total=total,
-        kept_current=kept,
-        algorithm=METHOD_NAMES[kind],
-        device=raw.device,
-        plan=dict(NOTICE_PLAN),
-    )
-    return {**fields, **_notice_timings(elapsed_ms)}
-
-
 def _counts_as(amount: int, total: int) -> bool:
     """At or above both floors: the absolute one and the share of ``total``."""
     return (
@@ -418,9 +227,10 @@ def _counts_as(amount: int, total: int) -> bool:
     )
 
 
-def _notice_fields(cart: _Checked, counts: _Counts) -> dict | None:
-    """The notice this cart gets now, as run fields; ``None``: nothing worth saying. Decided
-    on the totals first: the stored answer is built only for a notice."""
+def _notice_wanted(cart: Checked, counts: Counts) -> tuple[bool, int | None] | None:
+    """Whether this cart gets a notice now, decided on the totals (the stored answer is
+    built only for a notice): ``(improvable, price_increase)``, or ``None``: nothing worth
+    saying."""
     current = cart.current_total
     savings = max(0, current - cart.suggested_total)
     increase = max(0, current - cart.added_total)
@@ -430,9 +240,14 @@ def _notice_fields(cart: _Checked, counts: _Counts) -> dict | None:
     counts.price_up += price_up
     if not improvable and not price_up:
         return None
-    fields = cart.answer(improvable)
-    fields["price_increase"] = increase if price_up else None
-    return fields
+    return improvable, increase if price_up else None
+
+
+def _suggested_lines(fields: dict) -> list:
+    suggestion = fields["suggestion"]
+    if isinstance(suggestion, JsonText):
+        suggestion = json.loads(suggestion)
+    return suggestion["lines"]
 
 
 def _same(run: OptimizationRun, fields: dict) -> bool:
@@ -441,7 +256,7 @@ def _same(run: OptimizationRun, fields: dict) -> bool:
         and run.current_total == fields["current_total"]
         and run.suggested_total == fields["suggested_total"]
         and run.price_increase == fields["price_increase"]
-        and run.suggestion.get("lines") == fields["suggestion"]["lines"]
+        and run.suggestion.get("lines") == _suggested_lines(fields)
     )
 
 
@@ -450,14 +265,14 @@ def _check_chunk(
     run: PriceWatchRun,
     cart_ids: list[int],
     device: str,
-    counts: _Counts,
+    counts: Counts,
     meter: "_QueryMeter",
 ):
     counts.checked += len(cart_ids)
     existing: dict[int, list[OptimizationRun]] = {}
     for notice in price_watch_notices_current(cart_ids=cart_ids):
         existing.setdefault(notice.cart_id, []).append(notice)
-    carts = _checked_packed(
+    carts = checked_packed(
         cart_ids=cart_ids,
         device=device,
         counts=counts,
@@ -468,17 +283,23 @@ def _check_chunk(
     now = timezone.now()
     created: list[tuple[int, dict]] = []  # (cart id, run fields) of each new notice
     retired: list[int] = []
+    wanted: list[tuple[Checked, bool, int | None]] = []
     for cart in carts:
         notices = existing.get(cart.cart_id, [])
         if any(n.dismissed_at and n.cart_version == cart.cart_version for n in notices):
             continue  # the shopper said no to this cart version
-        fields = _notice_fields(cart, counts)
+        decided = _notice_wanted(cart, counts)
+        if decided is None:
+            retired += [n.pk for n in notices]
+        else:
+            wanted.append((cart, *decided))
+    for (cart, _, _), fields in zip(wanted, notice_answers(wanted), strict=True):
+        notices = existing.get(cart.cart_id, [])
         shown = [n for n in notices if n.dismissed_at is None and n.applied_at is None]
-        if fields is not None and any(_same(n, fields) for n in shown):
+        if any(_same(n, fields) for n in shown):
             continue  # unchanged: keep the notice the shopper may be looking at
         retired += [n.pk for n in notices]
-        if fields is not None:
-            created.append((cart.cart_id, fields))
+        created.append((cart.cart_id, fields))
     with run_write():
         if retired:
             OptimizationRun.objects.filter(pk__in=retired).update(superseded_at=now)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from gpu_engine.batch import pack_problems
+from smartcart.pricewatch.checks import Counts, checked_packed, checked_problems
 from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import carts_problems_build
-from smartcart.pricewatch.services import _checked_packed, _checked_problems, _Counts
 from storefront.models import Cart, Offer
 from tests.factories import (
     CartFactory,
@@ -89,9 +89,9 @@ def _seen(carts) -> dict:
 def test_the_packed_path_checks_carts_as_the_problem_path_does(seed):
     cart_ids = _random_market(random.Random(seed), 30)
     ids = [*cart_ids, 10**9]  # and a cart that is gone
-    packed, problems = _Counts(), _Counts()
-    by_packed = _seen(_checked_packed(cart_ids=ids, device="cpu", counts=packed))
-    by_problem = _seen(_checked_problems(cart_ids=ids, device="cpu", counts=problems))
+    packed, problems = Counts(), Counts()
+    by_packed = _seen(checked_packed(cart_ids=ids, device="cpu", counts=packed))
+    by_problem = _seen(checked_problems(cart_ids=ids, device="cpu", counts=problems))
     assert by_packed == by_problem
     assert packed.skipped == problems.skipped
     assert len(by_packed) + packed.skipped == len(cart_ids) + 1

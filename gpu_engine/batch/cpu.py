@@ -23,6 +23,10 @@ _cost_table = numba.njit(cache=True)(ops.cost_table)
 _compress = numba.njit(cache=True)(ops.compress)
 _fill_layer = numba.njit(cache=True)(ops.fill_layer)
 _assign_merchant = numba.njit(cache=True)(ops.assign_merchant)
+_rest_lines = numba.njit(cache=True)(ops.rest_lines)
+_reset_layer = numba.njit(cache=True)(ops.reset_layer)
+_push_layer = numba.njit(cache=True)(ops.push_layer)
+_finish_layer = numba.njit(cache=True)(ops.finish_layer)
 _best_split = numba.njit(cache=True)(dp_ops.best_split)
 
 
@@ -32,20 +36,24 @@ def _solve_dp(
     line_ptr,
     line_qty,
     offer_ptr,
+    offer_end,
     offer_merchant,
     offer_amount,
     merch_ptr,
     merch_row,
     params,
     skip,
+    bound,
     h,
     cost,
     pick,
     out_choice,
 ):
     """One cart's exact subset DP; ``h`` int64[2, 2^k], ``cost`` int64[2^k], ``pick``
-    uint16[merchants, 2^k]; merchants flagged in ``skip`` get no layer. Returns the total and
-    writes each line's merchant."""
+    uint16[merchants, 2^k]; merchants flagged in ``skip`` get no layer. With ``bound`` (the
+    total of some assignment) below ``KEY_LIMIT``, each layer is pushed from the live line
+    sets of the one before (:func:`gpu_engine.batch.ops.push_layer`), else pulled for every
+    set. Returns the total and writes each line's merchant."""
     base, extra, free_over, dmin, dbp = params
     l0 = line_ptr[c]
     n = line_ptr[c + 1] - l0
@@ -55,13 +63,27 @@ def _solve_dp(
     bits = np.empty(MAX_DP_LINES, dtype=np.int64)
     amounts = np.empty(MAX_DP_LINES, dtype=np.int64)
     units = np.empty(MAX_DP_LINES, dtype=np.int64)
+    rest = np.empty(MAX_DP_LINES, dtype=np.int64)
+    k = 0
+    while (1 << k) < size:
+        k += 1
     _fill_layer(0, 1, size, h[0])
     layer = 0
     for m in range(n_merch):
         if skip[m0 + m]:
             continue
         a, mask, sub0, units0 = _merchant_lines(
-            m, l0, n, offer_ptr, offer_merchant, offer_amount, line_qty, bits, amounts, units
+            m,
+            l0,
+            n,
+            offer_ptr,
+            offer_end,
+            offer_merchant,
+            offer_amount,
+            line_qty,
+            bits,
+            amounts,
+            units,
         )
         _cost_table(
             0,
@@ -81,6 +103,16 @@ def _solve_dp(
         )
         prev = h[layer % 2]
         nxt = h[(layer + 1) % 2]
+        if bound < ops.KEY_LIMIT:
+            forced_rest = _rest_lines(
+                m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
+                merch_row, dmin, dbp, skip, rest,
+            )  # fmt: skip
+            _reset_layer(0, 1, size, nxt)
+            _push_layer(0, 1, size, prev, nxt, mask, a, bits, cost, rest, k, forced_rest, bound)
+            _finish_layer(0, 1, size, nxt, pick[m], 0)
+            layer += 1
+            continue
         for s in range(size):
             x = s & mask
             best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
@@ -92,7 +124,9 @@ def _solve_dp(
     for m in range(n_merch - 1, -1, -1):
         if skip[m0 + m]:
             continue
-        s ^= _assign_merchant(m, pick[m, s], l0, n, offer_ptr, offer_merchant, out_choice)
+        s ^= _assign_merchant(
+            m, pick[m, s], l0, n, offer_ptr, offer_end, offer_merchant, out_choice
+        )
     return total
 
 
@@ -105,9 +139,11 @@ def solve_range(
     ws_ptr,
     pick_ptr,
     skip,
+    bound,
     line_ptr,
     line_qty,
     offer_ptr,
+    offer_end,
     offer_merchant,
     offer_amount,
     merch_ptr,
@@ -119,7 +155,9 @@ def solve_range(
     out_choice,
 ):
     """Solve carts ``lo .. hi - 1`` (those planned FULL or DP) into ``out_total[c]`` and
-    ``out_choice[line]`` (cart-local merchant). ``ws``/``pick`` are the scratch of this range:
+    ``out_choice[line]`` (cart-local merchant), over the offers the plan kept (each line's
+    ``offer_ptr[line] .. offer_end[line] - 1`` of its reordered ``offer_merchant`` and
+    ``offer_amount``). ``ws``/``pick`` are the scratch of this range:
     cart ``c``'s starts at ``ws_ptr[c] - ws_ptr[lo]`` (and likewise for ``pick``)."""
     base, extra, free_over, dmin, dbp = params
     for c in numba.prange(lo, hi):
@@ -134,6 +172,7 @@ def solve_range(
                 n,
                 complexity[c],
                 offer_ptr,
+                offer_end,
                 offer_merchant,
                 offer_amount,
                 line_qty,
@@ -146,7 +185,7 @@ def solve_range(
                 dbp,
                 choice,
             )
-            _decode_full(index, l0, n, offer_ptr, offer_merchant, out_choice)
+            _decode_full(index, l0, n, offer_ptr, offer_end, offer_merchant, out_choice)
             out_total[c] = total
         elif method[c] == DP:
             w0 = ws_ptr[c] - ws_ptr[lo]
@@ -161,12 +200,14 @@ def solve_range(
                 line_ptr,
                 line_qty,
                 offer_ptr,
+                offer_end,
                 offer_merchant,
                 offer_amount,
                 merch_ptr,
                 merch_row,
                 params,
                 skip,
+                bound[c],
                 h,
                 cost,
                 rows,

@@ -36,10 +36,13 @@ import numba
 from numba import cuda, int64
 
 from gpu_engine.batch import ops
+from gpu_engine.batch import prune as prune_ops
 from gpu_engine.batch.pack import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, CartArrays
 from gpu_engine.cuda_ops.reduce import group_min_in
 from gpu_engine.device import simulator_enabled
+from gpu_engine.pricing import merchant_cost
 from gpu_engine.solvers.dp import ops as dp_ops
+from gpu_engine.solvers.ga.ops_v2 import twins
 
 THREADS = 64
 PLAN_THREADS = 128
@@ -59,6 +62,41 @@ _fill_layer = cuda.jit(device=True)(ops.fill_layer)
 _assign_merchant = cuda.jit(device=True)(ops.assign_merchant)
 _best_split = cuda.jit(device=True)(dp_ops.best_split)
 _plan_cart = cuda.jit(device=True)(ops.plan_cart)
+
+
+def _atomic_relax_min(values, i, key):
+    cuda.atomic.min(values, i, key)
+
+
+# The pruning and the pushed DP layers call helpers with arrays: compiled from their Python by
+# cuda.jit (a CPU dispatcher cannot take the simulator's array wrappers), and the DP's
+# relax_min bound to an atomic minimum (threads push into the same sets).
+_device = twins(
+    (
+        merchant_cost.py_func,
+        prune_ops.lb_offer.py_func,
+        prune_ops.must_fee.py_func,
+        prune_ops.fixed_fee.py_func,
+        prune_ops.line_cost.py_func,
+        prune_ops.least_goods.py_func,
+        prune_ops.price_preferred.py_func,
+        prune_ops.improve.py_func,
+        prune_ops.prune_round.py_func,
+        prune_ops.unpruned_steps.py_func,
+        prune_ops.prune_cart,
+        ops.rest_lines,
+        ops.reset_layer,
+        ops.push_layer,
+        ops.finish_layer,
+    ),
+    cuda.jit(device=True),
+    bound={"relax_min": cuda.jit(device=True)(_atomic_relax_min)},
+)
+_prune_cart = _device["prune_cart"]
+_rest_lines = _device["rest_lines"]
+_reset_layer = _device["reset_layer"]
+_push_layer = _device["push_layer"]
+_finish_layer = _device["finish_layer"]
 
 # Compiled kernels serve every device (numba loads a kernel into each context that launches
 # it); the lock only guards building one, never a launch.
@@ -89,6 +127,8 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
         ws_ptr,
         pick_ptr,
         skip,
+        offer_end,
+        bound,
         line_ptr,
         line_qty,
         offer_ptr,
@@ -130,6 +170,7 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
                 n,
                 complexity[c],
                 offer_ptr,
+                offer_end,
                 offer_merchant,
                 offer_amount,
                 line_qty,
@@ -146,7 +187,7 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
             best, index = group_min_in(best, index, n_threads, s_total, s_index)
             if t == 0:
                 out_total[c] = best
-                _decode_full(index, l0, n, offer_ptr, offer_merchant, out_choice)
+                _decode_full(index, l0, n, offer_ptr, offer_end, offer_merchant, out_choice)
         elif kind == DP:
             n_merch = merch_ptr[c + 1] - m0
             size = (ws_ptr[c + 1] - ws_ptr[c]) // 3
@@ -158,6 +199,11 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
             bits = cuda.local.array(MAX_DP_LINES, offer_type)
             amounts = cuda.local.array(MAX_DP_LINES, amount_type)
             units = cuda.local.array(MAX_DP_LINES, qty_type)
+            rest = cuda.local.array(MAX_DP_LINES, int64)
+            upper = bound[c]
+            k = 0
+            while (1 << k) < size:
+                k += 1
             _fill_layer(t, n_threads, size, h_even)
             layer = 0
             for m in range(n_merch):
@@ -168,6 +214,7 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
                     l0,
                     n,
                     offer_ptr,
+                    offer_end,
                     offer_merchant,
                     offer_amount,
                     line_qty,
@@ -196,6 +243,23 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
                 prev = h_even if layer % 2 == 0 else h_odd
                 nxt = h_odd if layer % 2 == 0 else h_even
                 row = p0 + m * size
+                if upper < ops.KEY_LIMIT:
+                    # Pushed from the live sets (the same for every thread: the block
+                    # takes this branch together).
+                    forced_rest = _rest_lines(
+                        m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
+                        merch_row, dmin, dbp, skip, rest,
+                    )  # fmt: skip
+                    _reset_layer(t, n_threads, size, nxt)
+                    cuda.syncthreads()
+                    _push_layer(
+                        t, n_threads, size, prev, nxt, mask, a, bits, cost, rest, k,
+                        forced_rest, upper,
+                    )  # fmt: skip
+                    cuda.syncthreads()
+                    _finish_layer(t, n_threads, size, nxt, pick, row)
+                    layer += 1
+                    continue
                 for s in range(t, size, n_threads):
                     x = s & mask
                     best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
@@ -210,7 +274,14 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
                     if skip[m0 + m]:
                         continue
                     s ^= _assign_merchant(
-                        m, pick[p0 + m * size + s], l0, n, offer_ptr, offer_merchant, out_choice
+                        m,
+                        pick[p0 + m * size + s],
+                        l0,
+                        n,
+                        offer_ptr,
+                        offer_end,
+                        offer_merchant,
+                        out_choice,
                     )
         elif t == 0:
             # Too large for the batch: every cart's block writes its total and choices (-1,
@@ -254,6 +325,7 @@ def _build_plan():
         dbp,
         max_work,
         prefer,
+        prune,
         served,
         forced,
         method,
@@ -262,9 +334,37 @@ def _build_plan():
         ws,
         pick,
         skip,
+        sub,
+        units,
+        slack,
+        line_v,
+        offer_end,
+        bound,
     ):
         c = lo + cuda.grid(1)
         if c < hi:
+            _prune_cart(
+                c,
+                line_ptr,
+                line_qty,
+                offer_ptr,
+                offer_merchant,
+                offer_amount,
+                merch_ptr,
+                merch_row,
+                base,
+                extra,
+                free_over,
+                dmin,
+                dbp,
+                prune,
+                sub,
+                units,
+                slack,
+                line_v,
+                offer_end,
+                bound,
+            )
             _plan_cart(
                 c,
                 line_ptr,
@@ -279,6 +379,7 @@ def _build_plan():
                 free_over,
                 dmin,
                 dbp,
+                offer_end,
                 max_work,
                 prefer,
                 served,
@@ -305,7 +406,10 @@ def get_plan_kernel():
 def solve_kernel_args(d: Mapping[str, Any]) -> tuple:
     """The solve kernel's arguments after ``lo, scratch_lo, order, work, heavy_min``, from the
     device arrays of ``d`` by name."""
-    plan = tuple(d[name] for name in ("method", "complexity", "ws_ptr", "pick_ptr", "skip"))
+    plan = tuple(
+        d[name]
+        for name in ("method", "complexity", "ws_ptr", "pick_ptr", "skip", "offer_end", "bound")
+    )
     out = tuple(d[name] for name in ("ws", "pick", "out_total", "out_choice"))
     return (*plan, *CartArrays.of(d), *out)
 

@@ -79,21 +79,25 @@ def solve_packed(
     device: str = "auto",
     prefer: int | None = None,
     gpu_variant: str | Launch | None = None,
+    prune: bool = True,
 ) -> RawAnswers:
-    """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer``: see
-    :func:`gpu_engine.batch.pack.plan_batch`; ``gpu_variant``: how the GPU path moves and
-    launches the work (:func:`gpu_engine.batch.gpu.solve_gpu`; None: its default), for
-    benchmarks that compare them; answers never depend on it."""
+    """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer`` and
+    ``prune``: see :func:`gpu_engine.batch.pack.plan_batch` (totals never depend on them);
+    ``gpu_variant``: how the GPU path moves and launches the work
+    (:func:`gpu_engine.batch.gpu.solve_gpu`; None: its default), for benchmarks that compare
+    them; answers never depend on it."""
     where = resolve_batch_device(device)
     timings: dict[str, float] = {}
     if where == "gpu":
         from gpu_engine.batch.gpu import solve_gpu
 
-        total, choice, plan = solve_gpu(batch, prefer=prefer, timings=timings, variant=gpu_variant)
+        total, choice, plan = solve_gpu(
+            batch, prefer=prefer, timings=timings, variant=gpu_variant, prune=prune
+        )
         return RawAnswers(total=total, choice=choice, plan=plan, device=where, timings=timings)
     t0 = time.perf_counter()
     with _threads(batch.n_carts >= PARALLEL_MIN_CARTS):
-        plan = plan_batch(batch, prefer=prefer)
+        plan = plan_batch(batch, prefer=prefer, prune=prune)
     t1 = time.perf_counter()
     with _threads(int(plan.work.sum()) >= PARALLEL_MIN_STEPS):
         total, choice = _solve_cpu(batch, plan)
@@ -131,11 +135,13 @@ def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndar
             plan.ws_ptr,
             plan.pick_ptr,
             plan.skip,
+            plan.bound,
             batch.line_ptr,
             batch.line_qty,
             batch.offer_ptr,
-            batch.offer_merchant,
-            batch.offer_amount,
+            plan.offer_end,
+            plan.offer_merchant,
+            plan.offer_amount,
             batch.merch_ptr,
             batch.merch_row,
             batch.params,

@@ -37,10 +37,12 @@ def solve_gpu(
     max_work: int = MAX_WORK,
     timings: dict[str, float] | None = None,
     variant: str | Launch | None = None,
+    prune: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan) on the GPU, by ``variant``: a
     name of :data:`VARIANTS` (None: :func:`default_variant` for the batch's size) or a
-    :class:`Launch` of the whole-batch path. The variant never changes an answer."""
+    :class:`Launch` of the whole-batch path. The variant never changes an answer; ``prune``:
+    see :func:`gpu_engine.batch.pack.plan_batch`."""
     if variant is None:
         variant = default_variant(batch.n_carts)
     if isinstance(variant, str) and variant not in VARIANTS:
@@ -48,9 +50,15 @@ def solve_gpu(
     if variant == "overlap" and batch.n_carts > 0:
         timings = {} if timings is None else timings
         return solve_overlap(
-            batch, prefer=-1 if prefer is None else prefer, max_work=max_work, timings=timings
+            batch,
+            prefer=-1 if prefer is None else prefer,
+            max_work=max_work,
+            timings=timings,
+            prune=prune,
         )
     if variant == "overlap":
         variant = SMALL_BATCH_VARIANT
     launch = _LAUNCHES[variant] if isinstance(variant, str) else variant
-    return solve_whole(batch, launch, prefer=prefer, max_work=max_work, timings=timings)
+    return solve_whole(
+        batch, launch, prefer=prefer, max_work=max_work, timings=timings, prune=prune
+    )

@@ -78,24 +78,28 @@ def solve_whole(
     prefer: int | None = None,
     max_work: int = MAX_WORK,
     timings: dict[str, float] | None = None,
+    prune: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan) on the GPU, the whole batch
-    copied first; carts planned TOO_LARGE keep total -1. One copy in; the plan kernel; the
-    plan's small arrays out and the scratch offsets in; the solve launches (as ``launch``
-    says); one copy out. ``timings`` receives ``copy_in_ms``, ``plan_ms``, ``kernel_ms``,
-    ``copy_out_ms``, ``launches``, per copied array ``in_<name>_mb`` and, where measured, its
-    cast, call and copy milliseconds and, for split launches, each launch's carts, block size,
-    registers and local bytes a thread."""
+    copied first (``prune``: see :func:`gpu_engine.batch.pack.plan_batch`); carts planned
+    TOO_LARGE keep total -1. One copy in; the plan kernel; the plan's small arrays out and the
+    scratch offsets in; the solve launches (as ``launch`` says); one copy out. ``timings``
+    receives ``copy_in_ms``, ``plan_ms``, ``kernel_ms``, ``copy_out_ms``, ``launches``, per
+    copied array ``in_<name>_mb`` and, where measured, its cast, call and copy milliseconds
+    and, for split launches, each launch's carts, block size, registers and local bytes a thread."""
     timings = {} if timings is None else timings
     if batch.n_carts == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), plan_batch(batch)
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, plan_batch(batch, prune=prune)
     t0 = time.perf_counter()
     kept = kept_here()
     arrays = batch.arrays._asdict()
     d = staging.upload(arrays, timings, kept=kept) if launch.pinned else _upload(arrays)
     cuda.synchronize()
     t1 = time.perf_counter()
-    plan = _plan_on_device(batch, d, prefer=-1 if prefer is None else prefer, max_work=max_work)
+    plan = _plan_on_device(
+        batch, d, prefer=-1 if prefer is None else prefer, max_work=max_work, prune=prune
+    )
     d.update(_upload({"ws_ptr": plan.ws_ptr, "pick_ptr": plan.pick_ptr}))
     t2 = time.perf_counter()
     keep = launch.pinned
@@ -218,12 +222,19 @@ def _launch_split(
     return launches + 1
 
 
-def _plan_on_device(batch: PackedBatch, d: dict, *, prefer: int, max_work: int) -> BatchPlan:
-    """Thread ``c`` plans cart ``c`` (:func:`gpu_engine.batch.ops.plan_cart`); the plan's
-    arrays stay on the device (``d``) for the solve kernel and come back for the host."""
+def _plan_on_device(
+    batch: PackedBatch, d: dict, *, prefer: int, max_work: int, prune: bool
+) -> BatchPlan:
+    """Thread ``c`` prunes and plans cart ``c`` (:func:`gpu_engine.batch.prune.prune_cart`,
+    :func:`gpu_engine.batch.ops.plan_cart`, reordering the device copy of the cart's offers);
+    the plan's arrays stay on the device (``d``) for the solve kernel and its per-cart ones
+    come back for the host."""
     n_carts, n_merch = batch.n_carts, int(batch.merch_ptr[-1])
     out = PlanArrays.allocate(
-        n_carts, n_merch, lambda size, dtype: cuda.device_array(max(1, size), dtype=dtype)
+        n_carts,
+        n_merch,
+        batch.line_qty.size,
+        lambda size, dtype: cuda.device_array(max(1, size), dtype=dtype),
     )
     d.update(out._asdict())
     threads = batch_cuda.SIMULATOR_THREADS if simulator_enabled() else batch_cuda.PLAN_THREADS
@@ -233,6 +244,7 @@ def _plan_on_device(batch: PackedBatch, d: dict, *, prefer: int, max_work: int) 
         *CartArrays.of(d),
         np.int64(max_work),
         np.int64(prefer),
+        np.int64(prune),
         *out,
     )
     host = {k: d[k].copy_to_host() for k in ("method", "complexity", "work", "ws", "pick", "skip")}

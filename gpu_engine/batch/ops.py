@@ -8,8 +8,10 @@ sets ``t, t + T, ...``). Like :mod:`gpu_engine.solvers.ga.ops`, they call only t
 routine (:func:`gpu_engine.pricing.merchant_cost`), never each other.
 
 A cart is a slice of the packed CSR arrays (:mod:`gpu_engine.batch.pack`): its lines are
-``l0 .. l0 + n - 1``; line ``l``'s eligible offers are ``offer_ptr[l] .. offer_ptr[l + 1] - 1``
-(``offer_merchant``: the cart-local merchant, ``offer_amount``: quantity * unit price);
+``l0 .. l0 + n - 1``; line ``l``'s offers still in play are ``offer_ptr[l] .. offer_end[l] - 1``
+(the plan's pruning, :mod:`gpu_engine.batch.prune`, moved those that can be in no optimal
+assignment behind ``offer_end[l]``; ``offer_merchant``: the cart-local merchant,
+``offer_amount``: quantity * unit price);
 merchant ``m``'s pricing parameters are ``base[g] .. dbp[g]`` with ``g = merch_row[m0 + m]``.
 The cart's *free* lines are those with two or more offers, numbered 0, 1, ... in line order:
 bit ``j`` of a line set is free line ``j``.
@@ -17,9 +19,14 @@ bit ``j`` of a line set is free line ``j``.
 
 from __future__ import annotations
 
+from gpu_engine.batch.prune import lb_offer, relax_min
 from gpu_engine.pricing import merchant_cost
 
 INF = 2**62
+# A pushed DP key is cost * KEY + compressed subset (below 2^16): exact while the cart's
+# bound stays below KEY_LIMIT (keys below INF); larger carts take the dense layers.
+KEY = 1 << 16
+KEY_LIMIT = 1 << 45
 
 
 def full_search(
@@ -29,6 +36,7 @@ def full_search(
     n,
     complexity,
     offer_ptr,
+    offer_end,
     offer_merchant,
     offer_amount,
     line_qty,
@@ -52,7 +60,7 @@ def full_search(
         rest = index
         for i in range(n - 1, -1, -1):
             line = l0 + i
-            radix = offer_ptr[line + 1] - offer_ptr[line]
+            radix = offer_end[line] - offer_ptr[line]
             choice[i] = offer_ptr[line] + rest % radix
             rest //= radix
         total = 0
@@ -80,18 +88,18 @@ def full_search(
     return best, best_index
 
 
-def decode_full(index, l0, n, offer_ptr, offer_merchant, out_choice):
+def decode_full(index, l0, n, offer_ptr, offer_end, offer_merchant, out_choice):
     """Write the cart-local merchant of every line of assignment ``index`` to ``out_choice``."""
     rest = index
     for i in range(n - 1, -1, -1):
         line = l0 + i
-        radix = offer_ptr[line + 1] - offer_ptr[line]
+        radix = offer_end[line] - offer_ptr[line]
         out_choice[line] = offer_merchant[offer_ptr[line] + rest % radix]
         rest //= radix
 
 
 def merchant_lines(
-    m, l0, n, offer_ptr, offer_merchant, offer_amount, line_qty, bits, amounts, units
+    m, l0, n, offer_ptr, offer_end, offer_merchant, offer_amount, line_qty, bits, amounts, units
 ):
     """Merchant ``m``'s part of the cart: its free lines (``bits[b]``: the free-line number of
     its ``b``-th one, with ``amounts[b]`` and ``units[b]``) and the forced lines (one offer)
@@ -105,7 +113,7 @@ def merchant_lines(
     for i in range(n):
         line = l0 + i
         lo = offer_ptr[line]
-        hi = offer_ptr[line + 1]
+        hi = offer_end[line]
         for o in range(lo, hi):
             if offer_merchant[o] == m:
                 if hi - lo == 1:
@@ -153,7 +161,93 @@ def fill_layer(start, step, size, h):
         h[s] = 0 if s == 0 else INF
 
 
-def assign_merchant(m, tc, l0, n, offer_ptr, offer_merchant, out_choice):
+def rest_lines(
+    m, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount, merch_row, dmin, dbp,
+    skip, rest,
+):  # fmt: skip
+    """What the merchants after ``m`` (those the DP still has to run) must at least charge:
+    ``rest[j]`` the least goods (:func:`gpu_engine.batch.prune.lb_offer`) of free line ``j``
+    at one of them (``INF`` if none sells it); returns the same summed over the forced lines
+    whose one merchant comes after ``m``."""
+    forced = 0
+    free = 0
+    for i in range(n):
+        line = l0 + i
+        lo = offer_ptr[line]
+        hi = offer_end[line]
+        least = INF
+        for o in range(lo, hi):
+            mm = offer_merchant[o]
+            if mm > m and skip[m0 + mm] == 0:
+                g = merch_row[m0 + mm]
+                least = min(least, lb_offer(offer_amount[o], dmin[g], dbp[g]))
+        if hi - lo > 1:
+            rest[free] = least
+            free += 1
+        elif least < INF:
+            forced += least
+    return forced
+
+
+def reset_layer(start, step, size, nxt):
+    """The next layer before any push: no line set reached."""
+    for s in range(start, size, step):
+        nxt[s] = INF
+
+
+def push_layer(start, step, size, prev, nxt, mask, a, bits, cost, rest, k, forced_rest, bound):
+    """One merchant's layer pushed from the live line sets of ``prev``: set ``s`` (cost
+    ``prev[s]``) lives when that cost plus the least the merchants still to run must charge
+    for the other lines (``rest``, ``forced_rest``: :func:`rest_lines`) stays within
+    ``bound`` (the total of an assignment, so no optimal one passes through a set that
+    fails); it passes every subset ``t`` of the merchant's lines it lacks to ``s | t`` as the
+    key ``(cost, tc)`` (``tc`` the compressed ``t``) when the cost stays within ``bound``.
+    ``relax_min`` keeps the least key of every set (an atomic minimum on the GPU), so the
+    layer's values and choices never depend on the order of the pushes."""
+    for s in range(start, size, step):
+        v = prev[s]
+        if v >= INF or forced_rest > bound - v:
+            continue
+        total = v + forced_rest
+        live = True
+        for j in range(k):
+            if not (s >> j) & 1:
+                if rest[j] > bound - total:
+                    live = False
+                    break
+                total += rest[j]
+        if not live:
+            continue
+        free = mask & ~s
+        fc = 0
+        for b in range(a):
+            if (free >> bits[b]) & 1:
+                fc |= 1 << b
+        t = free
+        tc = fc
+        while True:
+            value = v + cost[tc]
+            if value <= bound:
+                relax_min(nxt, s | t, value * KEY + tc)
+            if tc == 0:
+                break
+            tc = (tc - 1) & fc
+            t = (t - 1) & free
+
+
+def finish_layer(start, step, size, nxt, pick, row):
+    """The pushed keys split into each set's cost (``INF`` when unreached) and its choice
+    ``pick[row + s]``."""
+    for s in range(start, size, step):
+        key = nxt[s]
+        if key < INF:
+            pick[row + s] = key % KEY
+            nxt[s] = key // KEY
+        else:
+            pick[row + s] = 0
+
+
+def assign_merchant(m, tc, l0, n, offer_ptr, offer_end, offer_merchant, out_choice):
     """Backtrack step: give merchant ``m`` its free lines in compressed subset ``tc`` and its
     forced lines; returns the line set of the free lines given (to remove from the state)."""
     taken = 0
@@ -162,7 +256,7 @@ def assign_merchant(m, tc, l0, n, offer_ptr, offer_merchant, out_choice):
     for i in range(n):
         line = l0 + i
         lo = offer_ptr[line]
-        hi = offer_ptr[line + 1]
+        hi = offer_end[line]
         for o in range(lo, hi):
             if offer_merchant[o] == m:
                 if hi - lo == 1:
@@ -203,6 +297,7 @@ def plan_cart(
     free_over,
     dmin,
     dbp,
+    offer_end,
     max_work,
     prefer,
     served,
@@ -233,7 +328,7 @@ def plan_cart(
     assignments = 1
     for line in range(l0, l0 + n):
         lo = offer_ptr[line]
-        r = offer_ptr[line + 1] - lo
+        r = offer_end[line] - lo
         if r > 1:
             k += 1
             for o in range(lo, lo + r):
@@ -246,7 +341,7 @@ def plan_cart(
         best = -1
         best_cost = 0
         lo = offer_ptr[line]
-        hi = offer_ptr[line + 1]
+        hi = offer_end[line]
         for o in range(lo, hi):
             m = offer_merchant[o]
             if hi - lo < 2 or served[m0 + m] != 1 or forced[m0 + m] != 0:
@@ -262,6 +357,10 @@ def plan_cart(
                 best_cost = cost
             else:
                 skip[m0 + m] = 1
+    for m in range(n_merch):
+        # A merchant whose offers were all pruned takes no line: no DP layer.
+        if served[m0 + m] == 0 and forced[m0 + m] == 0:
+            skip[m0 + m] = 1
     chosen = TOO_LARGE
     best_work = max_work + 1
     full_work = assignments * max(n, 1)

@@ -113,6 +113,7 @@ def solve_overlap(
     max_work: int,
     timings: dict[str, float],
     chunks: int | None = None,
+    prune: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan), as ``solve_whole``. An array
     with a value outside its narrow type makes the batch start again with it wide; chunks
@@ -124,7 +125,7 @@ def solve_overlap(
         run = _Run(batch=batch, bounds=bounds, wide=wide, kept=kept)
         with kept.lock:
             try:
-                result = _solve(run, prefer, max_work)
+                result = _solve(run, prefer, max_work, prune)
                 too_big = False
             except _Wide as exc:
                 cuda.synchronize()  # its queued copies still read the pinned buffers
@@ -135,12 +136,16 @@ def solve_overlap(
                 too_big = True
         if too_big:  # outside the lock: solve_whole takes it
             timings["overlap_fallback"] = 1
-            return solve_whole(batch, PINNED, prefer=prefer, max_work=max_work, timings=timings)
+            return solve_whole(
+                batch, PINNED, prefer=prefer, max_work=max_work, timings=timings, prune=prune
+            )
         timings.update(run.timings)
         return result
 
 
-def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
+def _solve(
+    run: _Run, prefer: int, max_work: int, prune: bool
+) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     bounds = run.bounds
     n_chunks = bounds.size - 1
     t0 = time.perf_counter()
@@ -161,7 +166,7 @@ def _solve(run: _Run, prefer: int, max_work: int) -> tuple[np.ndarray, np.ndarra
             t = time.perf_counter()
             uploaded = _upload_chunk(run, k, streams[3 * k], uploaded)
             cast_s += time.perf_counter() - t
-            plans.append(_plan_chunk(run, k, streams[3 * k], prefer, max_work))
+            plans.append(_plan_chunk(run, k, streams[3 * k], prefer, max_work, prune))
         if k > 0:
             t = time.perf_counter()
             plans[k - 1].synchronize()
@@ -272,6 +277,16 @@ def _allocate(run: _Run) -> None:
     ):
         d[name] = _kept(kept, f"plan_{name}", size, kind)
         host[name] = staging.pinned(f"overlap_plan_{name}", size, kind, kept=kept)
+    # The pruning's scratch and what it leaves for the solve stay on the device.
+    for name, size in (
+        ("sub", n_merch),
+        ("units", n_merch),
+        ("slack", n_merch),
+        ("line_v", n_lines),
+        ("offer_end", n_lines),
+        ("bound", n_carts),
+    ):
+        d[name] = _kept(kept, f"plan_{name}", size, np.int64)
     host["ws_ptr"][0] = 0
     host["pick_ptr"][0] = 0
     # The answers and the plan, in arrays of the caller's (the pinned ones serve every batch).
@@ -323,7 +338,7 @@ def _upload_chunk(run: _Run, k: int, stream, previous):
     return event
 
 
-def _plan_chunk(run: _Run, k: int, stream, prefer: int, max_work: int):
+def _plan_chunk(run: _Run, k: int, stream, prefer: int, max_work: int, prune: bool):
     """The plan kernel over chunk ``k``'s carts and the copy back of its plan, on ``stream``;
     the event of that copy."""
     d = run.d
@@ -336,6 +351,7 @@ def _plan_chunk(run: _Run, k: int, stream, prefer: int, max_work: int):
             *CartArrays.of(d),
             np.int64(max_work),
             np.int64(prefer),
+            np.int64(prune),
             *PlanArrays.of(d),
         )
     for name, level in PLAN_OUT:

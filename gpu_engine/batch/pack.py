@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from gpu_engine.batch import ops
+from gpu_engine.batch import prune as prune_ops
 from gpu_engine.batch.ops import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, TOO_LARGE
 from gpu_engine.problem import CartProblem, FulfillmentUnsupported
 
@@ -74,8 +75,10 @@ class CartArrays(NamedTuple):
 
 
 class PlanArrays(NamedTuple):
-    """What :func:`gpu_engine.batch.ops.plan_cart` writes, in its argument order: per packed
-    merchant ``served``, ``forced`` (scratch) and ``skip``; per cart the rest."""
+    """What the plan writes: :func:`gpu_engine.batch.ops.plan_cart`'s arrays in its argument
+    order (per packed merchant ``served``, ``forced`` (scratch) and ``skip``; per cart the
+    rest), then :func:`gpu_engine.batch.prune.prune_cart`'s per packed merchant scratch
+    ``sub``, ``units`` and per line ``offer_end``."""
 
     served: Any
     forced: Any
@@ -85,6 +88,12 @@ class PlanArrays(NamedTuple):
     ws: Any
     pick: Any
     skip: Any
+    sub: Any
+    units: Any
+    slack: Any
+    line_v: Any
+    offer_end: Any
+    bound: Any
 
     @classmethod
     def of(cls, arrays: Mapping[str, Any]) -> PlanArrays:
@@ -92,16 +101,26 @@ class PlanArrays(NamedTuple):
 
     @classmethod
     def allocate(
-        cls, n_carts: int, n_merch: int, empty: Callable[..., Any] = np.empty
+        cls, n_carts: int, n_merch: int, n_lines: int, empty: Callable[..., Any] = np.empty
     ) -> PlanArrays:
-        """Arrays for ``n_carts`` carts and ``n_merch`` packed merchants, from ``empty(size,
-        dtype)`` (host by default; the GPU path passes its device allocation)."""
-        per_merchant = {"served": np.int32, "forced": np.int32, "skip": np.int8}
+        """Arrays for ``n_carts`` carts, ``n_merch`` packed merchants and ``n_lines`` lines,
+        from ``empty(size, dtype)`` (host by default; the GPU path passes its device
+        allocation)."""
+        per_merchant = {
+            "served": np.int32,
+            "forced": np.int32,
+            "skip": np.int8,
+            "sub": np.int64,
+            "units": np.int64,
+            "slack": np.int64,
+        }
         per_cart = {"method": np.int8}
         return cls(
             *(
                 empty(n_merch, per_merchant[name])
                 if name in per_merchant
+                else empty(n_lines, np.int64)
+                if name in ("offer_end", "line_v")
                 else empty(n_carts, per_cart.get(name, np.int64))
                 for name in cls._fields
             )
@@ -148,10 +167,15 @@ class BatchPlan:
     ``work`` (estimated steps), and scratch offsets: ``ws_ptr`` int64[C + 1] into the int64
     DP tables (two layers and a cost table, 2^k each) and ``pick_ptr`` into the uint16
     backtrack table (one row of 2^k per merchant). Per packed merchant, ``skip`` int8[M] is 1
-    for a merchant the DP may leave out: it sells only one line of the cart (a free one) and
-    another such merchant of that line ships it alone for less (or as much, with a lower
-    index). Moving the line to the other never raises the total and touches no other merchant,
-    so some optimum never uses it."""
+    for a merchant the DP may leave out: all its offers were pruned, or it sells only one line
+    of the cart (a free one) and another such merchant of that line ships it alone for less (or
+    as much, with a lower index). Moving the line to the other never raises the total and
+    touches no other merchant, so some optimum never uses it.
+
+    The CPU plan also keeps what the pruning (:mod:`gpu_engine.batch.prune`) left for the
+    solve: ``offer_end`` int64[L] (line ``l``'s kept offers end there) and its own copies of
+    ``offer_merchant``/``offer_amount`` with the kept offers first in each line. The GPU plan
+    leaves them on the device (None here)."""
 
     method: np.ndarray
     complexity: np.ndarray
@@ -159,6 +183,10 @@ class BatchPlan:
     ws_ptr: np.ndarray
     pick_ptr: np.ndarray
     skip: np.ndarray
+    offer_end: np.ndarray | None = None
+    bound: np.ndarray | None = None
+    offer_merchant: np.ndarray | None = None
+    offer_amount: np.ndarray | None = None
 
     def scratch_bytes(self, lo: int, hi: int) -> int:
         ws = int(self.ws_ptr[hi] - self.ws_ptr[lo])
@@ -322,14 +350,25 @@ def csr_offsets(counts: np.ndarray) -> np.ndarray:
 
 
 def plan_batch(
-    batch: PackedBatch, *, max_work: int = MAX_WORK, prefer: int | None = None
+    batch: PackedBatch,
+    *,
+    max_work: int = MAX_WORK,
+    prefer: int | None = None,
+    prune: bool = True,
 ) -> BatchPlan:
     """The cheaper exact method of each cart by its estimated steps, TOO_LARGE when neither
-    fits ``max_work`` (or the method's array limits). ``prefer`` (FULL or DP) takes that method
-    wherever it fits, so that tests can hold each method against the other."""
-    out = PlanArrays.allocate(batch.n_carts, int(batch.merch_ptr[-1]))
+    fits ``max_work`` (or the method's array limits), after pruning the offers that can be in
+    no optimal assignment (:mod:`gpu_engine.batch.prune`; ``prune=False`` keeps them all, to
+    measure and test the pruning). ``prefer`` (FULL or DP) takes that method wherever it
+    fits, so that tests can hold each method against the other."""
+    n_lines = batch.line_qty.size
+    out = PlanArrays.allocate(batch.n_carts, int(batch.merch_ptr[-1]), n_lines)
     prefer_code = -1 if prefer is None else prefer
-    _plan(batch.n_carts, tuple(batch.arrays), max_work, prefer_code, tuple(out))
+    # The pruning reorders offers: in the plan's own copies, never the caller's batch.
+    cart = batch.arrays._replace(
+        offer_merchant=batch.offer_merchant.copy(), offer_amount=batch.offer_amount.copy()
+    )
+    _plan(batch.n_carts, tuple(cart), max_work, prefer_code, int(prune), tuple(out))
     return BatchPlan(
         method=out.method,
         complexity=out.complexity,
@@ -337,16 +376,28 @@ def plan_batch(
         ws_ptr=csr_offsets(out.ws),
         pick_ptr=csr_offsets(out.pick),
         skip=out.skip,
+        offer_end=out.offer_end,
+        bound=out.bound,
+        offer_merchant=cart.offer_merchant,
+        offer_amount=cart.offer_amount,
     )
 
 
+_prune_cart = numba.njit(cache=True)(prune_ops.prune_cart)
 _plan_cart = numba.njit(cache=True)(ops.plan_cart)
 
 
-# Carts are planned in parallel: each writes only its own entries (and its merchants').
+# Carts are planned in parallel: each writes only its own entries (and its merchants', lines'
+# and offers').
 @numba.njit(cache=True, parallel=True)
-def _plan(n_carts, cart, max_work, prefer, out):
-    """Every cart of ``cart`` (:class:`CartArrays` as a tuple) planned into ``out``
-    (:class:`PlanArrays` as a tuple)."""
+def _plan(n_carts, cart, max_work, prefer, prune, out):
+    """Every cart of ``cart`` (:class:`CartArrays` as a tuple) pruned and planned into
+    ``out`` (:class:`PlanArrays` as a tuple)."""
+    served, forced, method, complexity, work, ws, pick, skip, sub, units, slack, line_v = out[:12]
+    offer_end, bound = out[12], out[13]
     for c in numba.prange(n_carts):
-        _plan_cart(c, *cart, max_work, prefer, *out)
+        _prune_cart(c, *cart, prune, sub, units, slack, line_v, offer_end, bound)
+        _plan_cart(
+            c, *cart, offer_end, max_work, prefer, served, forced, method, complexity, work,
+            ws, pick, skip,
+        )  # fmt: skip

@@ -4,6 +4,7 @@ elsewhere."""
 
 from typing import Any
 
+from django.utils.text import capfirst
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -66,6 +67,21 @@ class CartLineSerializer(serializers.Serializer):
         help_text="Why the line cannot be bought now: offer_inactive, merchant_inactive, "
         "insufficient_stock; null when it can.",
     )
+    max_quantity = serializers.IntegerField(
+        allow_null=True,
+        help_text="The most units this line can have from its offer now; null: unlimited. For "
+        "a merchant with warehouses it is the most one warehouse that ships to the cart's "
+        "postal code holds, never their sum: a line ships whole from one warehouse.",
+    )
+    stock_note = serializers.SerializerMethodField(
+        help_text="With insufficient_stock, what the shop's pages say, e.g. \"Only 2 can ship "
+        'from one warehouse of Acme"; null otherwise.'
+    )
+
+    def get_stock_note(self, line: LinePricing) -> str | None:
+        if line.problem != "insufficient_stock":
+            return None
+        return capfirst(line.stock_note)
 
 
 class CartMerchantSerializer(serializers.Serializer):

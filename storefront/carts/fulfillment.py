@@ -79,6 +79,36 @@ class CartNodes:
     def stock_at(self, offer_id: int, warehouse_id: int) -> int | None:
         return self.stock.get(offer_id, {}).get(warehouse_id, 0)
 
+    def ships_at_most(self, *, merchant_id: int, offer_id: int) -> int | None:
+        """The most units of the offer one line can have (``None``: unlimited): the stock of
+        the merchant's best-stocked node that ships to the destination. A line ships whole
+        from one node, so this is never the sum over nodes."""
+        stock = self.stock.get(offer_id, {})
+        best = 0
+        for node in self.nodes.get(merchant_id, ()):
+            if node.warehouse_id not in stock:
+                continue
+            here = stock[node.warehouse_id]
+            if here is None:
+                return None
+            best = max(best, here)
+        return best
+
+
+def short_of_stock_note(
+    *, merchant_name: str, most: int | None, from_warehouses: bool, total: int | None
+) -> str:
+    """Why a line cannot have its quantity, as a clause the pages and the API complete: "only
+    3 left at Acme", or for a merchant with warehouses "only 2 can ship from one warehouse of
+    Acme" (``most``, never the sum over its warehouses, ``total``: a line ships from one)."""
+    if not most:
+        if from_warehouses and total != 0:
+            return f"no warehouse of {merchant_name} that ships to your address has it"
+        return f"sold out at {merchant_name}"
+    if from_warehouses:
+        return f"only {most} can ship from one warehouse of {merchant_name}"
+    return f"only {most} left at {merchant_name}"
+
 
 def cart_nodes_read(
     *, merchant_ids: Iterable[int], offer_ids: Iterable[int], postal_code: str | None

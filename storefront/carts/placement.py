@@ -3,7 +3,9 @@ pricing finds cheapest delivered with the merchant's other lines in the cart (a 
 or a heavier one both count), the warehouse its other lines ship from on a tie, else the
 lowest id."""
 
-from storefront.carts.fulfillment import cart_nodes_read
+from django.utils.text import capfirst
+
+from storefront.carts.fulfillment import cart_nodes_read, short_of_stock_note
 from storefront.carts.pricing import PricedLine, Shipment, shipments_price
 from storefront.catalog.shipping import ShippingRule
 from storefront.errors import Conflict
@@ -38,9 +40,14 @@ def cart_line_warehouse_pick(*, cart: Cart, offer: Offer, quantity: int) -> int 
     )
     eligible = nodes.eligible(merchant_id=merchant.pk, offer_id=offer.pk, quantity=quantity)
     if not eligible:
+        note = short_of_stock_note(
+            merchant_name=merchant.name,
+            most=nodes.ships_at_most(merchant_id=merchant.pk, offer_id=offer.pk),
+            from_warehouses=True,
+            total=offer.stock,
+        )
         raise Conflict(
-            f"{merchant.name} has no warehouse with {quantity} in stock that ships to "
-            f"{cart.postal_code or 'your address'}.",
+            f"{capfirst(note)}; you asked for {quantity}.",
             code="insufficient_stock",
             field="quantity",
         )

@@ -8,7 +8,12 @@ from dataclasses import dataclass, field, replace
 from django.conf import settings
 from django.db.models import F, Q, QuerySet
 
-from storefront.carts.fulfillment import CartNodes, cart_nodes_read, line_merchant_has_warehouse
+from storefront.carts.fulfillment import (
+    CartNodes,
+    cart_nodes_read,
+    line_merchant_has_warehouse,
+    short_of_stock_note,
+)
 from storefront.carts.pricing import (
     MerchantCost,
     ParcelCost,
@@ -48,10 +53,25 @@ class LinePricing:
     weight_g: int = 0
     warehouse_id: int | None = None
     warehouse_name: str = ""
+    # The most units the line can have now (None: unlimited): the offer's stock, or for a
+    # merchant with warehouses (``from_warehouses``) the most one of them that ships to the
+    # cart's destination holds, never their sum: a line ships whole from one.
+    max_quantity: int | None = None
+    from_warehouses: bool = False
 
     @property
     def available(self) -> bool:
         return self.problem is None
+
+    @property
+    def stock_note(self) -> str:
+        """Why the quantity cannot be had ("only 2 can ship from one warehouse of Acme")."""
+        return short_of_stock_note(
+            merchant_name=self.line.offer.merchant.name,
+            most=self.max_quantity,
+            from_warehouses=self.from_warehouses,
+            total=self.line.offer.stock,
+        )
 
     @property
     def price_changed(self) -> bool:
@@ -200,6 +220,7 @@ def _line_pricing(line: CartLine) -> LinePricing:
         line_total=line.quantity * line.offer.unit_price,
         problem=_line_problem(line),
         line=line,
+        max_quantity=line.offer.stock,
     )
 
 
@@ -211,12 +232,15 @@ def lines_with_fulfillment(lines: QuerySet[CartLine]) -> QuerySet[CartLine]:
 
 def _line_nodes_apply(lines: Sequence[LinePricing], nodes: CartNodes) -> list[LinePricing]:
     """The lines of version 2 merchants with the warehouse they ship from (or short of stock
-    when no warehouse of the merchant can ship them to the destination)."""
+    when no warehouse of the merchant can ship them to the destination), and the most one
+    warehouse can ship: their stock is judged per warehouse, never by the offer's total."""
     placed = []
     for line in lines:
-        if line.problem is not None or not nodes.is_v2(line.merchant_id):
+        if line.problem not in (None, "insufficient_stock") or not nodes.is_v2(line.merchant_id):
             placed.append(line)
             continue
+        most = nodes.ships_at_most(merchant_id=line.merchant_id, offer_id=line.offer_id)
+        line = replace(line, max_quantity=most, from_warehouses=True)
         node = nodes.line_node(
             merchant_id=line.merchant_id,
             offer_id=line.offer_id,
@@ -226,7 +250,11 @@ def _line_nodes_apply(lines: Sequence[LinePricing], nodes: CartNodes) -> list[Li
         if node is None:
             placed.append(replace(line, problem="insufficient_stock"))
         else:
-            placed.append(replace(line, warehouse_id=node.warehouse_id, warehouse_name=node.name))
+            placed.append(
+                replace(
+                    line, problem=None, warehouse_id=node.warehouse_id, warehouse_name=node.name
+                )
+            )
     return placed
 
 

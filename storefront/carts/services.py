@@ -65,9 +65,12 @@ def _check_quantity(quantity: object) -> int:
 
 
 def _check_buyable(offer: Offer, quantity: int) -> None:
+    """Refuses an inactive offer, and a quantity over a version 1 offer's stock. A merchant
+    with warehouses (``_v2``) is judged per warehouse by ``cart_line_warehouse_pick``: its
+    offer's stock is the sum over them, which no line can have."""
     if not offer.active or not offer.merchant.active:
         raise Conflict("This offer is no longer available.", code="offer_inactive", field="offer")
-    if not offer.can_supply(quantity):
+    if not getattr(offer, "_v2", False) and not offer.can_supply(quantity):
         raise Conflict(
             f"Only {offer.stock} in stock at {offer.merchant.name}; you asked for {quantity}.",
             code="insufficient_stock",
@@ -188,12 +191,12 @@ def cart_line_set_quantity(*, cart: Cart, line_id: int, quantity: int) -> CartLi
     if quantity == line.quantity:
         return line
     raising = quantity > line.quantity
+    line.offer._v2 = line._v2  # type: ignore[attr-defined]
     if raising:
         _check_buyable(line.offer, quantity)
     line.quantity = quantity
     # A version 2 line ships from the warehouse that is cheapest for its new quantity; a
     # lowered quantity no warehouse has yet is still allowed (the cart flags it).
-    line.offer._v2 = line._v2  # type: ignore[attr-defined]
     try:
         line.warehouse_id = cart_line_warehouse_pick(
             cart=locked, offer=line.offer, quantity=quantity

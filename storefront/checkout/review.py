@@ -316,7 +316,11 @@ def review_changes(
     changes += moved + _parcel_changes(before, summary, named)
     for line in summary.unavailable:
         message = f"{line.line.product.name}: not available in that quantity any more."
-        changes.append({"code": line.problem, "line_id": line.line_id, "message": message})
+        change = {"code": line.problem, "line_id": line.line_id, "message": message}
+        if line.problem == "insufficient_stock":
+            # The most it can have now: one warehouse's stock for a merchant with warehouses.
+            change["max_quantity"] = line.max_quantity
+        changes.append(change)
     if postal_code != before.postal_code:
         changes.append(
             {

@@ -1,7 +1,10 @@
 """Two shoppers racing for the last unit at one warehouse, on PostgreSQL (row locks)."""
 
+import pytest
+
 from storefront.carts.services import cart_line_add
 from storefront.checkout.review import CheckoutChanged
+from storefront.fulfillment.stock import warehouse_stock_set
 from storefront.models import Order, OrderLine, WarehouseStock
 from storefront.orders.services import order_cancel
 from tests.storefront.carts.v2_market import hamburg_costs_as_munich, stock_at, v2_market
@@ -68,3 +71,38 @@ def test_the_loser_of_the_last_unit_at_one_warehouse_confirms_the_other_warehous
         1,
         5,
     )
+
+
+def test_three_kettles_racing_one_never_take_the_two_warehouses_together():
+    """Hamburg has 3 kettles, Munich 2. One shopper's line of 3 races another's kettle that
+    joins a monitor at Hamburg: whoever loses is refused, and the line of 3 is never made up
+    from both warehouses (their 4 together)."""
+    market = v2_market()
+    warehouse_stock_set(offer=market.kettle, warehouse=market.hamburg, stock=3)
+    warehouse_stock_set(offer=market.kettle, warehouse=market.munich, stock=2)
+    three, one = market.cart(), market.cart()
+    assert cart_line_add(cart=three, offer=market.kettle, quantity=3).warehouse_id == (
+        market.hamburg.pk
+    )
+    cart_line_add(cart=one, offer=market.monitor)
+    assert cart_line_add(cart=one, offer=market.kettle).warehouse_id == market.hamburg.pk
+    tokens = [review_token(three), review_token(one)]
+    results = race([lambda: place(three, token=tokens[0]), lambda: place(one, token=tokens[1])])
+    orders = [r for r in results if isinstance(r, Order)]
+    refused = [r for r in results if isinstance(r, CheckoutChanged)]
+    assert len(orders) == 1 and len(refused) == 1, results
+    codes = {change["code"] for change in refused[0].changes}
+    if isinstance(results[0], Order):  # the 3 went first: the other kettle would move
+        assert "warehouse_changed" in codes
+        assert stock_at(market.kettle, market.hamburg) == 0
+    else:  # the 1 went first: 2 left at each, none has 3
+        (short,) = [c for c in refused[0].changes if c["code"] == "insufficient_stock"]
+        assert short["max_quantity"] == 2
+        assert stock_at(market.kettle, market.hamburg) == 2
+    assert stock_at(market.kettle, market.munich) == 2
+    # The loser's page posted again: refused again, nothing moves.
+    loser = (three, one)[results.index(refused[0])]
+    with pytest.raises(CheckoutChanged):
+        place(loser, token=tokens[results.index(refused[0])])
+    assert stock_at(market.kettle, market.munich) == 2
+    assert Order.objects.count() == 1

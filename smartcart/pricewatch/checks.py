@@ -21,6 +21,7 @@ from gpu_engine import Solution, SolverInconsistency, solve
 from gpu_engine.batch import METHOD_NAMES, TOO_LARGE, price_choice, solve_batch, solve_packed
 from smartcart.answers import answer_from_solution
 from smartcart.pricewatch.notice_text import suggestions_text
+from smartcart.pricewatch.offer_book import OfferBook
 from smartcart.pricewatch.packed import PackedChunk, carts_packed_read
 from smartcart.pricewatch.selectors import CartRead, carts_problems_build, carts_v2_build
 from smartcart.pricewatch.writes import JsonText
@@ -148,14 +149,15 @@ def checked_packed(
     device: str,
     counts: Counts,
     noticed: set[int] | None = None,
+    book: OfferBook | None = None,
 ) -> list[Checked]:
     """The carts checked from the chunk's packed rows (``packed.carts_packed_read``): one
     ``solve_packed`` call, answers turned into rows only for notices. Carts the batch cannot
     take (too large, or a money bound to check exactly) go through ``checked_problems``.
     With ``noticed`` (the carts that have a notice now) only the carts that may change a
     notice are returned: those over a floor (decided on the arrays) and those in ``noticed``;
-    the others would neither get nor lose one."""
-    chunk = carts_packed_read(cart_ids=cart_ids)
+    the others would neither get nor lose one. ``book``: the run's offers read so far."""
+    chunk = carts_packed_read(cart_ids=cart_ids, book=book)
     counts.skipped += chunk.skipped
     counts.v2 += len(chunk.v2)
     fallback = list(chunk.fallback)

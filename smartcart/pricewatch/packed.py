@@ -1,8 +1,8 @@
 """A chunk of carts read straight into the batch solver's packed input, with NumPy.
 
 ``carts_problems_build`` builds one ``CartProblem`` per cart (about 0.8 ms each).
-``carts_packed_read`` reads the chunk as columns (``columns.chunk_columns_read``: three
-statements, binary COPY on PostgreSQL, no Python object per line), the shipping rules of its
+``carts_packed_read`` reads the chunk as columns (``columns.chunk_columns_read``: two
+statements and the run's offer book, no Python object per line), the shipping rules of its
 (merchant, destination) pairs (``shipping_rules_known``) and builds the
 ``gpu_engine.batch.PackedBatch`` of the whole chunk at once, as ``pack_problems`` would pack
 the same carts' problems: the lines in their order, each line's eligible offers (an active
@@ -15,7 +15,8 @@ of ``line_unavailable_reason``, its own offer without a rule) are ``skipped``. C
 merchant that ships from warehouses (pricing contract version 2) are not packed here (these
 rows know one node per merchant): they are listed in ``v2`` for the single-cart builder,
 never priced as version 1. Carts whose money bound needs the exact check go to ``fallback``
-(the ``CartProblem`` path decides them), as do carts too large for the batch after solving.
+(the ``CartProblem`` path decides them), as do carts too large for the batch after solving
+and carts with a line whose offer the run's book does not hold.
 Suggestion rows, and the product and merchant names they show, are built only for the carts
 that get a notice: as JSON text from these arrays (``notice_text.suggestions_text``), the text
 of the rows ``smartcart.answers`` builds for every other stored answer.
@@ -27,13 +28,8 @@ import numpy as np
 
 from gpu_engine import MONEY_LIMIT
 from gpu_engine.batch import PackedBatch, pack_carts, price_choice
-from smartcart.pricewatch.columns import (
-    LINE_FIELDS,
-    ChunkColumns,
-    Names,
-    chunk_columns_read,
-    names_read,
-)
+from smartcart.pricewatch.columns import LINE_FIELDS, ChunkColumns, chunk_columns_read
+from smartcart.pricewatch.offer_book import Names, OfferBook
 from smartcart.pricewatch.selectors import shipping_rules_known
 
 # Carts whose float bound comes near the engine's money limit get its exact (Python int)
@@ -53,7 +49,7 @@ class PackedChunk:
     ``own`` (its own offer's packed index) and ``current_choice`` (its own merchant,
     cart-local). Per packed offer: ``offer_ids``, ``offer_merchants`` (database ids),
     ``offer_prices``. Per packed merchant: ``merchant_ids``, ``free_over`` (-1: never free).
-    Names are read on the first answer (``columns.names_read``), for notices only."""
+    Names are read on the first answer (``OfferBook.names_for``), for notices only."""
 
     batch: PackedBatch
     cart_ids: np.ndarray = field(default_factory=lambda: _NONE)
@@ -77,6 +73,7 @@ class PackedChunk:
     v2: list[int] = field(default_factory=list)
     fallback: list[int] = field(default_factory=list)
     names: Names | None = None
+    book: OfferBook | None = None
 
     @property
     def n_carts(self) -> int:
@@ -87,9 +84,11 @@ class PackedChunk:
         return None if owner < 0 else owner
 
     def names_for_notices(self) -> Names:
-        """The names the chunk's notices show: one read, on the first notice."""
+        """The names the chunk's notices show, read on the first notice (those the run's
+        book has not read yet: one statement)."""
         if self.names is None:
-            self.names = names_read(
+            book = OfferBook() if self.book is None else self.book
+            self.names = book.names_for(
                 product_ids=self.product_ids.tolist(), merchant_ids=self.merchant_ids.tolist()
             )
         return self.names
@@ -131,11 +130,15 @@ def _postal_index(postal_of: list) -> tuple[list, np.ndarray]:
     return codes, np.fromiter((index[p] for p in postal_of), np.int64, len(postal_of))
 
 
-def carts_packed_read(*, cart_ids: list[int]) -> PackedChunk:
+def carts_packed_read(*, cart_ids: list[int], book: OfferBook | None = None) -> PackedChunk:
     """The packed batch of the carts of ``cart_ids`` as they stand (see the module
-    docstring): three statements, plus the zone index's when it is rebuilt."""
-    cols = chunk_columns_read(cart_ids=cart_ids)
-    return _packed(cols, n_asked=len(set(cart_ids)))
+    docstring), their offers from the run's ``book`` (a new one without): two statements,
+    one more for products the book has not met, plus the zone index's when it is rebuilt."""
+    book = OfferBook() if book is None else book
+    cols = chunk_columns_read(cart_ids=cart_ids, book=book)
+    chunk = _packed(cols, n_asked=len(set(cart_ids)))
+    chunk.book = book
+    return chunk
 
 
 def _packed(cols: ChunkColumns, *, n_asked: int) -> PackedChunk:
@@ -154,10 +157,13 @@ def _packed(cols: ChunkColumns, *, n_asked: int) -> PackedChunk:
     col = {name: lines_cols[k] for k, name in enumerate(LINE_FIELDS)}
     l_qty, l_product, l_merchant = col["qty"], col["product"], col["merchant"]
     # ``line_unavailable_reason``'s rule, on the columns: the offer and its merchant active,
-    # the stock (-1: unlimited) covering the quantity.
+    # the stock (-1: unlimited) covering the quantity. A line whose offer the run's book does
+    # not hold leaves its cart to the single-cart path.
+    known = col["known"] == 1
+    unknown = np.zeros(n_carts, bool)
+    unknown[l_cpos[~known]] = True
     stock = col["stock"]
-    bad_line = (col["offer_active"] == 0) | (col["merchant_active"] == 0)
-    bad_line |= (stock >= 0) & (stock < l_qty)
+    bad_line = known & ((col["offer_active"] == 0) | ((stock >= 0) & (stock < l_qty)))
     bad = ~has_line
     bad[l_cpos[bad_line]] = True
 
@@ -190,7 +196,7 @@ def _packed(cols: ChunkColumns, *, n_asked: int) -> PackedChunk:
     kept = rule_ok[p_rule] if p_rule.size else np.zeros(0, bool)
     own = kept & (p_merchant == l_merchant[p_line])
     has_own = np.bincount(p_line[own], minlength=n_lines) > 0
-    bad[l_cpos[~has_own]] = True
+    bad[l_cpos[~has_own & known]] = True
     eligible = kept & ((o_stock[p_offer] < 0) | (o_stock[p_offer] >= l_qty[p_line]))
 
     lines = _Lines(
@@ -211,7 +217,7 @@ def _packed(cols: ChunkColumns, *, n_asked: int) -> PackedChunk:
         kept=kept,
         eligible=eligible,
     )
-    fallback = _bound_suspect(n_carts, lines, pairs, params)
+    fallback = _bound_suspect(n_carts, lines, pairs, params) | unknown
     good = ~bad & ~fallback & ~v2
     chunk = _pack(good, cols, lines, pairs, o_id, params)
     chunk.skipped = n_asked - n_carts + int((bad & ~v2).sum())

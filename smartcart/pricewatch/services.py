@@ -2,7 +2,8 @@
 
 A run (``price_watch_run``) re-optimises every open cart the recorded changes affect, in
 chunks of ``SMARTCART_PRICE_WATCH_CHUNK`` carts: one read fetches the chunk's current
-notices, three read the chunk as arrays (``packed.carts_packed_read``; carts a warehouse
+notices, two read the chunk as arrays (``packed.carts_packed_read``; the offers of products
+no earlier chunk met are read into the run's ``offer_book``, once; carts a warehouse
 merchant's offer reaches are built one at a time by the single-cart builder,
 ``selectors.carts_v2_build``, never priced as version 1), one ``solve_packed`` call solves
 them all (``checks``; carts too large for the batch, or near the money limit, go through
@@ -40,6 +41,7 @@ from django.utils import timezone
 
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchRun
 from smartcart.pricewatch.checks import Checked, Counts, checked_packed, notice_answers
+from smartcart.pricewatch.offer_book import OfferBook
 from smartcart.pricewatch.selectors import (
     price_watch_carts_affected,
     price_watch_changes_pending,
@@ -174,6 +176,7 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
             since = timezone.now() - timedelta(days=settings.SMARTCART_PRICE_WATCH_ACTIVE_DAYS)
             cart_ids = price_watch_carts_affected(changes=changes, active_since=since)
             device = "auto" if route == Route.GPU else "cpu"
+            book = OfferBook()
             for chunk in _chunks(cart_ids, settings.SMARTCART_PRICE_WATCH_CHUNK):
                 _check_chunk(
                     run=run,
@@ -181,6 +184,7 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
                     device=device,
                     counts=counts,
                     meter=meter,
+                    book=book,
                 )
             if counts.v2:
                 logger.info(
@@ -267,6 +271,7 @@ def _check_chunk(
     device: str,
     counts: Counts,
     meter: "_QueryMeter",
+    book: OfferBook,
 ):
     counts.checked += len(cart_ids)
     existing: dict[int, list[OptimizationRun]] = {}
@@ -277,6 +282,7 @@ def _check_chunk(
         device=device,
         counts=counts,
         noticed=set(existing),
+        book=book,
     )
     if not carts:
         return

@@ -19,8 +19,8 @@ from smartcart.answers import (
     suggestion_line_row,
     suggestion_merchant_row,
 )
-from smartcart.pricewatch.columns import Names
 from smartcart.pricewatch.notice_text import suggestions_text
+from smartcart.pricewatch.offer_book import Names
 from smartcart.pricewatch.packed import PackedChunk
 from smartcart.selectors import problem_size
 

@@ -9,9 +9,10 @@ import pytest
 
 from gpu_engine.batch import pack_problems
 from smartcart.pricewatch.checks import Counts, checked_packed, checked_problems
+from smartcart.pricewatch.offer_book import OfferBook
 from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import carts_problems_build
-from storefront.models import Cart, Offer
+from storefront.models import Cart, CartLine, Offer
 from tests.factories import (
     CartFactory,
     CartLineFactory,
@@ -120,3 +121,21 @@ def test_the_packed_chunk_has_the_bytes_pack_problems_gives_its_problems(seed):
         if name != "merch_row":
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
     assert got.merch_row.dtype == want.merch_row.dtype == np.int32
+
+
+def test_a_line_on_an_offer_the_runs_book_has_not_read_goes_to_the_single_cart_path():
+    """The run's book reads a product's offers once; a line moved since onto an offer it does
+    not hold (created after) is checked by the single-cart path, as it stands."""
+    cart_ids = _random_market(random.Random(0), 30)
+    book = OfferBook()
+    first = carts_packed_read(cart_ids=cart_ids, book=book)
+    cart_id = int(first.cart_ids[0])
+    line = CartLine.objects.filter(cart_id=cart_id).order_by("id").first()
+    assert line is not None
+    newer = OfferFactory(product=line.product, merchant=MerchantFactory(), unit_price=1)
+    CartLine.objects.filter(pk=line.pk).update(offer=newer)
+    again = carts_packed_read(cart_ids=[cart_id], book=book)
+    assert (again.n_carts, again.fallback) == (0, [cart_id])
+    by_packed = _seen(checked_packed(cart_ids=[cart_id], device="cpu", counts=Counts(), book=book))
+    by_problem = _seen(checked_problems(cart_ids=[cart_id], device="cpu", counts=Counts()))
+    assert by_packed == by_problem and len(by_packed) == 1

@@ -13,10 +13,15 @@ from rest_framework.test import APIClient
 from storefront.carts.pricing_summary import cart_pricing_summary
 from storefront.carts.services import cart_line_add
 from storefront.checkout.review import CheckoutChanged, review_token_make, review_token_read
-from storefront.fulfillment.services import parcel_rate_set, product_weight_set, warehouse_create
+from storefront.fulfillment.services import (
+    parcel_rate_set,
+    product_weight_set,
+    warehouse_create,
+    warehouse_update,
+)
 from storefront.fulfillment.stock import warehouse_stock_set
 from storefront.models import Cart, Order, OrderLine
-from tests.factories import UserFactory
+from tests.factories import OfferFactory, ProductFactory, UserFactory
 from tests.storefront.carts.v2_market import (
     POSTAL_CODE,
     hamburg_costs_as_munich,
@@ -248,8 +253,6 @@ def test_the_checkout_page_names_the_warehouse_and_places_after_it(client, marke
 def test_a_full_cart_token_fits_the_forms(market):
     """100 lines (the most a cart holds) over two warehouses: under the 4,000 characters the
     web form and the API take."""
-    from tests.factories import OfferFactory, ProductFactory
-
     cart = market.cart()
     for index in range(100):
         warehouse = market.hamburg if index % 2 else market.munich
@@ -264,3 +267,16 @@ def test_a_full_cart_token_fits_the_forms(market):
     token = review_token(cart)
     assert len(cart_pricing_summary(cart=cart).groups[0].parcels) == 2
     assert len(token) < 4000, len(token)
+
+
+def test_a_merchant_whose_warehouses_close_ships_directly_and_says_so(market, kettle_cart):
+    cart, token = kettle_cart
+    for warehouse in (market.hamburg, market.munich):
+        warehouse_update(warehouse=warehouse, active=False)
+    with pytest.raises(CheckoutChanged) as refused:
+        place(cart, token=token)
+    moved = [c for c in refused.value.changes if c["code"] == "warehouse_changed"]
+    assert [c["message"] for c in moved] == [
+        "Kettle no longer ships from Munich; Acme ships it directly."
+    ]
+    assert not Order.objects.exists()

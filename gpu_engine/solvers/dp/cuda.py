@@ -32,10 +32,12 @@ cheapest split of each line set over its nodes) are built on the host and copied
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from numba import cuda, int64
 
+from gpu_engine.cuda_ops.variants import cached_kernel, source_tag, variant_name
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.pricing import device_merchant_cost, device_pricing_variant
 from gpu_engine.problem import CapacityError, CartProblem
@@ -65,113 +67,130 @@ def gpu_memory_limit() -> int:
     return int(free * DEVICE_MEMORY_FRACTION)
 
 
-def _build():
-    price = device_merchant_cost()
+def _cost_tables_template(
+    table_off,
+    n_merch,
+    n_lines,
+    amount,
+    units,
+    sub0,
+    units0,
+    base,
+    extra,
+    free_over,
+    dmin,
+    dbp,
+    out,
+):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for e in range(start, table_off[n_merch], stride):
+        lo = 0
+        hi = n_merch
+        while hi - lo > 1:  # the merchant whose table holds entry e
+            mid = (lo + hi) // 2
+            if table_off[mid] <= e:
+                lo = mid
+            else:
+                hi = mid
+        m = lo
+        t = e - table_off[m]
+        sub = sub0[m]
+        unit = units0[m]
+        for b in range(n_lines[m]):
+            if (t >> b) & 1:
+                sub += amount[m, b]
+                unit += units[m, b]
+        out[e] = _price(sub, unit, base[m], extra[m], free_over[m], dmin[m], dbp[m])
 
-    @cuda.jit
-    def cost_tables(
-        table_off,
-        n_merch,
-        n_lines,
-        amount,
-        units,
-        sub0,
-        units0,
-        base,
-        extra,
-        free_over,
-        dmin,
-        dbp,
-        out,
-    ):
-        start = cuda.grid(1)
-        stride = cuda.gridsize(1)
-        for e in range(start, table_off[n_merch], stride):
-            lo = 0
-            hi = n_merch
-            while hi - lo > 1:  # the merchant whose table holds entry e
-                mid = (lo + hi) // 2
-                if table_off[mid] <= e:
-                    lo = mid
-                else:
-                    hi = mid
-            m = lo
-            t = e - table_off[m]
-            sub = sub0[m]
-            unit = units0[m]
-            for b in range(n_lines[m]):
-                if (t >> b) & 1:
-                    sub += amount[m, b]
-                    unit += units[m, b]
-            out[e] = price(sub, unit, base[m], extra[m], free_over[m], dmin[m], dbp[m])
 
-    @cuda.jit
-    def prepare(order, k, low_bits, low, high, h_even):
-        start = cuda.grid(1)
-        stride = cuda.gridsize(1)
-        width = high.shape[1]
-        for e in range(start, order.shape[0] * width, stride):
-            m = e // width
-            v = e - m * width
-            if v < low.shape[1]:
-                out = int64(0)
-                for b in range(low_bits):
-                    out |= ((v >> b) & 1) << order[m, b]
-                low[m, v] = out
+@cuda.jit(cache=True)
+def _prepare(order, k, low_bits, low, high, h_even):
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    width = high.shape[1]
+    for e in range(start, order.shape[0] * width, stride):
+        m = e // width
+        v = e - m * width
+        if v < low.shape[1]:
             out = int64(0)
-            for b in range(k - low_bits):
-                out |= ((v >> b) & 1) << order[m, low_bits + b]
-            high[m, v] = out
-        for s in range(start, h_even.size, stride):
-            h_even[s] = 0 if s == 0 else INF
+            for b in range(low_bits):
+                out |= ((v >> b) & 1) << order[m, b]
+            low[m, v] = out
+        out = int64(0)
+        for b in range(k - low_bits):
+            out |= ((v >> b) & 1) << order[m, low_bits + b]
+        high[m, v] = out
+    for s in range(start, h_even.size, stride):
+        h_even[s] = 0 if s == 0 else INF
 
-    @cuda.jit
-    def layers(
-        m_begin,
-        m_end,
-        masks,
-        n_lines,
-        lines,
-        table_off,
-        cost,
-        low,
-        high,
-        low_bits,
-        h_even,
-        h_odd,
-        pick,
-    ):
-        grid = cuda.cg.this_grid()
-        start = cuda.grid(1)
-        stride = cuda.gridsize(1)
-        low_mask = (int64(1) << low_bits) - 1
-        for m in range(m_begin, m_end):
-            # Layer m reads layer m - 1's buffer: even layers read h_even and write h_odd.
-            h_prev, h_next = (h_even, h_odd) if m % 2 == 0 else (h_odd, h_even)
-            cost_m = cost[table_off[m] : table_off[m + 1]]
-            mask_m = masks[m]
-            for i in range(start, h_even.size, stride):
-                s = low[m, i & low_mask] | high[m, i >> low_bits]
-                x = s & mask_m
-                best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h_prev, cost_m)
-                h_next[s] = best
-                pick[m, s] = best_t
-            grid.sync()
 
-    @cuda.jit
-    def backtrack(full, n_merch, n_lines, lines, pick, h_final, out_pick, out_total):
-        if cuda.grid(1) != 0:
-            return
-        s = full
-        out_total[0] = h_final[full]
-        for m in range(n_merch - 1, -1, -1):
-            tc = int64(pick[m, s])
-            out_pick[m] = tc
-            for b in range(n_lines[m]):
-                if (tc >> b) & 1:
-                    s ^= int64(1) << lines[m, b]
+@cuda.jit(cache=True)
+def _layers(
+    m_begin,
+    m_end,
+    masks,
+    n_lines,
+    lines,
+    table_off,
+    cost,
+    low,
+    high,
+    low_bits,
+    h_even,
+    h_odd,
+    pick,
+):
+    grid = cuda.cg.this_grid()
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    low_mask = (int64(1) << low_bits) - 1
+    for m in range(m_begin, m_end):
+        # Layer m reads layer m - 1's buffer: even layers read h_even and write h_odd.
+        h_prev, h_next = (h_even, h_odd) if m % 2 == 0 else (h_odd, h_even)
+        cost_m = cost[table_off[m] : table_off[m + 1]]
+        mask_m = masks[m]
+        for i in range(start, h_even.size, stride):
+            s = low[m, i & low_mask] | high[m, i >> low_bits]
+            x = s & mask_m
+            best, best_t = _best_split(s, x, _compress(x, m, n_lines, lines), h_prev, cost_m)
+            h_next[s] = best
+            pick[m, s] = best_t
+        grid.sync()
 
-    return cost_tables, prepare, layers, backtrack
+
+@cuda.jit(cache=True)
+def _backtrack(full, n_merch, n_lines, lines, pick, h_final, out_pick, out_total):
+    if cuda.grid(1) != 0:
+        return
+    s = full
+    out_total[0] = h_final[full]
+    for m in range(n_merch - 1, -1, -1):
+        tc = int64(pick[m, s])
+        out_pick[m] = tc
+        for b in range(n_lines[m]):
+            if (tc >> b) & 1:
+                s ^= int64(1) << lines[m, b]
+
+
+# The cost-table template's pricing routine, replaced in every variant (never compiled as is).
+_price: Any = None
+
+
+def _build():
+    """The kernels, the cost tables' variant for the current pricing form cached on disk by
+    numba (:mod:`gpu_engine.cuda_ops.variants`); the others are plain cached kernels."""
+    parts = (
+        device_pricing_variant(),
+        source_tag("gpu_engine.solvers.dp.cuda", "gpu_engine.pricing"),
+    )
+    cost_tables = cached_kernel(
+        _cost_tables_template,
+        name=variant_name("dp_cost_tables", parts),
+        replaced={"_price": device_merchant_cost()},
+        jit=cuda.jit,
+    )
+    return cost_tables, _prepare, _layers, _backtrack
 
 
 def _get_kernels():

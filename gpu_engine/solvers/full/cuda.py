@@ -36,6 +36,7 @@ from numba.core.errors import NumbaError
 
 from gpu_engine.budget import check_budget, refuse_if_far_over
 from gpu_engine.cuda_ops.reduce import block_min_shuffle, group_min_in
+from gpu_engine.cuda_ops.variants import cached_kernel, source_tag, variant_name
 from gpu_engine.device import gpu_name, simulator_enabled
 from gpu_engine.layout import FullSearchLayout, full_search_layout
 from gpu_engine.planning import rates
@@ -89,147 +90,193 @@ def _on_device(fn, price):
     return cuda.jit(device=True)(rebound)
 
 
+def _full_kernel_template(
+    row_lo,
+    row_hi,
+    rows_per_chunk,
+    n_lines,
+    radix,
+    offsets,
+    cand,
+    amount,
+    qty,
+    n_merchants,
+    base,
+    extra,
+    free_over,
+    dmin,
+    dbp,
+    sub0,
+    units0,
+    out_total,
+    out_index,
+):
+    tid = cuda.threadIdx.x
+    nthreads = cuda.blockDim.x
+    s_radix = cuda.shared.array(MAX_LINES, int64)
+    s_off = cuda.shared.array(MAX_LINES, int32)
+    s_qty = cuda.shared.array(MAX_LINES, _ACC)
+    s_cand = cuda.shared.array(MAX_FLAT, int32)
+    s_amount = cuda.shared.array(MAX_FLAT, _ACC)
+    s_base = cuda.shared.array(_MAX_M, _ACC)
+    s_extra = cuda.shared.array(_MAX_M, _ACC)
+    s_free = cuda.shared.array(_MAX_M, _ACC)
+    s_dmin = cuda.shared.array(_MAX_M, _ACC)
+    s_dbp = cuda.shared.array(_MAX_M, _ACC)
+    for i in range(tid, n_lines, nthreads):
+        s_radix[i] = radix[i]
+        s_off[i] = offsets[i]
+        s_qty[i] = qty[i]
+    for i in range(tid, offsets[n_lines], nthreads):
+        s_cand[i] = cand[i]
+        s_amount[i] = amount[i]
+    for m in range(tid, n_merchants, nthreads):
+        s_base[m] = base[m]
+        s_extra[m] = extra[m]
+        s_free[m] = free_over[m]
+        s_dmin[m] = dmin[m]
+        s_dbp[m] = dbp[m]
+    cuda.syncthreads()
+
+    sub = cuda.local.array(_MAX_M, _ACC)
+    units = cuda.local.array(_MAX_M, _ACC)
+    cost = cuda.local.array(_MAX_M, _ACC)
+    digits = cuda.local.array(MAX_LINES, int32)
+    delta_b = cuda.local.array(PAIR_MAX_B, int64)
+    # The last line (b) and, in _PAIR mode, the one before it (a) are priced per row; the
+    # lines before them (the prefix) form the row number.
+    lb = n_lines - 1
+    la = n_lines - 2
+    prefix = la if _PAIR else lb
+    r_b = s_radix[lb]
+    r_a = s_radix[la] if _PAIR else 1
+    best_t = int64(INT64_MAX)
+    best_i = int64(-1)
+    n_chunks = (row_hi - row_lo + rows_per_chunk - 1) // rows_per_chunk
+    chunk = int64(cuda.blockIdx.x) * nthreads + tid
+    stride = int64(cuda.gridDim.x) * nthreads
+    while chunk < n_chunks:
+        row = row_lo + chunk * rows_per_chunk
+        row_end = min(row + rows_per_chunk, row_hi)
+        _decode_row(row, prefix, s_radix, digits)
+        total = int64(0)
+        total += _row_state(
+            prefix, digits, s_off, s_cand, s_amount, s_qty, n_merchants, sub0, units0,
+            sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp,
+        )  # fmt: skip
+        while True:
+            if _PAIR:
+                best_t, best_i = _row_pair(
+                    row,
+                    total,
+                    la,
+                    lb,
+                    r_a,
+                    r_b,
+                    s_off,
+                    s_cand,
+                    s_amount,
+                    s_qty,
+                    sub,
+                    units,
+                    cost,
+                    s_base,
+                    s_extra,
+                    s_free,
+                    s_dmin,
+                    s_dbp,
+                    delta_b,
+                    best_t,
+                    best_i,
+                )
+            else:
+                best_t, best_i = _row_single(
+                    row, total, lb, 0, r_b, r_b, s_off, s_cand, s_amount, s_qty,
+                    sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp, best_t, best_i,
+                )  # fmt: skip
+            row += 1
+            if row >= row_end:
+                break
+            total += _next_row(
+                prefix, digits, s_radix, s_off, s_cand, s_amount, s_qty, sub, units, cost,
+                s_base, s_extra, s_free, s_dmin, s_dbp,
+            )  # fmt: skip
+        chunk += stride
+
+    # One reduction for every kernel (gpu_engine.cuda_ops.reduce); the path is fixed when
+    # the kernel is built: shuffles on a device, shared memory in the simulator.
+    if _SHUFFLE:
+        w_total = cuda.shared.array(32, int64)
+        w_index = cuda.shared.array(32, int64)
+        best_t, best_i = block_min_shuffle(best_t, best_i, w_total, w_index)
+    else:
+        b_total = cuda.shared.array(1024, int64)
+        b_index = cuda.shared.array(1024, int64)
+        best_t, best_i = group_min_in(best_t, best_i, nthreads, b_total, b_index)
+    if tid == 0:
+        out_total[cuda.blockIdx.x] = best_t
+        out_index[cuda.blockIdx.x] = best_i
+
+
+# The template's globals that every variant replaces (compile-time constants and the device
+# functions bound to the pricing form this numba-cuda calls); these values are never compiled.
+_ACC = int64
+_MAX_M = 1
+_PAIR = False
+_SHUFFLE = False
+_decode_row: Any = None
+_row_state: Any = None
+_next_row: Any = None
+_row_single: Any = None
+_row_pair: Any = None
+# The modules a variant's code comes from: a change to any of them names new variants.
+_SOURCES = (
+    "gpu_engine.solvers.full.cuda",
+    "gpu_engine.solvers.full.ops",
+    "gpu_engine.pricing",
+    "gpu_engine.cuda_ops.reduce",
+)
+
+
 def _build_kernel(
     max_m: int, use_int32: bool, use_shuffle: bool, pair: bool, max_registers: int | None
 ):
-    acc = int32 if use_int32 else int64
+    """The variant of :func:`_full_kernel_template`, cached on disk by numba
+    (:mod:`gpu_engine.cuda_ops.variants`)."""
     price = device_merchant_cost()
-    _decode_row = _on_device(full_ops.decode_row, price)
-    _row_state = _on_device(full_ops.row_state, price)
-    _next_row = _on_device(full_ops.next_row, price)
-    _row_single = _on_device(full_ops.row_single, price)
-    _row_pair = _on_device(full_ops.row_pair, price)
-
+    replaced = {
+        "_ACC": int32 if use_int32 else int64,
+        "_MAX_M": max_m,
+        "_PAIR": pair,
+        "_SHUFFLE": use_shuffle,
+        **{
+            f"_{fn.__name__}": _on_device(fn, price)
+            for fn in (
+                full_ops.decode_row,
+                full_ops.row_state,
+                full_ops.next_row,
+                full_ops.row_single,
+                full_ops.row_pair,
+            )
+        },
+    }
+    parts = (
+        f"m{max_m}",
+        "i32" if use_int32 else "i64",
+        "shfl" if use_shuffle else "smem",
+        "pair" if pair else "single",
+        f"r{max_registers or 0}",
+        device_pricing_variant(),
+        source_tag(*_SOURCES),
+    )
     # The simulator's jit takes no max_registers; pass it only when a cap is asked for.
-    @cuda.jit(**({"max_registers": max_registers} if max_registers else {}))
-    def kernel(
-        row_lo,
-        row_hi,
-        rows_per_chunk,
-        n_lines,
-        radix,
-        offsets,
-        cand,
-        amount,
-        qty,
-        n_merchants,
-        base,
-        extra,
-        free_over,
-        dmin,
-        dbp,
-        sub0,
-        units0,
-        out_total,
-        out_index,
-    ):
-        tid = cuda.threadIdx.x
-        nthreads = cuda.blockDim.x
-        s_radix = cuda.shared.array(MAX_LINES, int64)
-        s_off = cuda.shared.array(MAX_LINES, int32)
-        s_qty = cuda.shared.array(MAX_LINES, acc)
-        s_cand = cuda.shared.array(MAX_FLAT, int32)
-        s_amount = cuda.shared.array(MAX_FLAT, acc)
-        s_base = cuda.shared.array(max_m, acc)
-        s_extra = cuda.shared.array(max_m, acc)
-        s_free = cuda.shared.array(max_m, acc)
-        s_dmin = cuda.shared.array(max_m, acc)
-        s_dbp = cuda.shared.array(max_m, acc)
-        for i in range(tid, n_lines, nthreads):
-            s_radix[i] = radix[i]
-            s_off[i] = offsets[i]
-            s_qty[i] = qty[i]
-        for i in range(tid, offsets[n_lines], nthreads):
-            s_cand[i] = cand[i]
-            s_amount[i] = amount[i]
-        for m in range(tid, n_merchants, nthreads):
-            s_base[m] = base[m]
-            s_extra[m] = extra[m]
-            s_free[m] = free_over[m]
-            s_dmin[m] = dmin[m]
-            s_dbp[m] = dbp[m]
-        cuda.syncthreads()
-
-        sub = cuda.local.array(max_m, acc)
-        units = cuda.local.array(max_m, acc)
-        cost = cuda.local.array(max_m, acc)
-        digits = cuda.local.array(MAX_LINES, int32)
-        delta_b = cuda.local.array(PAIR_MAX_B, int64)
-        # The last line (b) and, in pair mode, the one before it (a) are priced per row; the
-        # lines before them (the prefix) form the row number.
-        lb = n_lines - 1
-        la = n_lines - 2
-        prefix = la if pair else lb
-        r_b = s_radix[lb]
-        r_a = s_radix[la] if pair else 1
-        best_t = int64(INT64_MAX)
-        best_i = int64(-1)
-        n_chunks = (row_hi - row_lo + rows_per_chunk - 1) // rows_per_chunk
-        chunk = int64(cuda.blockIdx.x) * nthreads + tid
-        stride = int64(cuda.gridDim.x) * nthreads
-        while chunk < n_chunks:
-            row = row_lo + chunk * rows_per_chunk
-            row_end = min(row + rows_per_chunk, row_hi)
-            _decode_row(row, prefix, s_radix, digits)
-            total = int64(0)
-            total += _row_state(
-                prefix, digits, s_off, s_cand, s_amount, s_qty, n_merchants, sub0, units0,
-                sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp,
-            )  # fmt: skip
-            while True:
-                if pair:
-                    best_t, best_i = _row_pair(
-                        row,
-                        total,
-                        la,
-                        lb,
-                        r_a,
-                        r_b,
-                        s_off,
-                        s_cand,
-                        s_amount,
-                        s_qty,
-                        sub,
-                        units,
-                        cost,
-                        s_base,
-                        s_extra,
-                        s_free,
-                        s_dmin,
-                        s_dbp,
-                        delta_b,
-                        best_t,
-                        best_i,
-                    )
-                else:
-                    best_t, best_i = _row_single(
-                        row, total, lb, 0, r_b, r_b, s_off, s_cand, s_amount, s_qty,
-                        sub, units, cost, s_base, s_extra, s_free, s_dmin, s_dbp, best_t, best_i,
-                    )  # fmt: skip
-                row += 1
-                if row >= row_end:
-                    break
-                total += _next_row(
-                    prefix, digits, s_radix, s_off, s_cand, s_amount, s_qty, sub, units, cost,
-                    s_base, s_extra, s_free, s_dmin, s_dbp,
-                )  # fmt: skip
-            chunk += stride
-
-        # One reduction for every kernel (gpu_engine.cuda_ops.reduce); the path is fixed when
-        # the kernel is built: shuffles on a device, shared memory in the simulator.
-        if use_shuffle:
-            w_total = cuda.shared.array(32, int64)
-            w_index = cuda.shared.array(32, int64)
-            best_t, best_i = block_min_shuffle(best_t, best_i, w_total, w_index)
-        else:
-            b_total = cuda.shared.array(1024, int64)
-            b_index = cuda.shared.array(1024, int64)
-            best_t, best_i = group_min_in(best_t, best_i, nthreads, b_total, b_index)
-        if tid == 0:
-            out_total[cuda.blockIdx.x] = best_t
-            out_index[cuda.blockIdx.x] = best_i
-
-    return kernel
+    return cached_kernel(
+        _full_kernel_template,
+        name=variant_name("full_kernel", parts),
+        replaced=replaced,
+        jit=cuda.jit,
+        **({"max_registers": max_registers} if max_registers else {}),
+    )
 
 
 def _kernel(max_m: int, use_int32: bool, use_shuffle: bool, pair: bool, max_registers):

@@ -22,6 +22,7 @@ from numba import cuda, int32, int64
 
 from gpu_engine import pricing
 from gpu_engine.cuda_ops.reduce import block_min_shuffle, group_min_in
+from gpu_engine.cuda_ops.variants import cached_kernel, source_tag, variant_name
 from gpu_engine.device import simulator_enabled
 from gpu_engine.planning import rates
 from gpu_engine.solvers.full import ops as full_ops
@@ -60,6 +61,130 @@ def _device_functions() -> dict[str, Any]:
     return {name: on_device(getattr(parcel_ops, name), **callees) for name in names}
 
 
+def _parcel_kernel_template(
+    row_lo, row_hi, rows_per_chunk, n_lines, n_columns, n_owners,
+    radix, offsets, cand, owner, amount, qty, lgrams, base, extra, free, dmin, dbp,
+    sub0, units0, grams0, tier_up, tier_fee, tier_count, per_kg, out_total, out_index,
+):  # fmt: skip
+    tid = cuda.threadIdx.x
+    nthreads = cuda.blockDim.x
+    s_radix = cuda.shared.array(_MAX_LINES, int64)
+    s_off = cuda.shared.array(_MAX_LINES, int32)
+    s_qty = cuda.shared.array(_MAX_LINES, _ACC)
+    s_lgrams = cuda.shared.array(_MAX_LINES, _ACC)
+    s_cand = cuda.shared.array(_MAX_FLAT, int32)
+    s_amount = cuda.shared.array(_MAX_FLAT, _ACC)
+    s_owner = cuda.shared.array(_MAX_C, int32)
+    s_base = cuda.shared.array(_MAX_C, _ACC)
+    s_extra = cuda.shared.array(_MAX_C, _ACC)
+    s_free = cuda.shared.array(_MAX_C, _ACC)
+    s_dmin = cuda.shared.array(_MAX_C, _ACC)
+    s_dbp = cuda.shared.array(_MAX_C, _ACC)
+    for i in range(tid, n_lines, nthreads):
+        s_radix[i] = radix[i]
+        s_off[i] = offsets[i]
+        s_qty[i] = qty[i]
+        s_lgrams[i] = lgrams[i]
+    for i in range(tid, offsets[n_lines], nthreads):
+        s_cand[i] = cand[i]
+        s_amount[i] = amount[i]
+    for c in range(tid, n_columns, nthreads):
+        s_owner[c] = owner[c]
+        s_base[c] = base[c]
+        s_extra[c] = extra[c]
+    for o in range(tid, n_owners, nthreads):
+        s_free[o] = free[o]
+        s_dmin[o] = dmin[o]
+        s_dbp[o] = dbp[o]
+    cuda.syncthreads()
+
+    units = cuda.local.array(_MAX_C, _ACC)
+    grams = cuda.local.array(_MAX_C, _ACC)
+    fee = cuda.local.array(_MAX_C, _ACC)
+    osub = cuda.local.array(_MAX_C, _ACC)
+    ounits = cuda.local.array(_MAX_C, _ACC)
+    oparcels = cuda.local.array(_MAX_C, _ACC)
+    ocost = cuda.local.array(_MAX_C, _ACC)
+    digits = cuda.local.array(_MAX_LINES, int32)
+    delta_b = cuda.local.array(_PAIR_MAX_B, int64)
+    lb = n_lines - 1
+    la = n_lines - 2
+    prefix = la if _PAIR else lb
+    r_b = s_radix[lb]
+    r_a = s_radix[la] if _PAIR else 1
+    best_t = int64(INT64_MAX)
+    best_i = int64(-1)
+    n_chunks = (row_hi - row_lo + rows_per_chunk - 1) // rows_per_chunk
+    chunk = int64(cuda.blockIdx.x) * nthreads + tid
+    stride = int64(cuda.gridDim.x) * nthreads
+    while chunk < n_chunks:
+        row = row_lo + chunk * rows_per_chunk
+        row_end = min(row + rows_per_chunk, row_hi)
+        _decode_row(row, prefix, s_radix, digits)
+        total = int64(0)
+        total += _row_state(
+            prefix, digits, s_off, s_cand, s_amount, s_qty, s_lgrams, n_columns, n_owners,
+            s_owner, sub0, units0, grams0, units, grams, fee, osub, ounits, oparcels, ocost,
+            s_base, s_extra, tier_up, tier_fee, tier_count, per_kg, s_free, s_dmin, s_dbp,
+        )  # fmt: skip
+        while True:
+            if _PAIR:
+                best_t, best_i = _row_pair(
+                    row, total, la, lb, r_a, r_b, s_off, s_cand, s_amount, s_qty, s_lgrams,
+                    s_owner, units, grams, fee, osub, ounits, oparcels, ocost,
+                    s_base, s_extra, tier_up, tier_fee, tier_count, per_kg,
+                    s_free, s_dmin, s_dbp, delta_b, best_t, best_i,
+                )  # fmt: skip
+            else:
+                best_t, best_i = _row_single(
+                    row, total, lb, 0, r_b, r_b, s_off, s_cand, s_amount, s_qty, s_lgrams,
+                    s_owner, units, grams, fee, osub, ounits, oparcels, ocost,
+                    s_base, s_extra, tier_up, tier_fee, tier_count, per_kg,
+                    s_free, s_dmin, s_dbp, best_t, best_i,
+                )  # fmt: skip
+            row += 1
+            if row >= row_end:
+                break
+            total += _next_row(
+                prefix, digits, s_radix, s_off, s_cand, s_amount, s_qty, s_lgrams, s_owner,
+                units, grams, fee, osub, ounits, oparcels, ocost,
+                s_base, s_extra, tier_up, tier_fee, tier_count, per_kg, s_free, s_dmin, s_dbp,
+            )  # fmt: skip
+        chunk += stride
+
+    if _SHUFFLE:
+        w_total = cuda.shared.array(32, int64)
+        w_index = cuda.shared.array(32, int64)
+        best_t, best_i = block_min_shuffle(best_t, best_i, w_total, w_index)
+    else:
+        b_total = cuda.shared.array(1024, int64)
+        b_index = cuda.shared.array(1024, int64)
+        best_t, best_i = group_min_in(best_t, best_i, nthreads, b_total, b_index)
+    if tid == 0:
+        out_total[cuda.blockIdx.x] = best_t
+        out_index[cuda.blockIdx.x] = best_i
+
+
+# The template's globals that every variant replaces (compile-time constants and the device
+# functions in the form this numba-cuda calls); these values are never compiled.
+_ACC = int64
+_MAX_C = _MAX_LINES = _MAX_FLAT = _PAIR_MAX_B = 1
+_PAIR = _SHUFFLE = False
+_decode_row: Any = None
+_row_state: Any = None
+_next_row: Any = None
+_row_single: Any = None
+_row_pair: Any = None
+# The modules a variant's code comes from: a change to any of them names new variants.
+_SOURCES = (
+    "gpu_engine.solvers.full.cuda_parcels",
+    "gpu_engine.solvers.full.parcel_ops",
+    "gpu_engine.solvers.full.ops",
+    "gpu_engine.pricing",
+    "gpu_engine.cuda_ops.reduce",
+)
+
+
 def build_parcel_kernel(
     max_c: int,
     use_int32: bool,
@@ -70,119 +195,39 @@ def build_parcel_kernel(
 ):
     """The kernel for ``max_c`` columns (and as many merchants at most); ``limits``: the
     bounds of lines, flat offers and the pair mode's last line (``cuda.MAX_LINES``,
-    ``MAX_FLAT``, ``PAIR_MAX_B``)."""
+    ``MAX_FLAT``, ``PAIR_MAX_B``). A variant of :func:`_parcel_kernel_template` that numba
+    keeps on disk (:mod:`gpu_engine.cuda_ops.variants`)."""
     max_lines, max_flat, pair_max_b = limits
-    acc = int32 if use_int32 else int64
     fns = _device_functions()
-    _row_state, _next_row = fns["row_state"], fns["next_row"]
-    _row_single, _row_pair = fns["row_single"], fns["row_pair"]
-    _decode_row = cuda.jit(device=True)(full_ops.decode_row)
-
-    @cuda.jit(**({"max_registers": max_registers} if max_registers else {}))
-    def kernel(
-        row_lo, row_hi, rows_per_chunk, n_lines, n_columns, n_owners,
-        radix, offsets, cand, owner, amount, qty, lgrams, base, extra, free, dmin, dbp,
-        sub0, units0, grams0, tier_up, tier_fee, tier_count, per_kg, out_total, out_index,
-    ):  # fmt: skip
-        tid = cuda.threadIdx.x
-        nthreads = cuda.blockDim.x
-        s_radix = cuda.shared.array(max_lines, int64)
-        s_off = cuda.shared.array(max_lines, int32)
-        s_qty = cuda.shared.array(max_lines, acc)
-        s_lgrams = cuda.shared.array(max_lines, acc)
-        s_cand = cuda.shared.array(max_flat, int32)
-        s_amount = cuda.shared.array(max_flat, acc)
-        s_owner = cuda.shared.array(max_c, int32)
-        s_base = cuda.shared.array(max_c, acc)
-        s_extra = cuda.shared.array(max_c, acc)
-        s_free = cuda.shared.array(max_c, acc)
-        s_dmin = cuda.shared.array(max_c, acc)
-        s_dbp = cuda.shared.array(max_c, acc)
-        for i in range(tid, n_lines, nthreads):
-            s_radix[i] = radix[i]
-            s_off[i] = offsets[i]
-            s_qty[i] = qty[i]
-            s_lgrams[i] = lgrams[i]
-        for i in range(tid, offsets[n_lines], nthreads):
-            s_cand[i] = cand[i]
-            s_amount[i] = amount[i]
-        for c in range(tid, n_columns, nthreads):
-            s_owner[c] = owner[c]
-            s_base[c] = base[c]
-            s_extra[c] = extra[c]
-        for o in range(tid, n_owners, nthreads):
-            s_free[o] = free[o]
-            s_dmin[o] = dmin[o]
-            s_dbp[o] = dbp[o]
-        cuda.syncthreads()
-
-        units = cuda.local.array(max_c, acc)
-        grams = cuda.local.array(max_c, acc)
-        fee = cuda.local.array(max_c, acc)
-        osub = cuda.local.array(max_c, acc)
-        ounits = cuda.local.array(max_c, acc)
-        oparcels = cuda.local.array(max_c, acc)
-        ocost = cuda.local.array(max_c, acc)
-        digits = cuda.local.array(max_lines, int32)
-        delta_b = cuda.local.array(pair_max_b, int64)
-        lb = n_lines - 1
-        la = n_lines - 2
-        prefix = la if pair else lb
-        r_b = s_radix[lb]
-        r_a = s_radix[la] if pair else 1
-        best_t = int64(INT64_MAX)
-        best_i = int64(-1)
-        n_chunks = (row_hi - row_lo + rows_per_chunk - 1) // rows_per_chunk
-        chunk = int64(cuda.blockIdx.x) * nthreads + tid
-        stride = int64(cuda.gridDim.x) * nthreads
-        while chunk < n_chunks:
-            row = row_lo + chunk * rows_per_chunk
-            row_end = min(row + rows_per_chunk, row_hi)
-            _decode_row(row, prefix, s_radix, digits)
-            total = int64(0)
-            total += _row_state(
-                prefix, digits, s_off, s_cand, s_amount, s_qty, s_lgrams, n_columns, n_owners,
-                s_owner, sub0, units0, grams0, units, grams, fee, osub, ounits, oparcels, ocost,
-                s_base, s_extra, tier_up, tier_fee, tier_count, per_kg, s_free, s_dmin, s_dbp,
-            )  # fmt: skip
-            while True:
-                if pair:
-                    best_t, best_i = _row_pair(
-                        row, total, la, lb, r_a, r_b, s_off, s_cand, s_amount, s_qty, s_lgrams,
-                        s_owner, units, grams, fee, osub, ounits, oparcels, ocost,
-                        s_base, s_extra, tier_up, tier_fee, tier_count, per_kg,
-                        s_free, s_dmin, s_dbp, delta_b, best_t, best_i,
-                    )  # fmt: skip
-                else:
-                    best_t, best_i = _row_single(
-                        row, total, lb, 0, r_b, r_b, s_off, s_cand, s_amount, s_qty, s_lgrams,
-                        s_owner, units, grams, fee, osub, ounits, oparcels, ocost,
-                        s_base, s_extra, tier_up, tier_fee, tier_count, per_kg,
-                        s_free, s_dmin, s_dbp, best_t, best_i,
-                    )  # fmt: skip
-                row += 1
-                if row >= row_end:
-                    break
-                total += _next_row(
-                    prefix, digits, s_radix, s_off, s_cand, s_amount, s_qty, s_lgrams, s_owner,
-                    units, grams, fee, osub, ounits, oparcels, ocost,
-                    s_base, s_extra, tier_up, tier_fee, tier_count, per_kg, s_free, s_dmin, s_dbp,
-                )  # fmt: skip
-            chunk += stride
-
-        if use_shuffle:
-            w_total = cuda.shared.array(32, int64)
-            w_index = cuda.shared.array(32, int64)
-            best_t, best_i = block_min_shuffle(best_t, best_i, w_total, w_index)
-        else:
-            b_total = cuda.shared.array(1024, int64)
-            b_index = cuda.shared.array(1024, int64)
-            best_t, best_i = group_min_in(best_t, best_i, nthreads, b_total, b_index)
-        if tid == 0:
-            out_total[cuda.blockIdx.x] = best_t
-            out_index[cuda.blockIdx.x] = best_i
-
-    return kernel
+    replaced = {
+        "_ACC": int32 if use_int32 else int64,
+        "_MAX_C": max_c,
+        "_MAX_LINES": max_lines,
+        "_MAX_FLAT": max_flat,
+        "_PAIR_MAX_B": pair_max_b,
+        "_PAIR": pair,
+        "_SHUFFLE": use_shuffle,
+        "_decode_row": cuda.jit(device=True)(full_ops.decode_row),
+        **{f"_{name}": fn for name, fn in fns.items()},
+    }
+    parts = (
+        f"c{max_c}",
+        "i32" if use_int32 else "i64",
+        "shfl" if use_shuffle else "smem",
+        "pair" if pair else "single",
+        f"r{max_registers or 0}",
+        f"l{max_lines}_f{max_flat}_b{pair_max_b}",
+        pricing.device_pricing_variant(),
+        source_tag(*_SOURCES),
+    )
+    # The simulator's jit takes no max_registers; pass it only when a cap is asked for.
+    return cached_kernel(
+        _parcel_kernel_template,
+        name=variant_name("parcel_kernel", parts),
+        replaced=replaced,
+        jit=cuda.jit,
+        **({"max_registers": max_registers} if max_registers else {}),
+    )
 
 
 def search_rate(layout) -> float:

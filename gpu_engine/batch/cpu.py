@@ -24,8 +24,8 @@ _compress = numba.njit(cache=True)(ops.compress)
 _fill_layer = numba.njit(cache=True)(ops.fill_layer)
 _assign_merchant = numba.njit(cache=True)(ops.assign_merchant)
 _rest_lines = numba.njit(cache=True)(ops.rest_lines)
-_reset_layer = numba.njit(cache=True)(ops.reset_layer)
 _push_layer = numba.njit(cache=True)(ops.push_layer)
+_clear_costs = numba.njit(cache=True)(ops.clear_costs)
 _finish_layer = numba.njit(cache=True)(ops.finish_layer)
 _best_split = numba.njit(cache=True)(dp_ops.best_split)
 
@@ -46,14 +46,16 @@ def _solve_dp(
     bound,
     h,
     cost,
+    lists,
     pick,
     out_choice,
 ):
-    """One cart's exact subset DP; ``h`` int64[2, 2^k], ``cost`` int64[2^k], ``pick``
-    uint16[merchants, 2^k]; merchants flagged in ``skip`` get no layer. With ``bound`` (the
-    total of some assignment) below ``KEY_LIMIT``, each layer is pushed from the live line
-    sets of the one before (:func:`gpu_engine.batch.ops.push_layer`), else pulled for every
-    set. Returns the total and writes each line's merchant."""
+    """One cart's exact subset DP; ``h`` int64[2, 2^k], ``cost`` int64[2^k], ``lists``
+    int64[2, 2^k] (the pushed layers' reached sets), ``pick`` uint16[merchants, 2^k];
+    merchants flagged in ``skip`` get no layer. With ``bound`` (the total of some assignment)
+    below ``KEY_LIMIT``, each layer is pushed from the live line sets of the one before
+    (:func:`gpu_engine.batch.ops.push_layer`), else pulled for every set. Returns the total
+    and writes each line's merchant."""
     base, extra, free_over, dmin, dbp = params
     l0 = line_ptr[c]
     n = line_ptr[c + 1] - l0
@@ -68,6 +70,13 @@ def _solve_dp(
     while (1 << k) < size:
         k += 1
     _fill_layer(0, 1, size, h[0])
+    pushed = bound < ops.KEY_LIMIT
+    counts = np.zeros(2, dtype=np.int64)
+    if pushed:
+        _fill_layer(1, 1, size, h[1])
+        h[1, 0] = ops.INF
+        lists[0, 0] = 0
+        counts[0] = 1
     layer = 0
     for m in range(n_merch):
         if skip[m0 + m]:
@@ -85,32 +94,31 @@ def _solve_dp(
             amounts,
             units,
         )
-        _cost_table(
-            0,
-            1,
-            a,
-            sub0,
-            units0,
-            amounts,
-            units,
-            merch_row[m0 + m],
-            base,
-            extra,
-            free_over,
-            dmin,
-            dbp,
-            cost,
-        )
+        if not pushed:
+            _cost_table(
+                0, 1, a, sub0, units0, amounts, units, merch_row[m0 + m], base, extra,
+                free_over, dmin, dbp, cost,
+            )  # fmt: skip
         prev = h[layer % 2]
         nxt = h[(layer + 1) % 2]
-        if bound < ops.KEY_LIMIT:
+        if pushed:
             forced_rest = _rest_lines(
                 m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
                 merch_row, dmin, dbp, skip, rest,
             )  # fmt: skip
-            _reset_layer(0, 1, size, nxt)
-            _push_layer(0, 1, size, prev, nxt, mask, a, bits, cost, rest, k, forced_rest, bound)
-            _finish_layer(0, 1, size, nxt, pick[m], 0)
+            cur = layer % 2
+            counts[1 - cur] = 0
+            _clear_costs(0, 1, a, cost)
+            _push_layer(
+                0, 1, prev, lists[cur], counts[cur], nxt, lists[1 - cur], counts, 1 - cur,
+                mask, a, bits, cost, rest, k, forced_rest, bound,
+                sub0, units0, amounts, units, merch_row[m0 + m], base, extra, free_over, dmin,
+                dbp,
+            )  # fmt: skip
+            _finish_layer(
+                0, 1, nxt, lists[1 - cur], counts[1 - cur], pick[m], 0, prev, lists[cur],
+                counts[cur],
+            )  # fmt: skip
             layer += 1
             continue
         for s in range(size):
@@ -189,9 +197,10 @@ def solve_range(
             out_total[c] = total
         elif method[c] == DP:
             w0 = ws_ptr[c] - ws_ptr[lo]
-            size = (ws_ptr[c + 1] - ws_ptr[c]) // 3
+            size = (ws_ptr[c + 1] - ws_ptr[c]) // ops.DP_TABLES
             h = ws[w0 : w0 + 2 * size].reshape((2, size))
             cost = ws[w0 + 2 * size : w0 + 3 * size]
+            lists = ws[w0 + 3 * size : w0 + 5 * size].reshape((2, size))
             p0 = pick_ptr[c] - pick_ptr[lo]
             n_merch = merch_ptr[c + 1] - merch_ptr[c]
             rows = pick[p0 : p0 + n_merch * size].reshape((n_merch, size))
@@ -210,6 +219,7 @@ def solve_range(
                 bound[c],
                 h,
                 cost,
+                lists,
                 rows,
                 out_choice,
             )

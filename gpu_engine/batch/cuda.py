@@ -65,7 +65,11 @@ _plan_cart = cuda.jit(device=True)(ops.plan_cart)
 
 
 def _atomic_relax_min(values, i, key):
-    cuda.atomic.min(values, i, key)
+    return cuda.atomic.min(values, i, key)
+
+
+def _atomic_bump(counts, i):
+    return cuda.atomic.add(counts, i, 1)
 
 
 # The pruning and the pushed DP layers call helpers with arrays: compiled from their Python by
@@ -85,16 +89,19 @@ _device = twins(
         prune_ops.unpruned_steps.py_func,
         prune_ops.prune_cart,
         ops.rest_lines,
-        ops.reset_layer,
+        ops.clear_costs,
         ops.push_layer,
         ops.finish_layer,
     ),
     cuda.jit(device=True),
-    bound={"relax_min": cuda.jit(device=True)(_atomic_relax_min)},
+    bound={
+        "relax_min": cuda.jit(device=True)(_atomic_relax_min),
+        "bump": cuda.jit(device=True)(_atomic_bump),
+    },
 )
 _prune_cart = _device["prune_cart"]
 _rest_lines = _device["rest_lines"]
-_reset_layer = _device["reset_layer"]
+_clear_costs = _device["clear_costs"]
 _push_layer = _device["push_layer"]
 _finish_layer = _device["finish_layer"]
 
@@ -190,81 +197,78 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
                 _decode_full(index, l0, n, offer_ptr, offer_end, offer_merchant, out_choice)
         elif kind == DP:
             n_merch = merch_ptr[c + 1] - m0
-            size = (ws_ptr[c + 1] - ws_ptr[c]) // 3
+            size = (ws_ptr[c + 1] - ws_ptr[c]) // ops.DP_TABLES
             w0 = ws_ptr[c] - ws_ptr[scratch_lo]
             h_even = ws[w0 : w0 + size]
             h_odd = ws[w0 + size : w0 + 2 * size]
             cost = ws[w0 + 2 * size : w0 + 3 * size]
+            list_even = ws[w0 + 3 * size : w0 + 4 * size]
+            list_odd = ws[w0 + 4 * size : w0 + 5 * size]
+            counts = cuda.shared.array(2, int64)
             p0 = pick_ptr[c] - pick_ptr[scratch_lo]
             bits = cuda.local.array(MAX_DP_LINES, offer_type)
             amounts = cuda.local.array(MAX_DP_LINES, amount_type)
             units = cuda.local.array(MAX_DP_LINES, qty_type)
             rest = cuda.local.array(MAX_DP_LINES, int64)
             upper = bound[c]
+            # The same for every thread: the block takes the pushed or the dense layers.
+            pushed = upper < ops.KEY_LIMIT
             k = 0
             while (1 << k) < size:
                 k += 1
             _fill_layer(t, n_threads, size, h_even)
+            if pushed:
+                _fill_layer(t, n_threads, size, h_odd)
+                if t == 0:  # thread 0 wrote entry 0 of both layers
+                    h_odd[0] = ops.INF
+                    list_even[0] = 0
+                    counts[0] = 1
             layer = 0
             for m in range(n_merch):
                 if skip[m0 + m]:  # the same for every thread: the block skips together
                     continue
                 a, mask, sub0, units0 = _merchant_lines(
-                    m,
-                    l0,
-                    n,
-                    offer_ptr,
-                    offer_end,
-                    offer_merchant,
-                    offer_amount,
-                    line_qty,
-                    bits,
-                    amounts,
-                    units,
-                )
+                    m, l0, n, offer_ptr, offer_end, offer_merchant, offer_amount, line_qty,
+                    bits, amounts, units,
+                )  # fmt: skip
                 cuda.syncthreads()  # previous layer done, cost table free
-                _cost_table(
-                    t,
-                    n_threads,
-                    a,
-                    sub0,
-                    units0,
-                    amounts,
-                    units,
-                    merch_row[m0 + m],
-                    base,
-                    extra,
-                    free_over,
-                    dmin,
-                    dbp,
-                    cost,
-                )
-                cuda.syncthreads()
                 prev = h_even if layer % 2 == 0 else h_odd
                 nxt = h_odd if layer % 2 == 0 else h_even
                 row = p0 + m * size
-                if upper < ops.KEY_LIMIT:
-                    # Pushed from the live sets (the same for every thread: the block
-                    # takes this branch together).
+                g = merch_row[m0 + m]
+                if pushed:
+                    cur = layer % 2
+                    prev_list = list_even if cur == 0 else list_odd
+                    nxt_list = list_odd if cur == 0 else list_even
+                    if t == 0:
+                        counts[1 - cur] = 0
+                    _clear_costs(t, n_threads, a, cost)
                     forced_rest = _rest_lines(
                         m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
                         merch_row, dmin, dbp, skip, rest,
                     )  # fmt: skip
-                    _reset_layer(t, n_threads, size, nxt)
                     cuda.syncthreads()
                     _push_layer(
-                        t, n_threads, size, prev, nxt, mask, a, bits, cost, rest, k,
-                        forced_rest, upper,
+                        t, n_threads, prev, prev_list, counts[cur], nxt, nxt_list, counts,
+                        1 - cur, mask, a, bits, cost, rest, k, forced_rest, upper, sub0, units0,
+                        amounts, units, g, base, extra, free_over, dmin, dbp,
                     )  # fmt: skip
                     cuda.syncthreads()
-                    _finish_layer(t, n_threads, size, nxt, pick, row)
-                    layer += 1
-                    continue
-                for s in range(t, size, n_threads):
-                    x = s & mask
-                    best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
-                    nxt[s] = best
-                    pick[row + s] = best_t
+                    _finish_layer(
+                        t, n_threads, nxt, nxt_list, counts[1 - cur], pick, row, prev,
+                        prev_list, counts[cur],
+                    )  # fmt: skip
+                else:
+                    _cost_table(
+                        t, n_threads, a, sub0, units0, amounts, units, g, base, extra,
+                        free_over, dmin, dbp, cost,
+                    )  # fmt: skip
+                    cuda.syncthreads()
+                    for s in range(t, size, n_threads):
+                        x = s & mask
+                        best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
+                        nxt[s] = best
+                        pick[row + s] = best_t
                 layer += 1
             cuda.syncthreads()
             if t == 0:
@@ -274,15 +278,9 @@ def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
                     if skip[m0 + m]:
                         continue
                     s ^= _assign_merchant(
-                        m,
-                        pick[p0 + m * size + s],
-                        l0,
-                        n,
-                        offer_ptr,
-                        offer_end,
-                        offer_merchant,
-                        out_choice,
-                    )
+                        m, pick[p0 + m * size + s], l0, n, offer_ptr, offer_end,
+                        offer_merchant, out_choice,
+                    )  # fmt: skip
         elif t == 0:
             # Too large for the batch: every cart's block writes its total and choices (-1,
             # as the CPU twin), so the answers need no initialising copy.

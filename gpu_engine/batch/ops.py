@@ -19,7 +19,7 @@ bit ``j`` of a line set is free line ``j``.
 
 from __future__ import annotations
 
-from gpu_engine.batch.prune import lb_offer, relax_min
+from gpu_engine.batch.prune import bump, lb_offer, relax_min
 from gpu_engine.pricing import merchant_cost
 
 INF = 2**62
@@ -27,6 +27,9 @@ INF = 2**62
 # bound stays below KEY_LIMIT (keys below INF); larger carts take the dense layers.
 KEY = 1 << 16
 KEY_LIMIT = 1 << 45
+# A DP cart's int64 scratch, in tables of 2^k: two layers, the cost table and the lists of
+# the sets each layer reached (:func:`push_layer`).
+DP_TABLES = 5
 
 
 def full_search(
@@ -189,24 +192,35 @@ def rest_lines(
     return forced
 
 
-def reset_layer(start, step, size, nxt):
-    """The next layer before any push: no line set reached."""
-    for s in range(start, size, step):
-        nxt[s] = INF
+def clear_costs(start, step, a, cost):
+    """The pushed layer's cost table before any push: no entry priced yet (-1)."""
+    for tc in range(start, 1 << a, step):
+        cost[tc] = -1
 
 
-def push_layer(start, step, size, prev, nxt, mask, a, bits, cost, rest, k, forced_rest, bound):
-    """One merchant's layer pushed from the live line sets of ``prev``: set ``s`` (cost
+def push_layer(
+    start, step, prev, prev_list, prev_count, nxt, nxt_list, counts, nxt_slot,
+    mask, a, bits, cost, rest, k, forced_rest, bound,
+    sub0, units0, amounts, units, g, base, extra, free_over, dmin, dbp,
+):  # fmt: skip
+    """One merchant's layer pushed from the line sets of ``prev`` reached so far (the first
+    ``prev_count`` of ``prev_list``; entries ``start, start + step, ...``). Set ``s`` (cost
     ``prev[s]``) lives when that cost plus the least the merchants still to run must charge
     for the other lines (``rest``, ``forced_rest``: :func:`rest_lines`) stays within
-    ``bound`` (the total of an assignment, so no optimal one passes through a set that
-    fails); it passes every subset ``t`` of the merchant's lines it lacks to ``s | t`` as the
-    key ``(cost, tc)`` (``tc`` the compressed ``t``) when the cost stays within ``bound``.
-    ``relax_min`` keeps the least key of every set (an atomic minimum on the GPU), so the
-    layer's values and choices never depend on the order of the pushes."""
-    for s in range(start, size, step):
+    ``bound`` (the total of an assignment: no optimal one passes through a set that fails);
+    it passes every subset ``t`` of the merchant's lines it lacks to ``s | t`` as the key
+    ``cost * KEY + tc`` (``tc`` the compressed ``t``) when the cost stays within ``bound``.
+    ``relax_min`` keeps the least key of every set (an atomic minimum on the GPU) and says
+    what was there: the push that reaches a set first appends it to ``nxt_list`` (slot
+    ``counts[nxt_slot]``, taken by ``bump``). The layer's keys never depend on the order of
+    the pushes; the list's order may, and nothing reads that order. The merchant's cost of
+    ``tc`` (as :func:`cost_table` prices it) is priced on first use into ``cost`` (cleared
+    by :func:`clear_costs`; two threads may price an entry at once and write the same
+    value): the layer prices only the subsets its live sets need."""
+    for i in range(start, prev_count, step):
+        s = prev_list[i]
         v = prev[s]
-        if v >= INF or forced_rest > bound - v:
+        if forced_rest > bound - v:
             continue
         total = v + forced_rest
         live = True
@@ -226,25 +240,37 @@ def push_layer(start, step, size, prev, nxt, mask, a, bits, cost, rest, k, force
         t = free
         tc = fc
         while True:
-            value = v + cost[tc]
-            if value <= bound:
-                relax_min(nxt, s | t, value * KEY + tc)
+            price = cost[tc]
+            if price < 0:
+                sub = sub0
+                unit = units0
+                for b in range(a):
+                    if (tc >> b) & 1:
+                        sub += amounts[b]
+                        unit += units[b]
+                price = merchant_cost(sub, unit, base[g], extra[g], free_over[g], dmin[g], dbp[g])
+                cost[tc] = price
+            value = v + price
+            # The push that finds the set unreached lists it.
+            if value <= bound and relax_min(nxt, s | t, value * KEY + tc) >= INF:
+                nxt_list[bump(counts, nxt_slot)] = s | t
             if tc == 0:
                 break
             tc = (tc - 1) & fc
             t = (t - 1) & free
 
 
-def finish_layer(start, step, size, nxt, pick, row):
-    """The pushed keys split into each set's cost (``INF`` when unreached) and its choice
-    ``pick[row + s]``."""
-    for s in range(start, size, step):
+def finish_layer(start, step, nxt, nxt_list, nxt_count, pick, row, prev, prev_list, prev_count):
+    """The pushed keys of the sets reached split into each one's cost and its choice
+    ``pick[row + s]``; the sets of the layer before (done with) reset to unreached, so its
+    buffer serves the layer after."""
+    for i in range(start, nxt_count, step):
+        s = nxt_list[i]
         key = nxt[s]
-        if key < INF:
-            pick[row + s] = key % KEY
-            nxt[s] = key // KEY
-        else:
-            pick[row + s] = 0
+        pick[row + s] = key % KEY
+        nxt[s] = key // KEY
+    for i in range(start, prev_count, step):
+        prev[prev_list[i]] = INF
 
 
 def assign_merchant(m, tc, l0, n, offer_ptr, offer_end, offer_merchant, out_choice):
@@ -383,7 +409,7 @@ def plan_cart(
         ):
             chosen = DP
             best_work = dp_work
-            ws[c] = 3 * size
+            ws[c] = DP_TABLES * size
             pick[c] = n_merch * size
     if chosen == FULL:
         complexity[c] = assignments

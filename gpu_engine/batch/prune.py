@@ -64,10 +64,21 @@ def lb_offer(amount, disc_min_units, disc_bp):
 
 @numba.njit(cache=True)
 def relax_min(values, i, key):
-    """``values[i] = min(values[i], key)``: the CPU's; the CUDA twin binds this name to an
-    atomic minimum (:mod:`gpu_engine.batch.cuda`)."""
-    if key < values[i]:
+    """``values[i] = min(values[i], key)``, returning the value before: the CPU's; the CUDA
+    twin binds this name to an atomic minimum (:mod:`gpu_engine.batch.cuda`)."""
+    old = values[i]
+    if key < old:
         values[i] = key
+    return old
+
+
+@numba.njit(cache=True)
+def bump(counts, i):
+    """``counts[i] += 1``, returning the value before: the CPU's; the CUDA twin binds this
+    name to an atomic add."""
+    old = counts[i]
+    counts[i] = old + 1
+    return old
 
 
 @numba.njit(cache=True)

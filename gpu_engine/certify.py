@@ -58,9 +58,10 @@ def certify(problem: CartProblem, solution: Solution, *, left_ms: float | None) 
 
 def _integral(problem: CartProblem, solution: Solution) -> bool:
     if not problem.simple:
-        # Version 2: exhaustion and the merchant DP (every placement of a merchant's lines over
-        # its nodes, then an integer DP) are integer arithmetic throughout.
-        return solution.algorithm in ("cpu-full", "gpu-full", "dp", "cpu-dp", "gpu-dp")
+        # Version 2: exhaustion, the merchant DP (every placement of a merchant's lines over
+        # its nodes, then an integer DP) and the flat solver (integer dual ascent and branch and
+        # bound over nodes) are integer arithmetic throughout.
+        return solution.algorithm in ("cpu-full", "gpu-full", "dp", "cpu-dp", "gpu-dp", "flat")
     if solution.algorithm in INTEGRAL:
         return True
     from gpu_engine.solvers.ga.solve import lower_bound

@@ -2,9 +2,10 @@
 
 Simple carts go through the planner's measured routes (:mod:`gpu_engine.planning.plan`). A
 version 2 cart has fewer exact methods that price it: exhaustive search (CPU, or the GPU where
-one is idle) when every assignment fits a share of the budget, else the GA for an incumbent and
-HiGHS's node-and-tier model, warm-started with it, for the proof on the rest. The best answer
-wins; it is proven only by exhaustion or by HiGHS (whose claim :mod:`gpu_engine.certify` checks).
+one is idle) when every assignment fits a share of the budget; the flat solver where every
+merchant's cost is facility location; the merchant DP where it is predicted to fit; else the
+anytime search (:mod:`gpu_engine.planning.fulfilled_search`). The best answer wins; it is proven
+by exhaustion, the flat solver, the DP, or HiGHS (whose claim :mod:`gpu_engine.certify` checks).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def full_rate(device: str) -> float:
 
 # The exhaustive search takes at most this share of the budget.
 FULL_SHARE = 0.5
+# The flat solver's share of the budget where the cart is facility location; an unproven
+# answer leaves the rest to the other methods.
+FLAT_SHARE = 0.5
 # The subset DP holds 2^lines states: past this many lines it never fits a request's budget.
 DP_MAX_LINES = 30
 
@@ -55,6 +59,10 @@ def solve_fulfilled(
         solution = _full(problem, exhaustive, deadline)
         why = f"{problem.complexity} assignments fit {FULL_SHARE:.0%} of the budget"
         return _planned(solution, f"{exhaustive}-full", why, deadline, [])
+    flat = _flat(problem, deadline)
+    if flat is not None and flat.optimal:
+        why = "every merchant is an opening cost plus per-line costs: facility location"
+        return _planned(flat, "flat", why, deadline, [])
     dp_ms = _dp_predicted_ms(problem, gpu_idle)
     if dp_ms is not None and dp_ms <= FULL_SHARE * budget:
         from gpu_engine.solvers.dp.solve import solve_dp
@@ -64,7 +72,22 @@ def solve_fulfilled(
         if solution.optimal:
             why = f"the merchant DP predicted {dp_ms:.0f} ms"
             return _planned(solution, f"{device}-dp", why, deadline, [])
-    return _searched(problem, deadline, seed, "gpu" if gpu_idle else "cpu")
+    searched = _searched(problem, deadline, seed, "gpu" if gpu_idle else "cpu")
+    if flat is not None and flat.total < searched.total:
+        why = "the flat solver's answer (unproven) beat the search's"
+        return _planned(flat, "flat", why, deadline, (searched.plan or {}).get("ran", []))
+    return searched
+
+
+def _flat(problem: CartProblem, deadline: Deadline) -> Solution | None:
+    """The flat solver's answer where the cart is facility location (None where it is not);
+    it proves most such carts in a few ms, on a share of the budget."""
+    from gpu_engine.solvers.flat.data import is_flat
+    from gpu_engine.solvers.flat.solve import solve_flat_solution
+
+    if not is_flat(problem):
+        return None
+    return solve_flat_solution(problem, budget_ms=FLAT_SHARE * deadline.remaining_ms())
 
 
 def _dp_predicted_ms(problem: CartProblem, gpu_idle: bool) -> float | None:

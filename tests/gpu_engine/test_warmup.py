@@ -23,7 +23,8 @@ def test_cpu_only_warmup_never_asks_for_cuda(monkeypatch):
     assert all(seconds >= 0 for seconds in timings.values())
 
 
-# The CPU routes that price version 2 carts (flat refuses them): each warms its v2 path too.
+# The CPU routes that price version 2 carts (flat refuses the warm-up's v2 cart: its discount
+# is in reach): each warms its v2 path too.
 V2_CPU_ROUTES = ("cpu-full", "dp", "cpu-dp", "milp", "cpu-ga")
 
 

@@ -27,7 +27,7 @@ def test_every_cpu_route_on_small_v2_carts():
     assert tally.carts == CARTS
     assert {route for route, _ in tally.counts} == set(routes)
     assert tally.oracles["brute"] + tally.oracles["exact"] >= CARTS // 2
-    assert tally.counts[("flat", None)]["unsupported"] > 0  # flat prices version 1 only
+    assert tally.counts[("flat", None)]["unsupported"] > 0  # flat refuses non-flat v2 carts
     assert sum(c["ok"] for c in tally.counts.values()) > len(routes) * CARTS // 2
     defects = [f for f in tally.findings if f.kind in FAILURES]
     assert defects == [], format_findings(defects, 20, "python -m gpu_engine fuzz")

@@ -53,3 +53,28 @@ def test_sparse_v2_carts_go_to_the_merchant_dp_and_carry_an_exact_proof():
     assert solution.optimal
     assert solution.stats["proof"] == {"kind": "exact", "by": "dp"}
     assert solution.total == solve_milp(problem).total
+
+
+def test_flat_v2_carts_are_proven_by_the_flat_solver_at_highs_optimum():
+    """Carts too large for exhaustion whose every merchant is facility location: the flat
+    solver proves them (an integer proof), at HiGHS's optimum."""
+    import random
+
+    from gpu_engine.fuzz.v2_edits import flatten
+    from gpu_engine.solvers.flat.data import is_flat
+
+    proven = 0
+    for seed in range(12):
+        cart = random_v2_cart(9100 + seed, 30, cents=[1, 100][seed % 2])
+        flatten(random.Random(seed), cart)
+        problem = CartProblem.from_dict(cart)
+        if not is_flat(problem):
+            continue
+        solution = solve(problem, budget_ms=2000, allow_gpu=False)
+        assert solution.total == solve_milp(problem).total
+        assert reference_cost_v2(cart, _named(solution)) == solution.total
+        if solution.plan["method"] == "flat":
+            proven += 1
+            assert solution.optimal
+            assert solution.stats["proof"]["kind"] == "exact"
+    assert proven >= 3

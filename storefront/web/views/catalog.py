@@ -23,6 +23,7 @@ from storefront.carts.delivered import (
     delivered_nodes_read,
     offers_delivered_cost,
 )
+from storefront.carts.fulfillment import CartNodes
 from storefront.carts.pricing_summary import cart_pricing_summary_for_product
 from storefront.catalog.selectors import category_list_read, product_offers_read
 from storefront.catalog.shipping_selectors import MerchantTerms, merchant_terms_for_merchants
@@ -177,21 +178,39 @@ class OfferRow:
     cheapest: bool
     # What adding one unit adds to the shopper's cart, delivered (None: no terms).
     delivered: DeliveredCost | None = None
+    # The warehouses of merchants that ship from them, for the shopper's destination.
+    nodes: CartNodes | None = None
+
+    @property
+    def one_warehouse(self) -> bool:
+        """The offer's merchant ships from warehouses: a cart line of it ships from one."""
+        return self.nodes is not None and self.nodes.is_v2(self.offer.merchant_id)
+
+    @property
+    def stock(self) -> int | None:
+        """What one cart line can have (None: unlimited): the offer's stock, or for a merchant
+        with warehouses the most one of them that ships to the shopper holds, never the
+        offer's stock (their sum)."""
+        if self.nodes is None or not self.one_warehouse:
+            return self.offer.stock
+        return self.nodes.ships_at_most(merchant_id=self.offer.merchant_id, offer_id=self.offer.pk)
 
     @property
     def sold_out(self) -> bool:
-        return self.offer.stock == 0
+        return self.stock == 0
 
     @property
     def max_quantity(self) -> int:
         """The most the quantity input allows (the server checks again)."""
-        if self.offer.stock is None:
+        stock = self.stock
+        if stock is None:
             return MAX_LINE_QUANTITY
-        return max(1, min(self.offer.stock, MAX_LINE_QUANTITY))
+        return max(1, min(stock, MAX_LINE_QUANTITY))
 
     @property
     def low_stock(self) -> bool:
-        return self.offer.stock is not None and 0 < self.offer.stock <= 5
+        stock = self.stock
+        return stock is not None and 0 < stock <= 5
 
     def view(self) -> dict:
         """The row as the offer list shows it, formatted once (see ``product_cards``)."""
@@ -204,7 +223,9 @@ class OfferRow:
             "cheapest": self.cheapest,
             "sold_out": self.sold_out,
             "low_stock": self.low_stock,
-            "stock": offer.stock,
+            "stock": self.stock,
+            # Said only where it differs from the offer's stock: "2 can ship from one warehouse".
+            "one_warehouse": self.one_warehouse and self.stock != offer.stock,
             "price": format_money(offer.unit_price),
             "max_quantity": self.max_quantity,
             "shipping": shipping_terms(shipping),
@@ -317,6 +338,7 @@ def render_product(
                 terms=terms.get(offer.merchant_id),
                 cheapest=best is not None and offer.pk == best.offer_id,
                 delivered=delivered.get(offer.pk),
+                nodes=nodes,
             )
             for offer in ranked
         ]

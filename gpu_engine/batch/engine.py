@@ -79,7 +79,7 @@ def solve_packed(
     device: str = "auto",
     prefer: int | None = None,
     gpu_variant: str | Launch | None = None,
-    prune: bool = True,
+    prune: bool | int = True,
 ) -> RawAnswers:
     """Exact answers of a packed batch as arrays (no Python object per cart). ``prefer`` and
     ``prune``: see :func:`gpu_engine.batch.pack.plan_batch` (totals never depend on them);

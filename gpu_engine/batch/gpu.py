@@ -37,7 +37,7 @@ def solve_gpu(
     max_work: int = MAX_WORK,
     timings: dict[str, float] | None = None,
     variant: str | Launch | None = None,
-    prune: bool = True,
+    prune: bool | int = True,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan) on the GPU, by ``variant``: a
     name of :data:`VARIANTS` (None: :func:`default_variant` for the batch's size) or a

@@ -78,7 +78,7 @@ def solve_whole(
     prefer: int | None = None,
     max_work: int = MAX_WORK,
     timings: dict[str, float] | None = None,
-    prune: bool = True,
+    prune: bool | int = True,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan) on the GPU, the whole batch
     copied first (``prune``: see :func:`gpu_engine.batch.pack.plan_batch`); carts planned
@@ -223,7 +223,7 @@ def _launch_split(
 
 
 def _plan_on_device(
-    batch: PackedBatch, d: dict, *, prefer: int, max_work: int, prune: bool
+    batch: PackedBatch, d: dict, *, prefer: int, max_work: int, prune: bool | int
 ) -> BatchPlan:
     """Thread ``c`` prunes and plans cart ``c`` (:func:`gpu_engine.batch.prune.prune_cart`,
     :func:`gpu_engine.batch.ops.plan_cart`, reordering the device copy of the cart's offers);

@@ -113,7 +113,7 @@ def solve_overlap(
     max_work: int,
     timings: dict[str, float],
     chunks: int | None = None,
-    prune: bool = True,
+    prune: bool | int = True,
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     """(total per cart, cart-local merchant per line, the plan), as ``solve_whole``. An array
     with a value outside its narrow type makes the batch start again with it wide; chunks
@@ -144,7 +144,7 @@ def solve_overlap(
 
 
 def _solve(
-    run: _Run, prefer: int, max_work: int, prune: bool
+    run: _Run, prefer: int, max_work: int, prune: bool | int
 ) -> tuple[np.ndarray, np.ndarray, BatchPlan]:
     bounds = run.bounds
     n_chunks = bounds.size - 1
@@ -338,7 +338,7 @@ def _upload_chunk(run: _Run, k: int, stream, previous):
     return event
 
 
-def _plan_chunk(run: _Run, k: int, stream, prefer: int, max_work: int, prune: bool):
+def _plan_chunk(run: _Run, k: int, stream, prefer: int, max_work: int, prune: bool | int):
     """The plan kernel over chunk ``k``'s carts and the copy back of its plan, on ``stream``;
     the event of that copy."""
     d = run.d

@@ -354,12 +354,13 @@ def plan_batch(
     *,
     max_work: int = MAX_WORK,
     prefer: int | None = None,
-    prune: bool = True,
+    prune: bool | int = True,
 ) -> BatchPlan:
     """The cheaper exact method of each cart by its estimated steps, TOO_LARGE when neither
     fits ``max_work`` (or the method's array limits), after pruning the offers that can be in
-    no optimal assignment (:mod:`gpu_engine.batch.prune`; ``prune=False`` keeps them all, to
-    measure and test the pruning). ``prefer`` (FULL or DP) takes that method wherever it
+    no optimal assignment (:mod:`gpu_engine.batch.prune`: carts whose unpruned steps pass
+    ``PRUNE_MIN_STEPS``; ``prune=False`` keeps every offer, to measure and test the pruning,
+    and ``PRUNE_ALWAYS`` prunes every cart). ``prefer`` (FULL or DP) takes that method wherever it
     fits, so that tests can hold each method against the other."""
     n_lines = batch.line_qty.size
     out = PlanArrays.allocate(batch.n_carts, int(batch.merch_ptr[-1]), n_lines)

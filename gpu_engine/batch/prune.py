@@ -45,6 +45,8 @@ MAX_PASSES = 4
 # Carts whose full search prices at most this many lines are solved as they are: pruning
 # them costs more than it saves.
 PRUNE_MIN_STEPS = 20000
+# The plan's ``prune`` level that prunes every cart, however small (tests).
+PRUNE_ALWAYS = 2
 # Pruning rounds (each recomputes the bounds on the offers the last one kept).
 MAX_ROUNDS = 3
 
@@ -333,9 +335,10 @@ def prune_cart(
     base, extra, free_over, dmin, dbp, enabled, sub, units, slack, line_v, offer_end, bound,
 ):  # fmt: skip
     """Cart ``c``'s offers that can be in an optimal assignment first in each line, up to
-    ``offer_end[line]`` (every offer when ``enabled`` is 0), and ``bound[c]`` the exact total
-    of an assignment (``INF`` when not pruned); ``sub``, ``units``, ``slack`` are scratch per
-    packed merchant, ``line_v`` per line. See the module docstring."""
+    ``offer_end[line]`` (every offer when ``enabled`` is 0; 1 prunes carts whose unpruned
+    steps pass ``PRUNE_MIN_STEPS``, :data:`PRUNE_ALWAYS` every cart), and ``bound[c]`` the
+    exact total of an assignment (``INF`` when not pruned); ``sub``, ``units``, ``slack``
+    are scratch per packed merchant, ``line_v`` per line. See the module docstring."""
     l0 = line_ptr[c]
     n = line_ptr[c + 1] - l0
     m0 = merch_ptr[c]
@@ -343,8 +346,10 @@ def prune_cart(
     bound[c] = INF
     for line in range(l0, l0 + n):
         offer_end[line] = offer_ptr[line + 1]
-    if enabled == 0 or unpruned_steps(l0, n, m0, n_merch, offer_ptr, offer_merchant, sub) <= (
-        PRUNE_MIN_STEPS
+    if enabled == 0:
+        return
+    if enabled != PRUNE_ALWAYS and (
+        unpruned_steps(l0, n, m0, n_merch, offer_ptr, offer_merchant, sub) <= PRUNE_MIN_STEPS
     ):
         return
     no_choice = offer_end[l0:l0]

@@ -30,7 +30,12 @@ PRICES = st.sampled_from([0, 500, 999, 1000, 1250, 2500, 2501])
 def packed_carts(draw, max_carts=4, max_lines=5, max_merchants=4):
     """Carts straight in packed columns, each merchant its own pricing row."""
     n_carts = draw(st.integers(1, max_carts))
-    line_counts, qty, offer_counts, merch, price, merch_counts = [], [], [], [], [], []
+    line_counts: list[int] = []
+    qty: list[int] = []
+    offer_counts: list[int] = []
+    merch: list[int] = []
+    price: list[int] = []
+    merch_counts: list[int] = []
     rows: list[list[int]] = [[], [], [], [], []]
     for _ in range(n_carts):
         n_merch = draw(st.integers(1, max_merchants))
@@ -67,6 +72,7 @@ def _assert_pruned_equals_unpruned(batch, prefer=None):
     plain = solve_packed(batch, device="cpu", prune=False, prefer=prefer)
     np.testing.assert_array_equal(pruned.total, plain.total)
     solved = pruned.plan.method != TOO_LARGE
+    assert pruned.plan.bound is not None
     # The bound is some assignment's exact total: never below the optimum.
     assert (pruned.plan.bound[solved] >= pruned.total[solved]).all()
     return pruned
@@ -132,6 +138,7 @@ def _assignments(batch, c):
 def test_every_optimal_assignment_survives_the_pruning(batch):
     plan = plan_batch(batch, prune=PRUNE_ALWAYS)
     assert plan.offer_end is not None and plan.offer_merchant is not None
+    assert plan.bound is not None
     for c in range(batch.n_carts):
         found = list(_assignments(batch, c))
         best = min(total for _, total in found)

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from django.db.models import Exists, Q, QuerySet
+from django.db import connection
+from django.db.models import BooleanField, Exists, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from gpu_engine import ProblemError, assignment_cost
 from smartcart.models import OptimizationRun, PriceWatchChange
@@ -328,9 +330,14 @@ def carts_v2_build(*, cart_ids: Sequence[int]) -> ChunkRead:
 def price_watch_notices_current(*, cart_ids: Iterable[int]) -> QuerySet[OptimizationRun]:
     """The price-watch notices of these carts that no later check replaced: the shown ones
     and the dismissed ones (a dismissal holds for its cart version)."""
-    return OptimizationRun.objects.filter(
-        cart_id__in=list(cart_ids), source=Source.PRICE_WATCH, superseded_at__isnull=True
-    )
+    ids = list(cart_ids)
+    runs = OptimizationRun.objects.filter(source=Source.PRICE_WATCH, superseded_at__isnull=True)
+    if connection.vendor == "postgresql":
+        # One array parameter: ``cart_id__in`` writes a placeholder per id, and psycopg's
+        # parsing of a statement with thousands of them cost more than running it.
+        column = f"{connection.ops.quote_name(OptimizationRun._meta.db_table)}.cart_id"
+        return runs.filter(RawSQL(f"{column} = ANY(%s)", (ids,), output_field=BooleanField()))
+    return runs.filter(cart_id__in=ids)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.core.cache import cache
@@ -47,7 +48,7 @@ from smartcart.pricewatch.selectors import (
     price_watch_changes_pending,
     price_watch_notices_current,
 )
-from smartcart.pricewatch.writes import JsonText, emails_queue, notices_insert
+from smartcart.pricewatch.writes import ChunkWriter, JsonText, emails_queue, notices_insert
 from smartcart.routing import gpu_queue_enabled
 from smartcart.services.common import run_write, tasks_run_in_process
 from storefront.caching.cache import CacheUnavailable
@@ -136,6 +137,11 @@ class _QueryMeter:
             self.queries += 1
             self.seconds += time.perf_counter() - start
 
+    def add(self, other: "_QueryMeter | None") -> None:
+        if other is not None:
+            self.queries += other.queries
+            self.seconds += other.seconds
+
 
 def _claim(*, route: str) -> PriceWatchRun:
     stale = timezone.now() - timedelta(
@@ -170,6 +176,7 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
     run = _claim(route=route)
     meter = _QueryMeter()
     counts = Counts()
+    writer = ChunkWriter(meter_factory=_QueryMeter)
     try:
         with connection.execute_wrapper(meter):
             changes = price_watch_changes_pending()
@@ -177,15 +184,20 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
             cart_ids = price_watch_carts_affected(changes=changes, active_since=since)
             device = "auto" if route == Route.GPU else "cpu"
             book = OfferBook()
-            for chunk in _chunks(cart_ids, settings.SMARTCART_PRICE_WATCH_CHUNK):
-                _check_chunk(
-                    run=run,
-                    cart_ids=chunk,
-                    device=device,
-                    counts=counts,
-                    meter=meter,
-                    book=book,
-                )
+            try:
+                for chunk in _chunks(cart_ids, settings.SMARTCART_PRICE_WATCH_CHUNK):
+                    _check_chunk(
+                        run=run,
+                        cart_ids=chunk,
+                        device=device,
+                        counts=counts,
+                        meter=meter,
+                        writer=writer,
+                        book=book,
+                    )
+            finally:
+                writer.close()
+                meter.add(writer.meter)
             if counts.v2:
                 logger.info(
                     "Price-watch run %s: %d carts with warehouse merchants (pricing version 2) "
@@ -271,6 +283,7 @@ def _check_chunk(
     device: str,
     counts: Counts,
     meter: "_QueryMeter",
+    writer: ChunkWriter,
     book: OfferBook,
 ):
     counts.checked += len(cart_ids)
@@ -306,10 +319,36 @@ def _check_chunk(
             continue  # unchanged: keep the notice the shopper may be looking at
         retired += [n.pk for n in notices]
         created.append((cart.cart_id, fields))
+    counts.notified += len(created)
+    owners = {cart.cart_id: cart.owner_id for cart in carts}
+    writer.submit(
+        partial(
+            _write_chunk,
+            run=run,
+            created=created,
+            retired=retired,
+            owners=owners,
+            now=now,
+            counts=counts,
+            meter=meter if writer.meter is None else writer.meter,
+        )
+    )
+
+
+def _write_chunk(
+    *,
+    run: PriceWatchRun,
+    created: list[tuple[int, dict]],
+    retired: list[int],
+    owners: dict[int, int | None],
+    now,
+    counts: Counts,
+    meter: "_QueryMeter",
+) -> None:
+    """A chunk's writes: the replaced notices retired, the new ones stored (one transaction),
+    then their e-mails queued (``counts.emails``: only this writes it while a run runs)."""
     with run_write():
         if retired:
             OptimizationRun.objects.filter(pk__in=retired).update(superseded_at=now)
         notices_insert(run=run, created=created, now=now, meter=meter)
-    counts.notified += len(created)
-    owners = {cart.cart_id: cart.owner_id for cart in carts}
     counts.emails += emails_queue(run=run, created=created, owners=owners)

@@ -20,10 +20,17 @@ a block:
   ``t, t + T, ...`` of the next layer from the previous one (two buffers: no thread reads what
   another writes in the same layer); ``syncthreads`` separates the phases. Each thread keeps
   its own copy of the merchant's line list (a few registers' worth, no sync needed). Merchants
-  the plan marked ``skip`` (dominated single-line sellers) get no layer. Thread 0 backtracks
-  through the per-merchant choices.
+  the plan marked ``skip`` (dominated single-line sellers, merchants whose offers were all
+  pruned) get no layer. Thread 0 backtracks through the per-merchant choices. Carts the plan
+  pruned (a ``bound``, :mod:`gpu_engine.batch.prune`) take the pushed layers instead
+  (:func:`gpu_engine.batch.ops.push_layer`): thread ``t`` pushes the reached sets ``t, t + T,
+  ...`` of the layer before into the next layer by an atomic minimum on (cost, choice) keys,
+  the first push into a set appends it to the next list (a shared counter), and the merchant's
+  costs are priced on first use.
 
-The DP tables live in global scratch (``ws`` int64, ``pick`` uint16) at the cart's offsets.
+The plan kernel prunes before it plans (:func:`gpu_engine.batch.prune.prune_cart`, one thread
+a cart, reordering the device copy of the cart's offers). The DP tables live in global scratch
+(``ws`` int64: two layers, the cost table, two lists; ``pick`` uint16) at the cart's offsets.
 """
 
 from __future__ import annotations

@@ -5,7 +5,16 @@ Plain Python compiled twice: ``numba.njit`` in :mod:`gpu_engine.batch.cpu` (one 
 ``cuda.jit(device=True)`` in :mod:`gpu_engine.batch.cuda` (one block per cart, thread ``t`` of
 ``T`` calls the strided steps with ``t, T`` and so owns assignments, cost-table entries or line
 sets ``t, t + T, ...``). Like :mod:`gpu_engine.solvers.ga.ops`, they call only the scalar pricing
-routine (:func:`gpu_engine.pricing.merchant_cost`), never each other.
+routine (:func:`gpu_engine.pricing.merchant_cost`) and the pruning's helpers
+(:func:`gpu_engine.batch.prune.lb_offer`; ``relax_min`` and ``bump``, which the CUDA twin binds
+to atomics), never each other.
+
+The subset DP runs one of two ways per cart. Dense (no bound: pruning off, or money too large
+for the keys): every line set of every merchant's layer pulled from the layer before. Pushed
+(the plan's ``bound``, an assignment's exact total): each layer starts from the list of sets
+the layer before reached, keeps those whose cost plus what the merchants still to run must
+charge stays within the bound, and pushes them forward (:func:`push_layer`); a layer touches
+its reached sets, not all ``2^k``.
 
 A cart is a slice of the packed CSR arrays (:mod:`gpu_engine.batch.pack`): its lines are
 ``l0 .. l0 + n - 1``; line ``l``'s offers still in play are ``offer_ptr[l] .. offer_end[l] - 1``

@@ -17,9 +17,16 @@ dispatchers, which numba-cuda compiles as device functions (as :func:`merchant_c
    none) pays ``base + extra * (units - 1)`` whenever it ships, ``units`` at least the line's
    quantity: ``must``. So every assignment putting line ``l`` at offer ``o`` costs at least
    ``LB0 - lb_line(l) + lb_offer(o) + must(o)``, where ``lb_line`` is the least ``lb_offer``
-   of a line and ``LB0`` their sum. An offer whose bound exceeds ``U`` is in no assignment
-   costing ``U`` or less, so in no optimal one: it is dropped. Rounds repeat while they drop
-   offers (fewer offers lower the merchants' sums and raise the lines' least bounds).
+   of a line and ``LB0`` their sum. A second bound comes from a facility-location relaxation:
+   a merchant that can reach its threshold pays at least ``g + f * (1 - g / F)`` when it
+   ships goods ``g`` (``f = min(base, F)``), one that cannot pays ``base`` plus its extra
+   units' fees, so a greedy dual (each line's value raised until a merchant's fixed fee is
+   used up) gives ``sum(v) + slack(m) + max(0, cost(l, m) - v(l))`` for line ``l`` at ``m``
+   (the reduced-cost argument of uncapacitated facility location). An offer whose bound
+   exceeds ``U`` is in no assignment costing ``U`` or less, so in no optimal one: it is
+   dropped. Rounds repeat while they drop offers (fewer offers lower the merchants' sums and
+   raise the lines' least bounds). Carts whose unpruned methods are cheap
+   (:data:`PRUNE_MIN_STEPS`) are left as they are.
 3. Dropping is a stable partition of the line's offers in place (the kept ones first, in
    their order; ``offer_end[line]`` the end of the kept ones). The arrays are the plan's own:
    the device copy on the GPU, a copy the CPU twin makes. The U assignment's offers are never

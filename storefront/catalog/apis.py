@@ -21,6 +21,7 @@ from storefront.catalog.selectors import (
     product_get,
     product_offer_list,
 )
+from storefront.catalog.stock_selectors import OfferStock, offers_line_stock
 from storefront.errors import NotFound
 from storefront.models import Merchant
 from storefront.search import search_prepare
@@ -237,17 +238,72 @@ class MerchantBriefSerializer(serializers.Serializer):
     slug = serializers.SlugField()
 
 
+class OfferWarehouseSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="warehouse_id")
+    name = serializers.CharField(help_text="'Ships from <name>'.")
+    stock = serializers.IntegerField(allow_null=True, help_text="Units there; null: unlimited.")
+    ships_to_destination = serializers.BooleanField(
+        source="ships",
+        allow_null=True,
+        help_text="Whether it ships to `deliver_to` (a parcel rate for it); null without "
+        "`deliver_to`.",
+    )
+
+
 class OfferSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     product_id = serializers.IntegerField()
     merchant = MerchantBriefSerializer()
     merchant_sku = serializers.CharField()
     unit_price = serializers.IntegerField(help_text="In cents.")
-    stock = serializers.IntegerField(allow_null=True, help_text="Null: unlimited.")
+    stock = serializers.IntegerField(
+        allow_null=True,
+        help_text="Null: unlimited. For a merchant with warehouses, the total over them "
+        "(one cart line may have less: `max_quantity`).",
+    )
     in_stock = serializers.SerializerMethodField()
+    max_quantity = serializers.SerializerMethodField(
+        help_text="The most units one cart line of this offer can have; null: unlimited. The "
+        "offer's stock for a merchant without warehouses. For one with warehouses, a line "
+        "ships whole from one: the most one warehouse holds, among those that ship to "
+        "`deliver_to` when it is given (any active warehouse without it), never their sum."
+    )
+    warehouses = serializers.SerializerMethodField(
+        help_text="For a merchant with warehouses, its active ones that hold the offer, "
+        "each with its stock; null for a merchant without warehouses."
+    )
 
     def get_in_stock(self, offer) -> bool:
         return offer.stock is None or offer.stock > 0
+
+    def _line_stock(self, offer) -> OfferStock:
+        found = self.context.get("line_stock", {}).get(offer.pk)
+        return found if found is not None else OfferStock(offer.stock, None)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_max_quantity(self, offer) -> int | None:
+        return self._line_stock(offer).max_quantity
+
+    @extend_schema_field(OfferWarehouseSerializer(many=True, allow_null=True))
+    def get_warehouses(self, offer) -> list[dict[str, Any]] | None:
+        held = self._line_stock(offer).warehouses
+        if held is None:
+            return None
+        return list(OfferWarehouseSerializer(held, many=True).data)
+
+
+class OfferFilterSerializer(serializers.Serializer):
+    """Query parameters of a product's offers."""
+
+    deliver_to = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=10,
+        help_text="A postal code: `max_quantity` counts only warehouses that ship there, and "
+        "each warehouse says whether it does, as the cart prices a line for that "
+        "destination. Empty: every active warehouse counts.",
+    )
 
 
 class ShippingSerializer(serializers.Serializer):
@@ -362,14 +418,22 @@ class ProductDetailView(CatalogView, APIView):
 @extend_schema(
     tags=["catalog"],
     summary="A product's offers, lowest item price first",
-    description="Active offers of active merchants; sold-out offers are listed with stock 0.",
-    responses={200: OfferSerializer(many=True), **error_responses(404, 429)},
+    description="Active offers of active merchants; sold-out offers are listed with stock 0. "
+    "Each says how many units one cart line can have (`max_quantity`): a merchant with "
+    "warehouses ships a line from one of them.",
+    parameters=[OfferFilterSerializer],
+    responses={200: OfferSerializer(many=True), **error_responses(400, 404, 429)},
 )
 class ProductOfferListView(CatalogView, APIView):
     def get(self, request, product_id: int):
+        params = OfferFilterSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        deliver_to = params.validated_data["deliver_to"].strip()
         product = product_get(product_id=product_id)
-        offers = product_offer_list(product=product)
-        return Response(OfferSerializer(offers, many=True).data)
+        offers = list(product_offer_list(product=product))
+        line_stock = offers_line_stock(offers=offers, postal_code=deliver_to or None)
+        context = {"line_stock": line_stock}
+        return Response(OfferSerializer(offers, many=True, context=context).data)
 
 
 @extend_schema(

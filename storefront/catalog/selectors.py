@@ -24,6 +24,7 @@ from django.db.models.functions import NullIf
 
 from storefront.catalog.shipping_selectors import merchant_terms_for_destination
 from storefront.catalog.sql_shapes import Slots, shaped_list
+from storefront.catalog.stock_selectors import offer_line_covers_q
 from storefront.errors import NotFound, ValidationFailed
 from storefront.models import Category, CheapestOfferRefresh, Merchant, MoneyField, Offer, Product
 from storefront.search import SEARCH_ORDERING, PreparedSearch, product_search
@@ -363,13 +364,17 @@ def product_offers_read(*, product: Product | int) -> list[Offer]:
     )
 
 
-def product_cheapest_offer(*, product: Product | int, quantity: int) -> Offer | None:
+def product_cheapest_offer(
+    *, product: Product | int, quantity: int, postal_code: str | None = None
+) -> Offer | None:
     """The offer of ``product`` with the lowest item price a shopper can buy now in
-    ``quantity`` (active, of an active merchant, with that much stock), ties to the lowest
-    merchant id; ``None`` when nobody has that many. One query. Shipping left out: what "Add
-    cheapest" adds is the cheapest delivered (``storefront.carts.delivered``)."""
-    has_stock = Q(stock__isnull=True) | Q(stock__gte=quantity)
-    return product_offer_list(product=product).filter(has_stock).first()
+    ``quantity`` (active, of an active merchant, with that much stock for one line: at one
+    warehouse for a merchant with warehouses, one with a rate for ``postal_code`` when given;
+    see ``offer_line_covers_q``), ties to the lowest merchant id; ``None`` when nobody has
+    that many. One query. Shipping left out: what "Add cheapest" adds is the cheapest
+    delivered (``storefront.carts.delivered``)."""
+    covers = offer_line_covers_q(quantity=quantity, postal_code=postal_code)
+    return product_offer_list(product=product).filter(covers).first()
 
 
 def offer_get(*, offer_id: int, buyable_only: bool = False) -> Offer:

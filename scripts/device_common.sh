@@ -36,3 +36,11 @@ phase() {  # phase NAME CAP_S CMD...: run within min(CAP_S, time left), log exit
     timeout "$cap" "$@" 2>&1 | tee -a "$LOG"
     echo "=== $name exit ${PIPESTATUS[0]} after $((SECONDS - t0)) s" | tee -a "$LOG"
 }
+
+carried_redis_start() {  # carried_redis_start PORT: Debian's redis-server from .whl-dj/deb
+    mkdir -p /tmp/redis
+    for deb in .whl-dj/deb/*.deb; do dpkg -x "$deb" /tmp/redis; done
+    export LD_LIBRARY_PATH="/tmp/redis/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+    /tmp/redis/usr/bin/redis-server --port "$1" --save "" --appendonly no --daemonize yes \
+        --logfile "$OUT/redis.log" || { echo "redis-server did not start" | tee -a "$LOG"; exit 1; }
+}

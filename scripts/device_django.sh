@@ -37,11 +37,7 @@ env_report
 phase tests "${TEST_CAP:-150}" env -u DATABASE_URL -u REDIS_URL "$PY" -m pytest -m gpu -q \
     -p no:cacheprovider tests
 
-mkdir -p /tmp/redis
-for deb in .whl-dj/deb/*.deb; do dpkg -x "$deb" /tmp/redis; done
-export LD_LIBRARY_PATH="/tmp/redis/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-/tmp/redis/usr/bin/redis-server --port "$REDIS_PORT" --save "" --appendonly no --daemonize yes \
-    --logfile "$OUT/redis.log" || { echo "redis-server did not start" | tee -a "$LOG"; exit 1; }
+carried_redis_start "$REDIS_PORT"
 
 rm -f /tmp/smartcart-device.sqlite3
 export DATABASE_URL=sqlite:////tmp/smartcart-device.sqlite3 REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0

@@ -21,11 +21,7 @@ export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-/tmp/smartcart-numba-cache}"
 rm -rf "$NUMBA_CACHE_DIR" && mkdir -p "$NUMBA_CACHE_DIR"
 env_report
 
-mkdir -p /tmp/redis
-for deb in .whl-dj/deb/*.deb; do dpkg -x "$deb" /tmp/redis; done
-export LD_LIBRARY_PATH="/tmp/redis/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-/tmp/redis/usr/bin/redis-server --port "$REDIS_PORT" --save "" --appendonly no --daemonize yes \
-    --logfile "$OUT/redis.log" || { echo "redis-server did not start" | tee -a "$LOG"; exit 1; }
+carried_redis_start "$REDIS_PORT"
 rm -f /tmp/smartcart-device.sqlite3
 export DATABASE_URL=sqlite:////tmp/smartcart-device.sqlite3 REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
 export SECRET_KEY=device-run ALLOWED_HOSTS=localhost,127.0.0.1,testserver DEBUG=0

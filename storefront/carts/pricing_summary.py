@@ -160,6 +160,11 @@ class CartPricingSummary:
         return sum(group.units for group in self.groups)
 
     @property
+    def parcel_count(self) -> int:
+        """Parcels of every merchant (one without warehouses ships one), as the API lists them."""
+        return sum(len(group.parcels) for group in self.groups)
+
+    @property
     def unavailable_units(self) -> int:
         return sum(line.quantity for line in self.unavailable)
 
@@ -387,9 +392,8 @@ def _cart_summary_build(
 
 
 def cart_pricing_summaries(*, carts: Iterable[Cart]) -> list[CartPricingSummary]:
-    """``cart_pricing_summary`` of each cart, in order, for a whole page or batch of carts.
-
-    One query for the lines of every cart (with their offers and merchants), then the shipping
+    """``cart_pricing_summary`` of each cart, in order, for a whole page or batch of carts:
+    one query for the lines of every cart (with their offers and merchants), then the shipping
     rule of every (merchant, cart destination) in one batched match of the zone index: no
     query while it is fresh, two when a zone or merchant changed since this process built it,
     one more when a line's merchant is newer than the index. Never one query per cart.

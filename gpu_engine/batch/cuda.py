@@ -385,6 +385,7 @@ def _build_plan():
                 dmin,
                 dbp,
                 offer_end,
+                bound,
                 max_work,
                 prefer,
                 served,

@@ -36,6 +36,8 @@ INF = 2**62
 # bound stays below KEY_LIMIT (keys below INF); larger carts take the dense layers.
 KEY = 1 << 16
 KEY_LIMIT = 1 << 45
+# The dense DP estimate over the pushed DP's steps on pruned carts (see plan_cart).
+PUSHED_DP_SHARE = 16
 # A DP cart's int64 scratch, in tables of 2^k: two layers, the cost table and the lists of
 # the sets each layer reached (:func:`push_layer`).
 DP_TABLES = 5
@@ -333,6 +335,7 @@ def plan_cart(
     dmin,
     dbp,
     offer_end,
+    bound,
     max_work,
     prefer,
     served,
@@ -350,7 +353,9 @@ def plan_cart(
     that sell only one (free) line when another such merchant ships that line alone for no
     more (ties: the lower index stays): moving the line to it never raises the total and
     touches no other merchant, so some optimum never uses them. ``served``/``forced`` are
-    scratch per packed merchant (the cart's own entries are reset here)."""
+    scratch per packed merchant (the cart's own entries are reset here). ``offer_end`` and
+    ``bound`` are the pruning's (:func:`gpu_engine.batch.prune.prune_cart`): the offers still
+    in play, and whether the DP will be pushed (which the estimates reflect)."""
     l0 = line_ptr[c]
     n = line_ptr[c + 1] - l0
     m0 = merch_ptr[c]
@@ -399,6 +404,12 @@ def plan_cart(
     chosen = TOO_LARGE
     best_work = max_work + 1
     full_work = assignments * max(n, 1)
+    # A pruned cart's DP is pushed from its reached sets (measured on the realistic mix: about
+    # a twentieth of the dense steps), while the full search prices each assignment in about
+    # n^2 / 2 steps: the estimates that choose between them say so.
+    pushed = bound[c] < KEY_LIMIT
+    if pushed:
+        full_work = assignments * max(n, 1) * max(n, 1) // 2
     if n <= MAX_FULL_LINES and assignments <= max_work and full_work <= max_work:
         chosen = FULL
         best_work = full_work
@@ -412,6 +423,8 @@ def plan_cart(
             if skip[m0 + m] == 0:
                 a = served[m0 + m]
                 dp_work += size + (1 << a) + (size >> a) * 3**a
+        if pushed:
+            dp_work = dp_work // PUSHED_DP_SHARE + 1
         fits = dp_work <= max_work
         if fits and (
             prefer == DP or (dp_work < best_work and prefer != FULL) or chosen == TOO_LARGE

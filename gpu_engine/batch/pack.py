@@ -399,6 +399,6 @@ def _plan(n_carts, cart, max_work, prefer, prune, out):
     for c in numba.prange(n_carts):
         _prune_cart(c, *cart, prune, sub, units, slack, line_v, offer_end, bound)
         _plan_cart(
-            c, *cart, offer_end, max_work, prefer, served, forced, method, complexity, work,
+            c, *cart, offer_end, bound, max_work, prefer, served, forced, method, complexity, work,
             ws, pick, skip,
         )  # fmt: skip

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings
@@ -143,6 +144,43 @@ def _floors(amount: np.ndarray, total: np.ndarray) -> np.ndarray:
     )
 
 
+@dataclass(frozen=True)
+class Fresh:
+    """Packed carts of a chunk that get a notice and hold none (``carts``: positions in the
+    chunk), decided on the arrays: whether each is ``improvable`` and its price ``increase``
+    (-1: under the floors). Nothing to compare with, nothing to retire: their notices are
+    built and written together."""
+
+    solved: Solved
+    carts: np.ndarray
+    improvable: np.ndarray
+    increase: np.ndarray
+
+    def notices(self) -> list[tuple[int, dict]]:
+        """(cart id, run fields) of each cart's notice."""
+        chunk, at = self.solved.chunk, self.carts
+        answers = _packed_answers(self.solved, at.tolist(), self.improvable.tolist())
+        for fields, increase in zip(answers, self.increase.tolist(), strict=True):
+            fields["price_increase"] = None if increase < 0 else increase
+        return list(zip(chunk.cart_ids[at].tolist(), answers, strict=True))
+
+    def owners(self) -> dict[int, int | None]:
+        chunk = self.solved.chunk
+        return {
+            cart_id: None if owner < 0 else owner
+            for cart_id, owner in zip(
+                chunk.cart_ids[self.carts].tolist(), chunk.owners[self.carts].tolist(), strict=True
+            )
+        }
+
+
+class ChunkChecks(NamedTuple):
+    """A chunk checked: carts one by one (``checked``) and packed carts decided together."""
+
+    checked: list[Checked]
+    fresh: list[Fresh]
+
+
 def checked_packed(
     *,
     cart_ids: list[int],
@@ -150,18 +188,20 @@ def checked_packed(
     counts: Counts,
     noticed: set[int] | None = None,
     book: OfferBook | None = None,
-) -> list[Checked]:
+) -> ChunkChecks:
     """The carts checked from the chunk's packed rows (``packed.carts_packed_read``): one
     ``solve_packed`` call, answers turned into rows only for notices. Carts the batch cannot
     take (too large, or a money bound to check exactly) go through ``checked_problems``.
     With ``noticed`` (the carts that have a notice now) only the carts that may change a
-    notice are returned: those over a floor (decided on the arrays) and those in ``noticed``;
-    the others would neither get nor lose one. ``book``: the run's offers read so far."""
+    notice are returned: those in ``noticed`` one by one, and those over a floor (decided on
+    the arrays, counted in ``counts``) as ``Fresh``; the others would neither get nor lose
+    one. ``book``: the run's offers read so far."""
     chunk = carts_packed_read(cart_ids=cart_ids, book=book)
     counts.skipped += chunk.skipped
     counts.v2 += len(chunk.v2)
     fallback = list(chunk.fallback)
     checked: list[Checked] = []
+    fresh: list[Fresh] = []
     if chunk.v2:
         checked += checked_problems(cart_ids=chunk.v2, device=device, counts=counts, v2=True)
     if chunk.n_carts:
@@ -179,15 +219,7 @@ def checked_packed(
             )
         elapsed = (time.perf_counter() - start) * 1000.0
         counts.solve_ms += elapsed
-        per_cart = elapsed / chunk.n_carts
         fallback += chunk.cart_ids[~solved].tolist()
-        wanted = solved
-        if noticed is not None:
-            current, added = chunk.current, chunk.added
-            over = _floors(np.maximum(0, current - priced), current)
-            over |= _floors(np.maximum(0, current - added), added)
-            held = np.isin(chunk.cart_ids, np.fromiter(noticed, np.int64, len(noticed)))
-            wanted = solved & (over | held)
         solved_chunk = Solved(
             chunk=chunk,
             choice=raw.choice,
@@ -195,24 +227,47 @@ def checked_packed(
             priced=priced,
             method=raw.plan.method,
             device=raw.device,
-            per_cart_ms=per_cart,
+            per_cart_ms=elapsed / chunk.n_carts,
         )
-        for c in np.flatnonzero(wanted).tolist():
-            checked.append(
-                Checked(
-                    cart_id=int(chunk.cart_ids[c]),
-                    cart_version=int(chunk.versions[c]),
-                    owner_id=chunk.owner(c),
-                    current_total=int(chunk.current[c]),
-                    added_total=int(chunk.added[c]),
-                    suggested_total=int(priced[c]),
-                    answer=partial(_packed_answer, solved_chunk, c),
-                    packed=(solved_chunk, c),
-                )
+        one_by_one = solved
+        if noticed is not None:
+            one_by_one = solved & np.isin(chunk.cart_ids, np.fromiter(noticed, np.int64))
+            fresh.append(_fresh(solved_chunk, solved & ~one_by_one, counts))
+        checked += [
+            Checked(
+                cart_id=int(chunk.cart_ids[c]),
+                cart_version=int(chunk.versions[c]),
+                owner_id=chunk.owner(c),
+                current_total=int(chunk.current[c]),
+                added_total=int(chunk.added[c]),
+                suggested_total=int(priced[c]),
+                answer=partial(_packed_answer, solved_chunk, c),
+                packed=(solved_chunk, c),
             )
+            for c in np.flatnonzero(one_by_one).tolist()
+        ]
     if fallback:
         checked += checked_problems(cart_ids=sorted(fallback), device=device, counts=counts)
-    return checked
+    return ChunkChecks(checked, fresh)
+
+
+def _fresh(solved: Solved, among: np.ndarray, counts: Counts) -> Fresh:
+    """The carts ``among`` (a mask) over a floor, decided as ``services._notice_wanted``
+    decides one cart."""
+    chunk = solved.chunk
+    current, added = chunk.current, chunk.added
+    increase = np.maximum(0, current - added)
+    improvable = among & _floors(np.maximum(0, current - solved.priced), current)
+    price_up = among & _floors(increase, added)
+    counts.improvable += int(improvable.sum())
+    counts.price_up += int(price_up.sum())
+    at = np.flatnonzero(improvable | price_up)
+    return Fresh(
+        solved=solved,
+        carts=at,
+        improvable=improvable[at],
+        increase=np.where(price_up[at], increase[at], -1),
+    )
 
 
 # The notices' plan as stored: the batch solver has no planner's reasoning to record.

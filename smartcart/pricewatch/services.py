@@ -290,17 +290,19 @@ def _check_chunk(
     existing: dict[int, list[OptimizationRun]] = {}
     for notice in price_watch_notices_current(cart_ids=cart_ids):
         existing.setdefault(notice.cart_id, []).append(notice)
-    carts = checked_packed(
+    carts, fresh = checked_packed(
         cart_ids=cart_ids,
         device=device,
         counts=counts,
         noticed=set(existing),
         book=book,
     )
-    if not carts:
-        return
     now = timezone.now()
     created: list[tuple[int, dict]] = []  # (cart id, run fields) of each new notice
+    owners: dict[int, int | None] = {}
+    for batch in fresh:
+        created += batch.notices()
+        owners |= batch.owners()
     retired: list[int] = []
     wanted: list[tuple[Checked, bool, int | None]] = []
     for cart in carts:
@@ -319,8 +321,10 @@ def _check_chunk(
             continue  # unchanged: keep the notice the shopper may be looking at
         retired += [n.pk for n in notices]
         created.append((cart.cart_id, fields))
+    if not created and not retired:
+        return
     counts.notified += len(created)
-    owners = {cart.cart_id: cart.owner_id for cart in carts}
+    owners |= {cart.cart_id: cart.owner_id for cart in carts}
     writer.submit(
         partial(
             _write_chunk,

@@ -2,6 +2,7 @@
 fields, to the cent, on random markets (zones, discounts, free shipping, stock limits, ties,
 zero prices, unbuyable lines, prices that moved since the lines were added)."""
 
+import json
 import random
 
 import numpy as np
@@ -12,6 +13,8 @@ from smartcart.pricewatch.checks import Counts, checked_packed, checked_problems
 from smartcart.pricewatch.offer_book import OfferBook
 from smartcart.pricewatch.packed import carts_packed_read
 from smartcart.pricewatch.selectors import carts_problems_build
+from smartcart.pricewatch.services import _notice_wanted
+from smartcart.pricewatch.writes import JsonText
 from storefront.models import Cart, CartLine, Offer
 from tests.factories import (
     CartFactory,
@@ -91,7 +94,7 @@ def test_the_packed_path_checks_carts_as_the_problem_path_does(seed):
     cart_ids = _random_market(random.Random(seed), 30)
     ids = [*cart_ids, 10**9]  # and a cart that is gone
     packed, problems = Counts(), Counts()
-    by_packed = _seen(checked_packed(cart_ids=ids, device="cpu", counts=packed))
+    by_packed = _seen(checked_packed(cart_ids=ids, device="cpu", counts=packed).checked)
     by_problem = _seen(checked_problems(cart_ids=ids, device="cpu", counts=problems))
     assert by_packed == by_problem
     assert packed.skipped == problems.skipped
@@ -136,6 +139,38 @@ def test_a_line_on_an_offer_the_runs_book_has_not_read_goes_to_the_single_cart_p
     CartLine.objects.filter(pk=line.pk).update(offer=newer)
     again = carts_packed_read(cart_ids=[cart_id], book=book)
     assert (again.n_carts, again.fallback) == (0, [cart_id])
-    by_packed = _seen(checked_packed(cart_ids=[cart_id], device="cpu", counts=Counts(), book=book))
+    checks = checked_packed(cart_ids=[cart_id], device="cpu", counts=Counts(), book=book)
+    by_packed = _seen(checks.checked)
     by_problem = _seen(checked_problems(cart_ids=[cart_id], device="cpu", counts=Counts()))
     assert by_packed == by_problem and len(by_packed) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_notices_decided_on_the_arrays_are_the_notices_decided_cart_by_cart(seed):
+    """Carts that hold no notice are decided and built together (``Fresh``): the same carts,
+    counts and stored fields as deciding each cart of the problem path alone."""
+    cart_ids = _random_market(random.Random(seed), 30)
+    packed, problems = Counts(), Counts()
+    checks = checked_packed(cart_ids=cart_ids, device="cpu", counts=packed, noticed=set())
+    assert not checks.checked
+    together = {
+        cart_id: _stored(fields) for batch in checks.fresh for cart_id, fields in batch.notices()
+    }
+    alone = {}
+    for cart in checked_problems(cart_ids=cart_ids, device="cpu", counts=problems):
+        decided = _notice_wanted(cart, problems)
+        if decided is not None:
+            improvable, increase = decided
+            alone[cart.cart_id] = _stored({**cart.answer(improvable), "price_increase": increase})
+    assert together == alone and together
+    assert (packed.improvable, packed.price_up) == (problems.improvable, problems.price_up)
+
+
+def _stored(fields: dict) -> dict:
+    """The fields as the notice row holds them (JSON text decoded), timings aside."""
+    return {
+        k: json.loads(v) if isinstance(v, JsonText) else v
+        for k, v in fields.items()
+        if k not in _TIMINGS
+    }

@@ -3,9 +3,9 @@
 on all host cores, with engine time (plan, copies, kernels, copy back, from packed input),
 carts/s, the time split by cart shape (lines x merchants, each shape's carts solved as a batch
 of their own, with the methods the plan chose), and a sample checked against the per-cart
-exact DP. ``--batch-mix-unpruned`` times the same carts without the plan's pruning too (the
-before/after of :mod:`gpu_engine.batch.prune`); ``--batch-mix-v2-carts`` adds version 2 carts
-(:mod:`gpu_engine.bench.batch_mix_v2`).
+exact DP. ``--batch-mix-unpruned gpu,cpu`` times the same carts without the plan's pruning
+too on those devices (the before/after of :mod:`gpu_engine.batch.prune`);
+``--batch-mix-v2-carts`` adds version 2 carts (:mod:`gpu_engine.bench.batch_mix_v2`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--batch-mix-repeats", type=int, default=3, help="timed GPU runs")
     parser.add_argument("--batch-mix-no-cpu", action="store_true", help="skip the CPU twin")
     parser.add_argument(
-        "--batch-mix-unpruned", action="store_true", help="also time without the pruning"
+        "--batch-mix-unpruned",
+        default="",
+        help="comma-separated devices (gpu, cpu) that also run without the pruning",
     )
     parser.add_argument(
         "--batch-mix-no-shapes", action="store_true", help="skip the split by cart shape"
@@ -91,10 +93,10 @@ def _size_rows(args, n: int, gpu: bool) -> list[dict[str, Any]]:
     base = {"suite": SUITE, "case": f"{n} carts (mix v1)"}
     rows: list[dict[str, Any]] = []
     runs: dict[tuple[str, bool], tuple[float, RawAnswers]] = {}
-    prunes = (True, False) if args.batch_mix_unpruned else (True,)
+    unpruned = {v.strip() for v in args.batch_mix_unpruned.split(",") if v.strip()}
     devices = (["gpu"] if gpu else []) + ([] if args.batch_mix_no_cpu else ["cpu"])
     for device in devices:
-        for prune in prunes:
+        for prune in (True, False) if device in unpruned else (True,):
             repeats = args.batch_mix_repeats if device == "gpu" else 1
             runs[device, prune] = _timed(batch, device, repeats, prune)
             rows.append(_engine_row(base, device, prune, n, *runs[device, prune]))
@@ -116,7 +118,7 @@ def _size_rows(args, n: int, gpu: bool) -> list[dict[str, Any]]:
         shape_devices = ["gpu"] if gpu else ["cpu"]
         if gpu and args.batch_mix_shape_cpu and not args.batch_mix_no_cpu:
             shape_devices.append("cpu")
-        rows.extend(_shape_rows(base, batch, shape_devices, prunes, args.batch_mix_repeats))
+        rows.extend(_shape_rows(base, batch, shape_devices, unpruned, args.batch_mix_repeats))
     rows.append(_check_row(base, batch, ref[1], args))
     return rows
 
@@ -148,7 +150,7 @@ def shape_of(batch: PackedBatch) -> tuple[np.ndarray, np.ndarray]:
     return np.diff(batch.line_ptr), np.diff(batch.merch_ptr)
 
 
-def _shape_rows(base, batch, devices, prunes, repeats: int) -> list[dict[str, Any]]:
+def _shape_rows(base, batch, devices, unpruned, repeats: int) -> list[dict[str, Any]]:
     """Each (lines, merchants) bucket's carts as a batch of their own on each device: its
     time, the time per million carts of that shape, and the methods the plan chose."""
     lines, merchants = shape_of(batch)
@@ -162,7 +164,7 @@ def _shape_rows(base, batch, devices, prunes, repeats: int) -> list[dict[str, An
                 continue
             part = take_carts(batch, carts)
             for device in devices:
-                for prune in prunes:
+                for prune in (True, False) if device in unpruned else (True,):
                     ms, answers = _timed(part, device, repeats if device == "gpu" else 1, prune)
                     method = answers.plan.method
                     rows.append(

@@ -20,6 +20,7 @@ def test_batch_mix_suite_runs_and_its_sample_agrees(tmp_path):
         "--batch-mix-sizes",
         "400",
         "--batch-mix-unpruned",
+        "cpu",
         "--batch-mix-check-share",
         "0.05",
         "--batch-mix-v2-carts",

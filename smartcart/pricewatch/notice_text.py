@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from smartcart.pricewatch.offer_book import Names
 from smartcart.pricewatch.packed import PackedChunk
 
 # Version 1 rows: a line ships from its merchant's one node, no warehouse; a merchant row has
@@ -54,10 +55,12 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.repeat(starts, counts) + np.arange(total) - offsets
 
 
-def _json_names(names: dict[int, str], ids: np.ndarray) -> list[str]:
-    """The JSON string of each id's name (each distinct name encoded once)."""
-    encoded = {i: json.dumps(names[i]) for i in np.unique(ids).tolist()}
-    return [encoded[i] for i in ids.tolist()]
+def _json_names(names: dict[int, str], encoded: dict[int, str], ids: np.ndarray) -> list[str]:
+    """The JSON string of each id's name (each name encoded once, kept in ``encoded``)."""
+    ids_list = ids.tolist()
+    new = set(ids_list) - encoded.keys()
+    encoded.update((i, json.dumps(names[i])) for i in new)
+    return [encoded[i] for i in ids_list]
 
 
 def _null_or(values: np.ndarray) -> list[str]:
@@ -65,40 +68,66 @@ def _null_or(values: np.ndarray) -> list[str]:
     return ["null" if v < 0 else str(v) for v in values.tolist()]
 
 
+class _Rows(NamedTuple):
+    """Merchant rows of many notices: the text of each, where each notice's rows start
+    (int64[N + 1]), and per row its (notice, cart-local merchant) key and its line count."""
+
+    text: list[str]
+    ptr: np.ndarray
+    keys: np.ndarray
+    sizes: np.ndarray
+
+
 def _merchant_rows(
     chunk: PackedChunk,
     *,
     line_cart: np.ndarray,
     local: np.ndarray,
+    span: int,
     carts: np.ndarray,
     row_parts: np.ndarray,
     line_id_text: list[str],
-    merchant_names: dict[int, str],
-) -> tuple[list[str], np.ndarray]:
+    names: Names,
+    like: "tuple[_Rows, np.ndarray] | None" = None,
+) -> _Rows:
     """The merchant rows of every notice (``answers.suggestion_merchant_row``: the merchants
-    holding a line, in cart-local order, each with its lines in cart order) and, per notice,
-    where its rows start (int64[N + 1]). ``row_parts(j)`` picks each row's priced parts."""
-    span = int(local.max(initial=0)) + 1
+    holding a line, in cart-local order, each with its lines in cart order), priced by
+    ``row_parts`` (over the chunk's packed merchants). ``like``: rows already written (the
+    cart as it stands) and per line whether it kept its merchant: a row with the same
+    merchant, lines and parts as one of them is that row's text (most merchants of a
+    suggestion are as they were)."""
     key = line_cart * span + local
     order = np.argsort(key, kind="stable")
     groups, first, sizes = np.unique(key[order], return_index=True, return_counts=True)
     group_cart = groups // span
     rows = chunk.batch.merch_ptr[carts[group_cart]] + groups % span
-    sub, units, discount, shipping, cost = row_parts[:, rows]
-    free_over = chunk.free_over[rows]
-    missing = np.where(shipping == 0, 0, np.maximum(free_over - (sub - discount), 0))
-    missing = np.where(free_over < 0, -1, missing)
-    merchant_ids = chunk.merchant_ids[rows]
+    text: list[str | None] = [None] * groups.size
+    todo = np.ones(groups.size, bool)
+    if like is not None and groups.size:
+        before, same_line = like
+        at = np.minimum(np.searchsorted(before.keys, groups), max(before.keys.size - 1, 0))
+        same = (before.keys[at] == groups) & (before.sizes[at] == sizes)
+        same &= np.logical_and.reduceat(same_line[order], first)
+        same &= (row_parts[:, rows] == chunk.current_parts[:, rows]).all(axis=0)
+        for g, k in zip(np.flatnonzero(same).tolist(), at[same].tolist(), strict=True):
+            text[g] = before.text[k]
+        todo = ~same
     ids_sorted = [line_id_text[i] for i in order.tolist()]
     line_lists = [
         ", ".join(ids_sorted[a : a + n])
-        for a, n in zip(first.tolist(), sizes.tolist(), strict=True)
+        for a, n in zip(first[todo].tolist(), sizes[todo].tolist(), strict=True)
     ]
-    text = [
+    rows_todo = rows[todo]
+    sub, units, discount, shipping, cost = row_parts[:, rows_todo]
+    free_over = chunk.free_over[rows_todo]
+    missing = np.where(shipping == 0, 0, np.maximum(free_over - (sub - discount), 0))
+    missing = np.where(free_over < 0, -1, missing)
+    merchant_ids = chunk.merchant_ids[rows_todo]
+    written = [
         _MERCHANT % (m, name, ids, u, s, d, sh, co, fo, mi, m, ids, u, sh)
         for m, name, ids, u, s, d, sh, co, fo, mi in zip(
             merchant_ids.tolist(),
-            _json_names(merchant_names, merchant_ids),
+            _json_names(names.merchants, names.merchants_json, merchant_ids),
             line_lists,
             units.tolist(),
             sub.tolist(),
@@ -110,9 +139,11 @@ def _merchant_rows(
             strict=True,
         )
     ]
+    for g, row in zip(np.flatnonzero(todo).tolist(), written, strict=True):
+        text[g] = row
     ptr = np.zeros(carts.size + 1, np.int64)
     np.cumsum(np.bincount(group_cart, minlength=carts.size), out=ptr[1:])
-    return text, ptr
+    return _Rows([t for t in text if t is not None], ptr, groups, sizes)
 
 
 def _complexity(chunk: PackedChunk, carts: np.ndarray) -> list[int]:
@@ -180,15 +211,15 @@ def suggestions_text(
         for row in zip(
             line_ids.tolist(),
             product_ids.tolist(),
-            _json_names(names.products, product_ids),
+            _json_names(names.products, names.products_json, product_ids),
             b.line_qty[lines].tolist(),
             old_ids.tolist(),
             old_merchants.tolist(),
-            _json_names(names.merchants, old_merchants),
+            _json_names(names.merchants, names.merchants_json, old_merchants),
             chunk.offer_prices[old].tolist(),
             new_ids.tolist(),
             new_merchants.tolist(),
-            _json_names(names.merchants, new_merchants),
+            _json_names(names.merchants, names.merchants_json, new_merchants),
             chunk.offer_prices[new].tolist(),
             [_BOOL[k] for k in (new_ids != old_ids).tolist()],
             strict=True,
@@ -196,24 +227,29 @@ def suggestions_text(
     ]
 
     line_id_text = [str(i) for i in line_ids.tolist()]
-    suggested, s_ptr = _merchant_rows(
-        chunk,
-        line_cart=line_cart,
-        local=local,
-        carts=carts,
-        row_parts=_row_parts(chunk, parts, kept, carts),
-        line_id_text=line_id_text,
-        merchant_names=names.merchants,
-    )
-    as_is, c_ptr = _merchant_rows(
+    span = int(max(local.max(initial=0), current.max(initial=0))) + 1
+    as_is = _merchant_rows(
         chunk,
         line_cart=line_cart,
         local=current,
+        span=span,
         carts=carts,
         row_parts=chunk.current_parts,
         line_id_text=line_id_text,
-        merchant_names=names.merchants,
+        names=names,
     )
+    suggested = _merchant_rows(
+        chunk,
+        line_cart=line_cart,
+        local=local,
+        span=span,
+        carts=carts,
+        row_parts=_row_parts(chunk, parts, kept, carts),
+        line_id_text=line_id_text,
+        names=names,
+        like=(as_is, local == current),
+    )
+    s_ptr, c_ptr = suggested.ptr, as_is.ptr
 
     l_ptr = np.zeros(carts.size + 1, np.int64)
     np.cumsum(n_lines, out=l_ptr[1:])
@@ -239,8 +275,8 @@ def suggestions_text(
                 suggestion=_SUGGESTION
                 % (
                     rows,
-                    ", ".join(suggested[sa:sb]),
-                    ", ".join(as_is[ca:cb]),
+                    ", ".join(suggested.text[sa:sb]),
+                    ", ".join(as_is.text[ca:cb]),
                     _BOOL[kc],
                 ),
                 lines=f"[{rows}]",

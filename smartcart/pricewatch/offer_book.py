@@ -40,8 +40,12 @@ _WIDTH = len(BOOK_FIELDS)
 
 @dataclass(frozen=True)
 class Names:
+    """Product and merchant names by id, and each as a JSON string once encoded."""
+
     products: dict[int, str]
     merchants: dict[int, str]
+    products_json: dict[int, str] = field(default_factory=dict)
+    merchants_json: dict[int, str] = field(default_factory=dict)
 
 
 def _t(model) -> str:

@@ -15,11 +15,12 @@ address-only POST to ``/checkout/`` keeps the address and sends to it, and
 
 import uuid
 from dataclasses import asdict
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from storefront.carts.pricing_summary import CartPricingSummary
@@ -39,10 +40,15 @@ from storefront.models import Order
 from storefront.validators import postal_code_normalize
 from storefront.web.carts import request_cart_find
 from storefront.web.checkout_forms import CheckoutAddressForm, PlaceOrderForm
-from storefront.web.views.common import cart_url
+from storefront.web.views.common import cart_url, render_problem, safe_next
 from storefront.web.views.orders import session_order_remember
 
 ADDRESS_SESSION_KEY = "checkout_address"
+# The address form as typed (not checked) when the page's switch or keep button was pressed.
+TYPED_SESSION_KEY = "checkout_typed"
+# The cheaper cart's answers the page's buttons post to (``storefront.carts.optimizer``: the
+# optimizer's own flow), by URL name: the post is sent on there, nowhere else.
+CHEAPER_ACTIONS = frozenset({"cart_improve_apply", "cart_improve_dismiss"})
 
 
 def _cart_or_back(request: HttpRequest):
@@ -58,6 +64,8 @@ def checkout_address(request: HttpRequest) -> HttpResponse:
     places the order."""
     if request.method != "POST":
         return _checkout_page_get(request)
+    if "cheaper_action" in request.POST:
+        return _cheaper_action(request)
     cart = request_cart_find(request)
     placing = "review_token" in request.POST
     if cart is None or (not placing and not cart.lines.exists()):
@@ -87,6 +95,32 @@ def checkout_address(request: HttpRequest) -> HttpResponse:
         notice = _repriced(address, was)
         return render_checkout(request, cart=cart, form=form, notice=notice, notice_total=True)
     return _place(request, cart=cart, address=address, form=form)
+
+
+def _cheaper_action(request: HttpRequest) -> HttpResponse:
+    """ "Switch and save" or "Keep my cart" pressed on the page: both are buttons of the page's
+    one form, so what was typed comes with them. It is kept for the page to come back with,
+    and the post goes on unchanged (307) to the optimizer's apply or dismiss URL the button
+    names, which sends the shopper back here (``next``)."""
+    target = request.POST.get("cheaper_action", "")
+    if safe_next(request, target, fallback="") != target or not target.startswith("/"):
+        target = ""
+    try:
+        view_name = resolve(urlsplit(target).path).view_name if target else ""
+    except Resolver404:
+        view_name = ""
+    if view_name not in CHEAPER_ACTIONS:
+        return render_problem(
+            request,
+            title="Nothing was changed",
+            message="This button does not belong to the checkout page. Go back to it.",
+            status=400,
+            back_url=reverse("checkout"),
+        )
+    request.session[TYPED_SESSION_KEY] = {
+        name: request.POST.get(name, "") for name in CheckoutAddressForm.base_fields
+    }
+    return redirect(target, preserve_request=True)
 
 
 @require_GET
@@ -135,14 +169,18 @@ def _repriced(address: ShippingAddress, was: str) -> str:
 
 
 def _address_initial(request: HttpRequest, cart) -> tuple[dict, int | None]:
-    """What fills the form, and which saved address that is: the one asked for
-    (``?address=<id>``), a blank one (``?address=new``), the address of this checkout,
-    else the one used last, else the account's e-mail and the cart's postal code."""
+    """What fills the form, and which saved address that is: what was typed before a switch
+    (``_cheaper_action``), the one asked for (``?address=<id>``), a blank one
+    (``?address=new``), the address of this checkout, else the one used last, else the
+    account's e-mail and the cart's postal code."""
     blank = {
         "email": getattr(request.user, "email", ""),
         "postal_code": cart.postal_code,
         "country": "DE",
     }
+    typed = request.session.pop(TYPED_SESSION_KEY, None)
+    if isinstance(typed, dict):  # coming back from "Switch and save": as it was typed
+        return typed, None
     asked = request.GET.get("address")
     if asked == "new":
         return blank, None

@@ -21,6 +21,7 @@ from django.conf import settings
 from gpu_engine import Solution, SolverInconsistency, solve
 from gpu_engine.batch import METHOD_NAMES, TOO_LARGE, price_choice, solve_batch, solve_packed
 from smartcart.answers import answer_from_solution
+from smartcart.pricewatch.columns import ChunkRows
 from smartcart.pricewatch.notice_text import suggestions_text
 from smartcart.pricewatch.offer_book import OfferBook
 from smartcart.pricewatch.packed import PackedChunk, carts_packed_read
@@ -188,6 +189,7 @@ def checked_packed(
     counts: Counts,
     noticed: set[int] | None = None,
     book: OfferBook | None = None,
+    rows: ChunkRows | None = None,
 ) -> ChunkChecks:
     """The carts checked from the chunk's packed rows (``packed.carts_packed_read``): one
     ``solve_packed`` call, answers turned into rows only for notices. Carts the batch cannot
@@ -195,8 +197,8 @@ def checked_packed(
     With ``noticed`` (the carts that have a notice now) only the carts that may change a
     notice are returned: those in ``noticed`` one by one, and those over a floor (decided on
     the arrays, counted in ``counts``) as ``Fresh``; the others would neither get nor lose
-    one. ``book``: the run's offers read so far."""
-    chunk = carts_packed_read(cart_ids=cart_ids, book=book)
+    one. ``book``: the run's offers read so far; ``rows``: the chunk's rows read already."""
+    chunk = carts_packed_read(cart_ids=cart_ids, book=book, rows=rows)
     counts.skipped += chunk.skipped
     counts.v2 += len(chunk.v2)
     fallback = list(chunk.fallback)

@@ -114,13 +114,31 @@ def _carts_read(ids: list[int]) -> list:
         return cursor.fetchall()
 
 
-def chunk_columns_read(*, cart_ids: Sequence[int], book: OfferBook) -> ChunkColumns:
-    """The carts of ``cart_ids`` (gone ones left out), their lines and their products'
-    buyable offers as columns (see the module docstring)."""
+@dataclass(frozen=True)
+class ChunkRows:
+    """A chunk's carts (id, version, owner, destination; by id) and lines (``_READ`` columns)
+    as read from the database, before the run's book is consulted."""
+
+    carts: list
+    lines: np.ndarray
+
+
+def chunk_rows_read(*, cart_ids: Sequence[int]) -> ChunkRows:
+    """The carts of ``cart_ids`` (gone ones left out) and their lines: two statements."""
     ids = sorted({int(i) for i in cart_ids})
-    carts = _carts_read(ids)
-    read = _lines_read(ids)
-    cart, line, qty, product, offer, snapshot = read
+    return ChunkRows(carts=_carts_read(ids), lines=_lines_read(ids))
+
+
+def chunk_columns_read(
+    *, cart_ids: Sequence[int], book: OfferBook, rows: ChunkRows | None = None
+) -> ChunkColumns:
+    """The carts of ``cart_ids`` (gone ones left out), their lines and their products'
+    buyable offers as columns (see the module docstring); ``rows``: the carts and lines read
+    already (``chunk_rows_read``)."""
+    if rows is None:
+        rows = chunk_rows_read(cart_ids=cart_ids)
+    carts = rows.carts
+    cart, line, qty, product, offer, snapshot = rows.lines
     book.cover(product)
     at = book.find(offer)
     known = at >= 0

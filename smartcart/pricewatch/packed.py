@@ -28,7 +28,12 @@ import numpy as np
 
 from gpu_engine import MONEY_LIMIT
 from gpu_engine.batch import PackedBatch, pack_carts, price_choice
-from smartcart.pricewatch.columns import LINE_FIELDS, ChunkColumns, chunk_columns_read
+from smartcart.pricewatch.columns import (
+    LINE_FIELDS,
+    ChunkColumns,
+    ChunkRows,
+    chunk_columns_read,
+)
 from smartcart.pricewatch.offer_book import Names, OfferBook
 from smartcart.pricewatch.selectors import shipping_rules_known
 
@@ -130,12 +135,15 @@ def _postal_index(postal_of: list) -> tuple[list, np.ndarray]:
     return codes, np.fromiter((index[p] for p in postal_of), np.int64, len(postal_of))
 
 
-def carts_packed_read(*, cart_ids: list[int], book: OfferBook | None = None) -> PackedChunk:
+def carts_packed_read(
+    *, cart_ids: list[int], book: OfferBook | None = None, rows: ChunkRows | None = None
+) -> PackedChunk:
     """The packed batch of the carts of ``cart_ids`` as they stand (see the module
-    docstring), their offers from the run's ``book`` (a new one without): two statements,
-    one more for products the book has not met, plus the zone index's when it is rebuilt."""
+    docstring), their offers from the run's ``book`` (a new one without): two statements
+    (none when their ``rows`` were read already), one more for products the book has not
+    met, plus the zone index's when it is rebuilt."""
     book = OfferBook() if book is None else book
-    cols = chunk_columns_read(cart_ids=cart_ids, book=book)
+    cols = chunk_columns_read(cart_ids=cart_ids, book=book, rows=rows)
     chunk = _packed(cols, n_asked=len(set(cart_ids)))
     chunk.book = book
     return chunk

@@ -31,7 +31,8 @@ wait for the next run.
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
@@ -42,13 +43,15 @@ from django.utils import timezone
 
 from smartcart.models import OptimizationRun, PriceWatchChange, PriceWatchRun
 from smartcart.pricewatch.checks import Checked, Counts, checked_packed, notice_answers
+from smartcart.pricewatch.columns import ChunkRows, chunk_rows_read
+from smartcart.pricewatch.lanes import Lane
 from smartcart.pricewatch.offer_book import OfferBook
 from smartcart.pricewatch.selectors import (
     price_watch_carts_affected,
     price_watch_changes_pending,
     price_watch_notices_current,
 )
-from smartcart.pricewatch.writes import ChunkWriter, JsonText, emails_queue, notices_insert
+from smartcart.pricewatch.writes import JsonText, emails_queue, notices_insert
 from smartcart.routing import gpu_queue_enabled
 from smartcart.services.common import run_write, tasks_run_in_process
 from storefront.caching.cache import CacheUnavailable
@@ -176,28 +179,19 @@ def price_watch_run(*, route: str = Route.CPU) -> PriceWatchRun:
     run = _claim(route=route)
     meter = _QueryMeter()
     counts = Counts()
-    writer = ChunkWriter(meter_factory=_QueryMeter)
     try:
         with connection.execute_wrapper(meter):
             changes = price_watch_changes_pending()
             since = timezone.now() - timedelta(days=settings.SMARTCART_PRICE_WATCH_ACTIVE_DAYS)
             cart_ids = price_watch_carts_affected(changes=changes, active_since=since)
             device = "auto" if route == Route.GPU else "cpu"
-            book = OfferBook()
-            try:
-                for chunk in _chunks(cart_ids, settings.SMARTCART_PRICE_WATCH_CHUNK):
-                    _check_chunk(
-                        run=run,
-                        cart_ids=chunk,
-                        device=device,
-                        counts=counts,
-                        meter=meter,
-                        writer=writer,
-                        book=book,
-                    )
-            finally:
-                writer.close()
-                meter.add(writer.meter)
+            _check_chunks(
+                run=run,
+                chunks=list(_chunks(cart_ids, settings.SMARTCART_PRICE_WATCH_CHUNK)),
+                device=device,
+                counts=counts,
+                meter=meter,
+            )
             if counts.v2:
                 logger.info(
                     "Price-watch run %s: %d carts with warehouse merchants (pricing version 2) "
@@ -276,26 +270,83 @@ def _same(run: OptimizationRun, fields: dict) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class _ChunkRead:
+    """A chunk's reads that need nothing of the chunks before it: its carts' current notices,
+    its carts and lines."""
+
+    cart_ids: list[int]
+    notices: list[OptimizationRun]
+    rows: ChunkRows
+
+
+def _chunk_read(cart_ids: list[int]) -> _ChunkRead:
+    return _ChunkRead(
+        cart_ids=cart_ids,
+        notices=list(price_watch_notices_current(cart_ids=cart_ids)),
+        rows=chunk_rows_read(cart_ids=cart_ids),
+    )
+
+
+def _check_chunks(
+    *, run: PriceWatchRun, chunks: list[list[int]], device: str, counts: Counts, meter
+) -> None:
+    """Checks the chunks in order. Each chunk's reads are made on a reader lane while the
+    chunk before it is checked, and its notices written on a writer lane while the next one
+    is (``lanes.Lane``; in line where a lane has no thread): the server reads and writes
+    while this thread packs, solves and builds notices. One write at a time."""
+    reader, writer = Lane(meter_factory=_QueryMeter), Lane(meter_factory=_QueryMeter)
+    book = OfferBook()
+    written: Callable[[], None] | None = None
+    try:
+        upcoming = [reader.submit(partial(_chunk_read, chunk)) for chunk in chunks[:1]]
+        for k in range(len(chunks)):
+            read = upcoming.pop()()
+            upcoming += [
+                reader.submit(partial(_chunk_read, chunk)) for chunk in chunks[k + 1 : k + 2]
+            ]
+            write = _check_chunk(
+                run=run,
+                read=read,
+                device=device,
+                counts=counts,
+                meter=meter if writer.meter is None else writer.meter,
+                book=book,
+            )
+            if write is not None:
+                if written is not None:
+                    written()  # the chunk before's write is done (its error raised here)
+                written = writer.submit(write)
+        if written is not None:
+            written()
+    finally:
+        reader.close()
+        writer.close()
+        meter.add(reader.meter)
+        meter.add(writer.meter)
+
+
 def _check_chunk(
     *,
     run: PriceWatchRun,
-    cart_ids: list[int],
+    read: _ChunkRead,
     device: str,
     counts: Counts,
     meter: "_QueryMeter",
-    writer: ChunkWriter,
     book: OfferBook,
-):
-    counts.checked += len(cart_ids)
+) -> Callable[[], None] | None:
+    """Checks a chunk's carts; returns the chunk's writes (``None``: nothing to write)."""
+    counts.checked += len(read.cart_ids)
     existing: dict[int, list[OptimizationRun]] = {}
-    for notice in price_watch_notices_current(cart_ids=cart_ids):
+    for notice in read.notices:
         existing.setdefault(notice.cart_id, []).append(notice)
     carts, fresh = checked_packed(
-        cart_ids=cart_ids,
+        cart_ids=read.cart_ids,
         device=device,
         counts=counts,
         noticed=set(existing),
         book=book,
+        rows=read.rows,
     )
     now = timezone.now()
     created: list[tuple[int, dict]] = []  # (cart id, run fields) of each new notice
@@ -322,20 +373,18 @@ def _check_chunk(
         retired += [n.pk for n in notices]
         created.append((cart.cart_id, fields))
     if not created and not retired:
-        return
+        return None
     counts.notified += len(created)
     owners |= {cart.cart_id: cart.owner_id for cart in carts}
-    writer.submit(
-        partial(
-            _write_chunk,
-            run=run,
-            created=created,
-            retired=retired,
-            owners=owners,
-            now=now,
-            counts=counts,
-            meter=meter if writer.meter is None else writer.meter,
-        )
+    return partial(
+        _write_chunk,
+        run=run,
+        created=created,
+        retired=retired,
+        owners=owners,
+        now=now,
+        counts=counts,
+        meter=meter,
     )
 
 

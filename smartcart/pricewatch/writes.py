@@ -3,8 +3,6 @@
 
 import json
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -171,55 +169,3 @@ def emails_queue(
 
     transaction.on_commit(send, robust=True)
     return len(run_ids)
-
-
-class ChunkWriter:
-    """Runs each chunk's writes (``submit``): on PostgreSQL outside a transaction, on a
-    thread of its own with its own connection, one chunk at a time, while the caller reads
-    and solves the next chunk (the server stores a chunk's notices, most of a run's time, in
-    another process than this one's); elsewhere, or inside a transaction (whose rows another
-    connection would not see), in line. ``close`` waits for the last write; a write's error
-    is raised by the next ``submit`` or by ``close``."""
-
-    def __init__(self, *, meter_factory: Callable[[], Any]) -> None:
-        threaded = connection.vendor == "postgresql" and not connection.in_atomic_block
-        self._pool = ThreadPoolExecutor(max_workers=1) if threaded else None
-        self._pending: Future | None = None
-        self._meter = meter_factory() if threaded else None
-
-    @property
-    def meter(self) -> Any:
-        """The statements of the writes on the thread's connection (``None``: in line)."""
-        return self._meter
-
-    def submit(self, write: Callable[[], None]) -> None:
-        if self._pool is None:
-            write()
-            return
-        self._wait()
-        self._pending = self._pool.submit(self._in_thread, write)
-
-    def _in_thread(self, write: Callable[[], None]) -> None:
-        assert self._meter is not None
-        with connection.execute_wrapper(self._meter):
-            write()
-
-    def _wait(self) -> None:
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
-
-    def close(self) -> None:
-        if self._pool is None:
-            return
-        try:
-            self._wait()
-        finally:
-            # The thread's connection is closed on the thread that opened it (``connection``
-            # is looked up there: each thread has its own).
-            self._pool.submit(_close_connection).result()
-            self._pool.shutdown()
-
-
-def _close_connection() -> None:
-    connection.close()

@@ -3,7 +3,6 @@ every field as given: JSON text as its value, strings with the characters COPY's
 escapes (backslash, tab, newline, carriage return), non-ASCII names, nulls and floats."""
 
 import json
-import threading
 from types import SimpleNamespace
 
 import pytest
@@ -11,8 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from smartcart.models import OptimizationRun, PriceWatchRun
-from smartcart.pricewatch.services import _QueryMeter
-from smartcart.pricewatch.writes import ChunkWriter, JsonText, notices_insert
+from smartcart.pricewatch.writes import JsonText, notices_insert
 from tests.factories import CartFactory
 
 pytestmark = pytest.mark.django_db
@@ -65,32 +63,3 @@ def test_notices_are_stored_as_given():
         for key, value in fields.items():
             want = json.loads(value) if isinstance(value, JsonText) else value
             assert getattr(notice, key) == want, key
-
-
-def test_inside_a_transaction_the_writes_run_in_line():
-    """Another connection would not see the transaction's rows: no thread then."""
-    threads = []
-    writer = ChunkWriter(meter_factory=_QueryMeter)
-    writer.submit(lambda: threads.append(threading.get_ident()))
-    writer.close()
-    assert threads == [threading.get_ident()] and writer.meter is None
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_failed_write_fails_the_run_that_waits_for_it():
-    """On PostgreSQL outside a transaction the write runs on the writer's thread (its own
-    connection, closed at the end); its error reaches the caller all the same."""
-    threaded = connection.vendor == "postgresql"
-    writer = ChunkWriter(meter_factory=_QueryMeter)
-    assert (writer.meter is not None) == threaded
-
-    def write() -> None:
-        PriceWatchRun.objects.create(route="cpu")
-        raise ValueError("disk full")
-
-    with pytest.raises(ValueError, match="disk full"):
-        writer.submit(write)
-        writer.close()
-    assert PriceWatchRun.objects.count() == 1
-    if threaded:
-        assert writer.meter.queries >= 1  # the thread's statements, counted on its meter

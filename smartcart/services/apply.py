@@ -7,7 +7,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from smartcart.models import OptimizationRun
-from smartcart.selectors import cart_current_breakdown, cart_problem_build
+from smartcart.selectors import CartProblemBuild, cart_current_breakdown, cart_problem_build
+from smartcart.selectors.live import warehouse_pick, warehouse_unnamed
 from smartcart.services.common import Status, User, signed_in
 from storefront.errors import Conflict, DomainError, NotFound
 from storefront.models import Cart, CartLine, Offer, WarehouseStock
@@ -95,13 +96,69 @@ def _check_warehouses(*, lines: list[dict]) -> None:
 
 
 @dataclass(frozen=True)
+class PickedWarehouse:
+    """A line of a run stored before its merchant shipped from warehouses: the warehouse
+    applying chose for it (the suggestion named none)."""
+
+    line_id: int
+    product_name: str
+    merchant_name: str
+    warehouse_name: str
+
+    @property
+    def summary(self) -> str:
+        """E.g. "Kettle ships from Hamburg (Acme)"."""
+        return f"{self.product_name} ships from {self.warehouse_name} ({self.merchant_name})"
+
+
+@dataclass(frozen=True)
 class Applied:
     """The cart after applying, and what applying saved: the cart's total just before it
-    (prices may have moved since the run was computed) less the suggested total."""
+    (prices may have moved since the run was computed) less the suggested total. ``picked``:
+    the warehouses chosen for lines the run named none for."""
 
     cart: Cart
     saved: int
     total: int
+    picked: tuple[PickedWarehouse, ...] = ()
+
+
+def _check_unnamed_warehouses(*, lines: list[dict], build: CartProblemBuild | None) -> None:
+    """A run stored before its merchants shipped from warehouses names none for their lines;
+    applying picks one (``warehouse_pick``), and refuses when no warehouse can ship one."""
+    if build is None:  # the cart cannot be priced as it stands: the check after writing says
+        return
+    for line in lines:
+        if warehouse_unnamed(line, build) and warehouse_pick(line, build) is None:
+            raise Conflict(
+                f"No warehouse of {line['new_merchant_name']} can ship {line['quantity']} of "
+                f"{line['product_name']} to you. Improve your cart again.",
+                code="stock_changed",
+                field="lines",
+            )
+
+
+def _unnamed_warehouses_write(
+    *, lines: list[dict], build: CartProblemBuild
+) -> tuple[PickedWarehouse, ...]:
+    """Writes the warehouse the cart ships each line from, for the lines of a run that named
+    none (the cart's own choice, ``build.current_warehouses``, made explicit and kept)."""
+    picked = []
+    for line in lines:
+        warehouse_id = build.current_warehouses.get(line["line_id"])
+        if not warehouse_unnamed(line, build) or warehouse_id is None:
+            continue
+        CartLine.objects.filter(pk=line["line_id"]).update(warehouse_id=warehouse_id)
+        node = build.nodes.node(line["new_merchant_id"], warehouse_id)
+        picked.append(
+            PickedWarehouse(
+                line_id=line["line_id"],
+                product_name=line["product_name"],
+                merchant_name=line["new_merchant_name"],
+                warehouse_name="" if node is None else node.name,
+            )
+        )
+    return tuple(picked)
 
 
 def optimization_run_apply(*, run: OptimizationRun, user: User | None = None) -> Cart:
@@ -129,22 +186,27 @@ def optimization_run_apply_outcome(*, run: OptimizationRun, user: User | None = 
     _check_appliable(run=run, cart=cart)
     lines = run.suggestion.get("lines", [])
     _check_offers(lines=lines)
+    build: CartProblemBuild | None = None
     try:
-        before = _total(cart)
+        build = cart_problem_build(cart=cart)
+        before = _total(build)
     except DomainError:  # a line's own offer is gone: the run's figure is the last price known
         before = run.current_total or 0
+    _check_unnamed_warehouses(lines=lines, build=build)
     now = timezone.now()
     for line in lines:
         if line["changed"]:
             CartLine.objects.filter(pk=line["line_id"], cart_id=cart.pk).update(
                 offer_id=line["new_offer_id"],
                 unit_price_snapshot=line["new_unit_price"],
-                # The suggested node (runs stored before version 2 name none: the cart picks).
+                # The suggested node; a run that names none is given the cart's pick below.
                 warehouse_id=line.get("new_warehouse_id"),
                 updated_at=now,
             )
     Cart.objects.filter(pk=cart.pk).update(version=F("version") + 1, updated_at=now)
-    total = _total(cart)
+    after = cart_problem_build(cart=cart)
+    picked = _unnamed_warehouses_write(lines=lines, build=after)
+    total = _total(after)
     if total != run.suggested_total:
         raise Conflict(
             "Shipping or discounts changed since this suggestion was computed. "
@@ -153,11 +215,11 @@ def optimization_run_apply_outcome(*, run: OptimizationRun, user: User | None = 
         )
     OptimizationRun.objects.filter(pk=run.pk).update(applied_at=now, applied_by=signed_in(user))
     cart.refresh_from_db()
-    return Applied(cart=cart, saved=before - total, total=total)
+    return Applied(cart=cart, saved=before - total, total=total, picked=picked)
 
 
-def _total(cart: Cart) -> int:
-    return sum(cost.cost for cost in cart_current_breakdown(build=cart_problem_build(cart=cart)))
+def _total(build: CartProblemBuild) -> int:
+    return sum(cost.cost for cost in cart_current_breakdown(build=build))
 
 
 def optimization_run_dismiss(*, run: OptimizationRun) -> OptimizationRun:

@@ -1,6 +1,7 @@
 """What the Improve cart panel shows, computed from a run: its state, the per-line and
 per-merchant comparison, and words for the solver. No writes, no HTML."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from smartcart.models import OptimizationRun
@@ -33,6 +34,9 @@ class LineChange:
     # The warehouses it ships from now and suggested (version 2 merchants; "" otherwise).
     old_warehouse: str = ""
     new_warehouse: str = ""
+    # The run named no warehouse (stored before its merchant shipped from them): applying
+    # ships it from ``new_warehouse``, chosen now.
+    warehouse_picked: bool = False
 
     @property
     def old_total(self) -> int:
@@ -178,7 +182,12 @@ def _state(run: OptimizationRun, conflict: str) -> str:
     return "saving" if run.is_improvement else "optimal"
 
 
-def _line_changes(suggestion: dict) -> tuple[LineChange, ...]:
+def _line_changes(
+    suggestion: dict, picked: Mapping[int, str] | None = None
+) -> tuple[LineChange, ...]:
+    """The suggestion's lines; ``picked``: the warehouse applying chooses for a line the run
+    named none for (``RunLive.picked``)."""
+    picked = picked or {}
     moves = suggestion_line_moves(suggestion)
     sold_out = set(suggestion.get("sold_out_line_ids", ()))
     return tuple(
@@ -194,7 +203,8 @@ def _line_changes(suggestion: dict) -> tuple[LineChange, ...]:
             move=moves.get(line.get("line_id")),
             sold_out=line.get("line_id") in sold_out,
             old_warehouse=line.get("old_warehouse_name") or "",
-            new_warehouse=line.get("new_warehouse_name") or "",
+            new_warehouse=line.get("new_warehouse_name") or picked.get(line.get("line_id"), ""),
+            warehouse_picked=line.get("line_id") in picked,
         )
         for line in suggestion.get("lines", [])
     )
@@ -250,6 +260,10 @@ PRICES_MOVED = (
     "Prices changed after this suggestion was computed, so it no longer saves what it did. "
     "Recompute it for today's prices."
 )
+BEFORE_WAREHOUSES = (
+    "This suggestion was computed before some of its merchants shipped from warehouses, so "
+    "it no longer costs what it did. Recompute it for your cart now."
+)
 
 
 def improve_panel(run: OptimizationRun, *, conflict: str = "") -> ImprovePanel:
@@ -263,11 +277,13 @@ def improve_panel(run: OptimizationRun, *, conflict: str = "") -> ImprovePanel:
     if state == "saving":
         live = optimization_run_live(run=run)
         if live is None or not live.holds or live.savings <= 0:
-            state, conflict, live = "stale", PRICES_MOVED, None
+            before_warehouses = live is not None and bool(live.picked or live.unplaced)
+            conflict = BEFORE_WAREHOUSES if before_warehouses else PRICES_MOVED
+            state, live = "stale", None
     return ImprovePanel(
         run=run,
         state=state,
-        lines=_line_changes(suggestion),
+        lines=_line_changes(suggestion, live.picked if live else None),
         merchants=merchants,
         dropped=dropped,
         conflict=conflict,

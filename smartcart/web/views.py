@@ -93,8 +93,12 @@ def improve_apply(request: HttpRequest, run_id: int) -> HttpResponse:
             panel_state={"improve_conflict": error.message, "improve_conflict_run": run},
         )
     saved = f": you save {format_money(applied.saved)}" if applied.saved > 0 else ""
+    # A run stored before its merchants shipped from warehouses named none: say which was chosen.
+    picked = "; ".join(pick.summary for pick in applied.picked)
+    picked = f" Chosen now, as the suggestion named no warehouse: {picked}." if picked else ""
     messages.success(
-        request, f"Suggestion applied{saved}. Your cart now costs {format_money(applied.total)}."
+        request,
+        f"Suggestion applied{saved}. Your cart now costs {format_money(applied.total)}.{picked}",
     )
     return redirect(back or cart_url())
 

@@ -26,6 +26,7 @@ _assign_merchant = numba.njit(cache=True)(ops.assign_merchant)
 _rest_lines = numba.njit(cache=True)(ops.rest_lines)
 _push_layer = numba.njit(cache=True)(ops.push_layer)
 _clear_costs = numba.njit(cache=True)(ops.clear_costs)
+_rest_tables = numba.njit(cache=True)(ops.rest_tables)
 _finish_layer = numba.njit(cache=True)(ops.finish_layer)
 _best_split = numba.njit(cache=True)(dp_ops.best_split)
 
@@ -66,6 +67,7 @@ def _solve_dp(
     amounts = np.empty(MAX_DP_LINES, dtype=np.int64)
     units = np.empty(MAX_DP_LINES, dtype=np.int64)
     rest = np.empty(MAX_DP_LINES, dtype=np.int64)
+    tables = np.empty(ops.REST_TABLES, dtype=np.int64)
     k = 0
     while (1 << k) < size:
         k += 1
@@ -106,12 +108,13 @@ def _solve_dp(
                 m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
                 merch_row, dmin, dbp, skip, rest,
             )  # fmt: skip
+            _rest_tables(k, rest, tables)
             cur = layer % 2
             counts[1 - cur] = 0
             _clear_costs(0, 1, a, cost)
             _push_layer(
                 0, 1, prev, lists[cur], counts[cur], nxt, lists[1 - cur], counts, 1 - cur,
-                mask, a, bits, cost, rest, k, forced_rest, bound,
+                mask, a, bits, cost, tables, k, forced_rest, bound,
                 sub0, units0, amounts, units, merch_row[m0 + m], base, extra, free_over, dmin,
                 dbp,
             )  # fmt: skip

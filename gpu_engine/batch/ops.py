@@ -38,6 +38,13 @@ KEY = 1 << 16
 KEY_LIMIT = 1 << 45
 # The dense DP estimate over the pushed DP's steps on pruned carts (see plan_cart).
 PUSHED_DP_SHARE = 16
+# rest_tables: free lines in groups of four, a table of the 16 subsets' sums per group (up to
+# MAX_DP_LINES lines); sums capped well above any bound and below int64 overflow.
+REST_CHUNK_BITS = 4
+REST_CHUNK_SETS = 16
+REST_CHUNKS = 4
+REST_TABLES = REST_CHUNKS * REST_CHUNK_SETS
+REST_CAP = 2**60
 # A DP cart's int64 scratch, in tables of 2^k: two layers, the cost table and the lists of
 # the sets each layer reached (:func:`push_layer`).
 DP_TABLES = 5
@@ -209,6 +216,20 @@ def clear_costs(start, step, a, cost):
         cost[tc] = -1
 
 
+def rest_tables(k, rest, tables):
+    """The later merchants' least charges (``rest``, per free line) summed over every subset
+    of each group of four free lines (capped at ``REST_CAP``): a set's missing lines then cost
+    :data:`REST_CHUNKS` lookups, not a pass over its ``k`` lines."""
+    for c in range(REST_CHUNKS):
+        for nib in range(REST_CHUNK_SETS):
+            total = 0
+            for b in range(REST_CHUNK_BITS):
+                j = c * REST_CHUNK_BITS + b
+                if (nib >> b) & 1 and j < k:
+                    total = min(total + rest[j], REST_CAP)
+            tables[c * REST_CHUNK_SETS + nib] = total
+
+
 def push_layer(
     start, step, prev, prev_list, prev_count, nxt, nxt_list, counts, nxt_slot,
     mask, a, bits, cost, rest, k, forced_rest, bound,
@@ -217,7 +238,9 @@ def push_layer(
     """One merchant's layer pushed from the line sets of ``prev`` reached so far (the first
     ``prev_count`` of ``prev_list``; entries ``start, start + step, ...``). Set ``s`` (cost
     ``prev[s]``) lives when that cost plus the least the merchants still to run must charge
-    for the other lines (``rest``, ``forced_rest``: :func:`rest_lines`) stays within
+    for the other lines (``rest``: per free line as :func:`rest_lines` writes it, or its
+    :func:`rest_tables` form, :data:`REST_TABLES` entries, which decides alike in fewer steps;
+    ``forced_rest``: :func:`rest_lines`) stays within
     ``bound`` (the total of an assignment: no optimal one passes through a set that fails);
     it passes every subset ``t`` of the merchant's lines it lacks to ``s | t`` as the key
     ``cost * KEY + tc`` (``tc`` the compressed ``t``) when the cost stays within ``bound``.
@@ -235,12 +258,21 @@ def push_layer(
             continue
         total = v + forced_rest
         live = True
-        for j in range(k):
-            if not (s >> j) & 1:
-                if rest[j] > bound - total:
+        if rest.size == REST_TABLES:
+            missing = ~s & ((1 << k) - 1)
+            for c in range(REST_CHUNKS):
+                part = rest[c * REST_CHUNK_SETS + ((missing >> (c * REST_CHUNK_BITS)) & 15)]
+                if part > bound - total:
                     live = False
                     break
-                total += rest[j]
+                total += part
+        else:
+            for j in range(k):
+                if not (s >> j) & 1:
+                    if rest[j] > bound - total:
+                        live = False
+                        break
+                    total += rest[j]
         if not live:
             continue
         free = mask & ~s

@@ -46,6 +46,7 @@ from gpu_engine.batch import ops
 from gpu_engine.batch import prune as prune_ops
 from gpu_engine.batch.pack import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, CartArrays
 from gpu_engine.cuda_ops.reduce import group_min_in
+from gpu_engine.cuda_ops.variants import cached_kernel, source_tag, variant_name
 from gpu_engine.device import simulator_enabled
 from gpu_engine.pricing import merchant_cost
 from gpu_engine.solvers.dp import ops as dp_ops
@@ -119,183 +120,213 @@ _plan_kernel: list = []
 _lock = threading.Lock()
 
 
+def _solve_kernel_template(
+    lo,
+    scratch_lo,
+    order,
+    work,
+    heavy_min,
+    method,
+    complexity,
+    ws_ptr,
+    pick_ptr,
+    skip,
+    offer_end,
+    bound,
+    line_ptr,
+    line_qty,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    merch_ptr,
+    merch_row,
+    base,
+    extra,
+    free_over,
+    dmin,
+    dbp,
+    ws,
+    pick,
+    out_total,
+    out_choice,
+):
+    if _MODE == INDEXED:
+        c = order[lo + cuda.blockIdx.x]
+    else:
+        c = lo + cuda.blockIdx.x
+        # The whole block leaves together (no barrier is waiting for it).
+        if _MODE == LIGHT and work[c] >= heavy_min:
+            return
+    t = cuda.threadIdx.x
+    n_threads = cuda.blockDim.x
+    kind = method[c]
+    l0 = line_ptr[c]
+    n = line_ptr[c + 1] - l0
+    m0 = merch_ptr[c]
+    s_total = cuda.shared.array(_SHARED_SIZE, int64)
+    s_index = cuda.shared.array(_SHARED_SIZE, int64)
+    if kind == FULL:
+        choice = cuda.local.array(MAX_FULL_LINES, _OFFER_T)
+        best, index = _full_search(
+            t,
+            n_threads,
+            l0,
+            n,
+            complexity[c],
+            offer_ptr,
+            offer_end,
+            offer_merchant,
+            offer_amount,
+            line_qty,
+            m0,
+            merch_row,
+            base,
+            extra,
+            free_over,
+            dmin,
+            dbp,
+            choice,
+        )
+        # The block's cheapest (lowest index on ties), in every thread.
+        best, index = group_min_in(best, index, n_threads, s_total, s_index)
+        if t == 0:
+            out_total[c] = best
+            _decode_full(index, l0, n, offer_ptr, offer_end, offer_merchant, out_choice)
+    elif kind == DP:
+        n_merch = merch_ptr[c + 1] - m0
+        size = (ws_ptr[c + 1] - ws_ptr[c]) // ops.DP_TABLES
+        w0 = ws_ptr[c] - ws_ptr[scratch_lo]
+        h_even = ws[w0 : w0 + size]
+        h_odd = ws[w0 + size : w0 + 2 * size]
+        cost = ws[w0 + 2 * size : w0 + 3 * size]
+        list_even = ws[w0 + 3 * size : w0 + 4 * size]
+        list_odd = ws[w0 + 4 * size : w0 + 5 * size]
+        counts = cuda.shared.array(2, int64)
+        p0 = pick_ptr[c] - pick_ptr[scratch_lo]
+        bits = cuda.local.array(MAX_DP_LINES, _OFFER_T)
+        amounts = cuda.local.array(MAX_DP_LINES, _AMOUNT_T)
+        units = cuda.local.array(MAX_DP_LINES, _QTY_T)
+        rest = cuda.local.array(MAX_DP_LINES, int64)
+        upper = bound[c]
+        # The same for every thread: the block takes the pushed or the dense layers.
+        pushed = upper < ops.KEY_LIMIT
+        k = 0
+        while (1 << k) < size:
+            k += 1
+        _fill_layer(t, n_threads, size, h_even)
+        if pushed:
+            _fill_layer(t, n_threads, size, h_odd)
+            if t == 0:  # thread 0 wrote entry 0 of both layers
+                h_odd[0] = ops.INF
+                list_even[0] = 0
+                counts[0] = 1
+        layer = 0
+        for m in range(n_merch):
+            if skip[m0 + m]:  # the same for every thread: the block skips together
+                continue
+            a, mask, sub0, units0 = _merchant_lines(
+                m, l0, n, offer_ptr, offer_end, offer_merchant, offer_amount, line_qty,
+                bits, amounts, units,
+            )  # fmt: skip
+            cuda.syncthreads()  # previous layer done, cost table free
+            prev = h_even if layer % 2 == 0 else h_odd
+            nxt = h_odd if layer % 2 == 0 else h_even
+            row = p0 + m * size
+            g = merch_row[m0 + m]
+            if pushed:
+                cur = layer % 2
+                prev_list = list_even if cur == 0 else list_odd
+                nxt_list = list_odd if cur == 0 else list_even
+                if t == 0:
+                    counts[1 - cur] = 0
+                _clear_costs(t, n_threads, a, cost)
+                forced_rest = _rest_lines(
+                    m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
+                    merch_row, dmin, dbp, skip, rest,
+                )  # fmt: skip
+                cuda.syncthreads()
+                _push_layer(
+                    t, n_threads, prev, prev_list, counts[cur], nxt, nxt_list, counts,
+                    1 - cur, mask, a, bits, cost, rest, k, forced_rest, upper, sub0, units0,
+                    amounts, units, g, base, extra, free_over, dmin, dbp,
+                )  # fmt: skip
+                cuda.syncthreads()
+                _finish_layer(
+                    t, n_threads, nxt, nxt_list, counts[1 - cur], pick, row, prev,
+                    prev_list, counts[cur],
+                )  # fmt: skip
+            else:
+                _cost_table(
+                    t, n_threads, a, sub0, units0, amounts, units, g, base, extra,
+                    free_over, dmin, dbp, cost,
+                )  # fmt: skip
+                cuda.syncthreads()
+                for s in range(t, size, n_threads):
+                    x = s & mask
+                    best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
+                    nxt[s] = best
+                    pick[row + s] = best_t
+            layer += 1
+        cuda.syncthreads()
+        if t == 0:
+            s = size - 1
+            out_total[c] = h_even[s] if layer % 2 == 0 else h_odd[s]
+            for m in range(n_merch - 1, -1, -1):
+                if skip[m0 + m]:
+                    continue
+                s ^= _assign_merchant(
+                    m, pick[p0 + m * size + s], l0, n, offer_ptr, offer_end,
+                    offer_merchant, out_choice,
+                )  # fmt: skip
+    elif t == 0:
+        # Too large for the batch: every cart's block writes its total and choices (-1,
+        # as the CPU twin), so the answers need no initialising copy.
+        out_total[c] = -1
+        for i in range(n):
+            out_choice[l0 + i] = -1
+
+
+# The solve template's globals that every variant replaces (compile-time constants); these
+# values are never compiled.
+_SHARED_SIZE = 1
+_MODE = RANGE
+_OFFER_T = _AMOUNT_T = _QTY_T = int64
+# The modules the batch kernels' code comes from: a change to any of them names new variants.
+_SOURCES = (
+    "gpu_engine.batch.cuda",
+    "gpu_engine.batch.ops",
+    "gpu_engine.batch.prune",
+    "gpu_engine.solvers.dp.ops",
+    "gpu_engine.solvers.ga.ops_v2",
+    "gpu_engine.pricing",
+    "gpu_engine.cuda_ops.reduce",
+)
+
+
 def _build(shared_size: int, mode: int, offer_type, amount_type, qty_type):
     """The solve kernel for blocks of up to ``shared_size`` threads (the reduction's shared
-    slots). Its per-thread scratch (offer indexes, the DP's line numbers, amounts and units)
-    has the types of the device arrays they are copied from (``offer_ptr``, ``offer_amount``,
-    ``line_qty``): half the local memory when the batch travels narrow, never a truncation.
-    ``mode`` (a compile-time constant): RANGE, block ``b`` solves cart ``lo + b``;
-    LIGHT, the same but carts with ``work >= heavy_min`` are left to a tier launch; INDEXED,
-    block ``b`` solves cart ``order[lo + b]``. Cart ``c``'s scratch starts at its offset
-    less that of cart ``scratch_lo``."""
-
-    @cuda.jit
-    def kernel(
-        lo,
-        scratch_lo,
-        order,
-        work,
-        heavy_min,
-        method,
-        complexity,
-        ws_ptr,
-        pick_ptr,
-        skip,
-        offer_end,
-        bound,
-        line_ptr,
-        line_qty,
-        offer_ptr,
-        offer_merchant,
-        offer_amount,
-        merch_ptr,
-        merch_row,
-        base,
-        extra,
-        free_over,
-        dmin,
-        dbp,
-        ws,
-        pick,
-        out_total,
-        out_choice,
-    ):
-        if mode == INDEXED:
-            c = order[lo + cuda.blockIdx.x]
-        else:
-            c = lo + cuda.blockIdx.x
-            # The whole block leaves together (no barrier is waiting for it).
-            if mode == LIGHT and work[c] >= heavy_min:
-                return
-        t = cuda.threadIdx.x
-        n_threads = cuda.blockDim.x
-        kind = method[c]
-        l0 = line_ptr[c]
-        n = line_ptr[c + 1] - l0
-        m0 = merch_ptr[c]
-        s_total = cuda.shared.array(shared_size, int64)
-        s_index = cuda.shared.array(shared_size, int64)
-        if kind == FULL:
-            choice = cuda.local.array(MAX_FULL_LINES, offer_type)
-            best, index = _full_search(
-                t,
-                n_threads,
-                l0,
-                n,
-                complexity[c],
-                offer_ptr,
-                offer_end,
-                offer_merchant,
-                offer_amount,
-                line_qty,
-                m0,
-                merch_row,
-                base,
-                extra,
-                free_over,
-                dmin,
-                dbp,
-                choice,
-            )
-            # The block's cheapest (lowest index on ties), in every thread.
-            best, index = group_min_in(best, index, n_threads, s_total, s_index)
-            if t == 0:
-                out_total[c] = best
-                _decode_full(index, l0, n, offer_ptr, offer_end, offer_merchant, out_choice)
-        elif kind == DP:
-            n_merch = merch_ptr[c + 1] - m0
-            size = (ws_ptr[c + 1] - ws_ptr[c]) // ops.DP_TABLES
-            w0 = ws_ptr[c] - ws_ptr[scratch_lo]
-            h_even = ws[w0 : w0 + size]
-            h_odd = ws[w0 + size : w0 + 2 * size]
-            cost = ws[w0 + 2 * size : w0 + 3 * size]
-            list_even = ws[w0 + 3 * size : w0 + 4 * size]
-            list_odd = ws[w0 + 4 * size : w0 + 5 * size]
-            counts = cuda.shared.array(2, int64)
-            p0 = pick_ptr[c] - pick_ptr[scratch_lo]
-            bits = cuda.local.array(MAX_DP_LINES, offer_type)
-            amounts = cuda.local.array(MAX_DP_LINES, amount_type)
-            units = cuda.local.array(MAX_DP_LINES, qty_type)
-            rest = cuda.local.array(MAX_DP_LINES, int64)
-            upper = bound[c]
-            # The same for every thread: the block takes the pushed or the dense layers.
-            pushed = upper < ops.KEY_LIMIT
-            k = 0
-            while (1 << k) < size:
-                k += 1
-            _fill_layer(t, n_threads, size, h_even)
-            if pushed:
-                _fill_layer(t, n_threads, size, h_odd)
-                if t == 0:  # thread 0 wrote entry 0 of both layers
-                    h_odd[0] = ops.INF
-                    list_even[0] = 0
-                    counts[0] = 1
-            layer = 0
-            for m in range(n_merch):
-                if skip[m0 + m]:  # the same for every thread: the block skips together
-                    continue
-                a, mask, sub0, units0 = _merchant_lines(
-                    m, l0, n, offer_ptr, offer_end, offer_merchant, offer_amount, line_qty,
-                    bits, amounts, units,
-                )  # fmt: skip
-                cuda.syncthreads()  # previous layer done, cost table free
-                prev = h_even if layer % 2 == 0 else h_odd
-                nxt = h_odd if layer % 2 == 0 else h_even
-                row = p0 + m * size
-                g = merch_row[m0 + m]
-                if pushed:
-                    cur = layer % 2
-                    prev_list = list_even if cur == 0 else list_odd
-                    nxt_list = list_odd if cur == 0 else list_even
-                    if t == 0:
-                        counts[1 - cur] = 0
-                    _clear_costs(t, n_threads, a, cost)
-                    forced_rest = _rest_lines(
-                        m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
-                        merch_row, dmin, dbp, skip, rest,
-                    )  # fmt: skip
-                    cuda.syncthreads()
-                    _push_layer(
-                        t, n_threads, prev, prev_list, counts[cur], nxt, nxt_list, counts,
-                        1 - cur, mask, a, bits, cost, rest, k, forced_rest, upper, sub0, units0,
-                        amounts, units, g, base, extra, free_over, dmin, dbp,
-                    )  # fmt: skip
-                    cuda.syncthreads()
-                    _finish_layer(
-                        t, n_threads, nxt, nxt_list, counts[1 - cur], pick, row, prev,
-                        prev_list, counts[cur],
-                    )  # fmt: skip
-                else:
-                    _cost_table(
-                        t, n_threads, a, sub0, units0, amounts, units, g, base, extra,
-                        free_over, dmin, dbp, cost,
-                    )  # fmt: skip
-                    cuda.syncthreads()
-                    for s in range(t, size, n_threads):
-                        x = s & mask
-                        best, best_t = _best_split(s, x, _compress(x, a, bits), prev, cost)
-                        nxt[s] = best
-                        pick[row + s] = best_t
-                layer += 1
-            cuda.syncthreads()
-            if t == 0:
-                s = size - 1
-                out_total[c] = h_even[s] if layer % 2 == 0 else h_odd[s]
-                for m in range(n_merch - 1, -1, -1):
-                    if skip[m0 + m]:
-                        continue
-                    s ^= _assign_merchant(
-                        m, pick[p0 + m * size + s], l0, n, offer_ptr, offer_end,
-                        offer_merchant, out_choice,
-                    )  # fmt: skip
-        elif t == 0:
-            # Too large for the batch: every cart's block writes its total and choices (-1,
-            # as the CPU twin), so the answers need no initialising copy.
-            out_total[c] = -1
-            for i in range(n):
-                out_choice[l0 + i] = -1
-
-    return kernel
+    slots), a variant of :func:`_solve_kernel_template` that numba keeps on disk
+    (:mod:`gpu_engine.cuda_ops.variants`). Its per-thread scratch (offer indexes, the DP's line
+    numbers, amounts and units) has the types of the device arrays they are copied from
+    (``offer_ptr``, ``offer_amount``, ``line_qty``): half the local memory when the batch
+    travels narrow, never a truncation. ``mode`` (a compile-time constant): RANGE, block ``b``
+    solves cart ``lo + b``; LIGHT, the same but carts with ``work >= heavy_min`` are left to a
+    tier launch; INDEXED, block ``b`` solves cart ``order[lo + b]``. Cart ``c``'s scratch
+    starts at its offset less that of cart ``scratch_lo``."""
+    replaced = {
+        "_SHARED_SIZE": shared_size,
+        "_MODE": mode,
+        "_OFFER_T": offer_type,
+        "_AMOUNT_T": amount_type,
+        "_QTY_T": qty_type,
+    }
+    parts = (shared_size, mode, offer_type, amount_type, qty_type, source_tag(*_SOURCES))
+    return cached_kernel(
+        _solve_kernel_template,
+        name=variant_name("batch_solve", parts),
+        replaced=replaced,
+        jit=cuda.jit,
+    )
 
 
 def get_solve_kernel(d: dict, shared_size: int = THREADS, mode: int = RANGE):
@@ -311,94 +342,100 @@ def get_solve_kernel(d: dict, shared_size: int = THREADS, mode: int = RANGE):
     return kernel
 
 
-def _build_plan():
-    @cuda.jit
-    def plan_kernel(
-        lo,
-        hi,
-        line_ptr,
-        line_qty,
-        offer_ptr,
-        offer_merchant,
-        offer_amount,
-        merch_ptr,
-        merch_row,
-        base,
-        extra,
-        free_over,
-        dmin,
-        dbp,
-        max_work,
-        prefer,
-        prune,
-        served,
-        forced,
-        method,
-        complexity,
-        work,
-        ws,
-        pick,
-        skip,
-        sub,
-        units,
-        slack,
-        line_v,
-        offer_end,
-        bound,
-    ):
-        c = lo + cuda.grid(1)
-        if c < hi:
-            _prune_cart(
-                c,
-                line_ptr,
-                line_qty,
-                offer_ptr,
-                offer_merchant,
-                offer_amount,
-                merch_ptr,
-                merch_row,
-                base,
-                extra,
-                free_over,
-                dmin,
-                dbp,
-                prune,
-                sub,
-                units,
-                slack,
-                line_v,
-                offer_end,
-                bound,
-            )
-            _plan_cart(
-                c,
-                line_ptr,
-                line_qty,
-                offer_ptr,
-                offer_merchant,
-                offer_amount,
-                merch_ptr,
-                merch_row,
-                base,
-                extra,
-                free_over,
-                dmin,
-                dbp,
-                offer_end,
-                bound,
-                max_work,
-                prefer,
-                served,
-                forced,
-                method,
-                complexity,
-                work,
-                ws,
-                pick,
-                skip,
-            )
+def _plan_kernel_template(
+    lo,
+    hi,
+    line_ptr,
+    line_qty,
+    offer_ptr,
+    offer_merchant,
+    offer_amount,
+    merch_ptr,
+    merch_row,
+    base,
+    extra,
+    free_over,
+    dmin,
+    dbp,
+    max_work,
+    prefer,
+    prune,
+    served,
+    forced,
+    method,
+    complexity,
+    work,
+    ws,
+    pick,
+    skip,
+    sub,
+    units,
+    slack,
+    line_v,
+    offer_end,
+    bound,
+):
+    c = lo + cuda.grid(1)
+    if c < hi:
+        _prune_cart(
+            c,
+            line_ptr,
+            line_qty,
+            offer_ptr,
+            offer_merchant,
+            offer_amount,
+            merch_ptr,
+            merch_row,
+            base,
+            extra,
+            free_over,
+            dmin,
+            dbp,
+            prune,
+            sub,
+            units,
+            slack,
+            line_v,
+            offer_end,
+            bound,
+        )
+        _plan_cart(
+            c,
+            line_ptr,
+            line_qty,
+            offer_ptr,
+            offer_merchant,
+            offer_amount,
+            merch_ptr,
+            merch_row,
+            base,
+            extra,
+            free_over,
+            dmin,
+            dbp,
+            offer_end,
+            bound,
+            max_work,
+            prefer,
+            served,
+            forced,
+            method,
+            complexity,
+            work,
+            ws,
+            pick,
+            skip,
+        )
 
-    return plan_kernel
+
+def _build_plan():
+    """The plan kernel, kept on disk by numba under a name that changes with its sources."""
+    return cached_kernel(
+        _plan_kernel_template,
+        name=variant_name("batch_plan", [source_tag(*_SOURCES)]),
+        replaced={},
+        jit=cuda.jit,
+    )
 
 
 def get_plan_kernel():

@@ -73,7 +73,31 @@ def cpu_warmup() -> dict[str, float]:
 def _gpu_warmup() -> dict[str, float]:
     from gpu_engine import warmup
 
-    return warmup()
+    timings = warmup()
+    timings.update(catalog_gpu_warmup())
+    return timings
+
+
+def catalog_gpu_warmup() -> dict[str, float]:
+    """The catalog kernels a gpu worker's jobs run on the GPU, where the settings send them
+    there: the stored cheapest offers' recompute (``STOREFRONT_CHEAPEST_QUEUE=gpu`` with a
+    device other than ``cpu``) and the shipping-zone index (``STOREFRONT_ZONE_INDEX_DEVICE``)."""
+    from gpu_engine.catalog import cheapest_offers_warmup
+    from storefront.catalog.zone_index import zone_index_warmup
+
+    timings: dict[str, float] = {}
+    steps = []
+    cheapest = settings.STOREFRONT_CHEAPEST_DEVICE
+    if settings.STOREFRONT_CHEAPEST_QUEUE == GPU and cheapest != CPU:
+        steps.append(("cheapest-gpu", lambda: cheapest_offers_warmup(device=cheapest)))
+    zones = settings.STOREFRONT_ZONE_INDEX_DEVICE
+    if zones != CPU:
+        steps.append(("zone-index-gpu", lambda: zone_index_warmup(device=zones)))
+    for name, step in steps:
+        start = time.perf_counter()
+        step()
+        timings[name] = time.perf_counter() - start
+    return timings
 
 
 WARMUPS: dict[str, Callable[[], dict[str, float]]] = {CPU: cpu_warmup, GPU: _gpu_warmup}

@@ -121,3 +121,22 @@ def test_worker_start_gives_the_job_thread_its_share_of_host_threads(fresh_proce
     thread.join()
     warmup.engine_warmup_once("cpu")
     assert seen == [1]
+
+
+def test_a_gpu_worker_warms_the_catalog_kernels_its_settings_send_to_the_gpu(monkeypatch, settings):
+    calls = []
+    monkeypatch.setattr(
+        "gpu_engine.catalog.cheapest_offers_warmup",
+        lambda *, device: calls.append(("cheapest", device)),
+    )
+    monkeypatch.setattr(
+        "storefront.catalog.zone_index.zone_index_warmup",
+        lambda *, device: calls.append(("zones", device)),
+    )
+    settings.STOREFRONT_CHEAPEST_QUEUE, settings.STOREFRONT_CHEAPEST_DEVICE = "cpu", "cpu"
+    settings.STOREFRONT_ZONE_INDEX_DEVICE = "cpu"
+    assert warmup.catalog_gpu_warmup() == {} and calls == []
+    settings.STOREFRONT_CHEAPEST_QUEUE, settings.STOREFRONT_CHEAPEST_DEVICE = "gpu", "gpu"
+    settings.STOREFRONT_ZONE_INDEX_DEVICE = "auto"
+    assert set(warmup.catalog_gpu_warmup()) == {"cheapest-gpu", "zone-index-gpu"}
+    assert calls == [("cheapest", "gpu"), ("zones", "auto")]

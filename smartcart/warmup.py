@@ -86,7 +86,7 @@ def catalog_gpu_warmup() -> dict[str, float]:
     from storefront.catalog.zone_index import zone_index_warmup
 
     timings: dict[str, float] = {}
-    steps = []
+    steps: list[tuple[str, Callable[[], object]]] = []
     cheapest = settings.STOREFRONT_CHEAPEST_DEVICE
     if settings.STOREFRONT_CHEAPEST_QUEUE == GPU and cheapest != CPU:
         steps.append(("cheapest-gpu", lambda: cheapest_offers_warmup(device=cheapest)))

@@ -11,7 +11,8 @@ them all (``checks``; carts too large for the batch, or near the money limit, go
 arrays, and only the carts that get or lose a notice become rows: one read of their names,
 their answers built together as JSON text from the chunk's arrays (``notice_text``), and at
 most two writes (``writes.notices_insert``: one COPY on PostgreSQL) store the new notices
-and retire the replaced ones. A saving at or above both floors
+and retire the replaced ones. On PostgreSQL a chunk's reads and writes run on two threads
+with their own connections (``lanes``) while the chunk before or after it is computed. A saving at or above both floors
 (``SMARTCART_PRICE_WATCH_MIN_CENTS`` and ``..._MIN_PERCENT`` of the total) is stored as a
 done ``OptimizationRun`` of source ``price_watch``: the Improve panel shows it and
 ``optimization_run_apply`` applies it with its usual 409 rules. A cart whose lines cost more

@@ -67,7 +67,7 @@ start_gpu_worker() {  # start_gpu_worker NAME: one timed start and first job
 start_gpu_worker first
 echo "numba cache: $(du -sh "$NUMBA_CACHE_DIR" | cut -f1), $(find "$NUMBA_CACHE_DIR" -name '*.nbi' | wc -l) index files" | tee -a "$LOG"
 start_gpu_worker second
-start_gpu_worker third
+
 "$PY" - "$OUT" <<'PYEOF' 2>&1 | tee -a "$LOG"
 import json, pathlib, sys
 for path in sorted(pathlib.Path(sys.argv[1]).glob("first_job_*.json")):

@@ -98,6 +98,7 @@ _device = twins(
         prune_ops.prune_cart,
         ops.rest_lines,
         ops.clear_costs,
+        ops.rest_tables,
         ops.push_layer,
         ops.finish_layer,
     ),
@@ -110,6 +111,7 @@ _device = twins(
 _prune_cart = _device["prune_cart"]
 _rest_lines = _device["rest_lines"]
 _clear_costs = _device["clear_costs"]
+_rest_tables = _device["rest_tables"]
 _push_layer = _device["push_layer"]
 _finish_layer = _device["finish_layer"]
 
@@ -207,6 +209,8 @@ def _solve_kernel_template(
         amounts = cuda.local.array(MAX_DP_LINES, _AMOUNT_T)
         units = cuda.local.array(MAX_DP_LINES, _QTY_T)
         rest = cuda.local.array(MAX_DP_LINES, int64)
+        # Each thread its own copy of the later merchants' tables (no sync needed).
+        tables = cuda.local.array(ops.REST_TABLES, int64)
         upper = bound[c]
         # The same for every thread: the block takes the pushed or the dense layers.
         pushed = upper < ops.KEY_LIMIT
@@ -244,10 +248,11 @@ def _solve_kernel_template(
                     m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
                     merch_row, dmin, dbp, skip, rest,
                 )  # fmt: skip
+                _rest_tables(k, rest, tables)
                 cuda.syncthreads()
                 _push_layer(
                     t, n_threads, prev, prev_list, counts[cur], nxt, nxt_list, counts,
-                    1 - cur, mask, a, bits, cost, rest, k, forced_rest, upper, sub0, units0,
+                    1 - cur, mask, a, bits, cost, tables, k, forced_rest, upper, sub0, units0,
                     amounts, units, g, base, extra, free_over, dmin, dbp,
                 )  # fmt: skip
                 cuda.syncthreads()

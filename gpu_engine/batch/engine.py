@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 
 # Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges.
 CPU_SCRATCH = 256 << 20
+# Scratch a thread keeps between batches (see _kept_scratch).
+KEEP_CPU_SCRATCH = 64 << 20
+_cpu_kept = threading.local()
 
 
 @dataclass
@@ -124,9 +128,20 @@ def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndar
 
     total = np.full(batch.n_carts, -1, dtype=np.int64)
     choice = np.full(batch.line_qty.size, -1, dtype=np.int64)
-    for lo, hi in plan.chunks(CPU_SCRATCH):
-        ws = np.empty(int(plan.ws_ptr[hi] - plan.ws_ptr[lo]), dtype=np.int64)
-        pick = np.empty(int(plan.pick_ptr[hi] - plan.pick_ptr[lo]), dtype=np.uint16)
+    chunks = plan.chunks(CPU_SCRATCH)
+    ws_all = _kept_scratch(
+        "ws",
+        max(int(plan.ws_ptr[hi] - plan.ws_ptr[lo]) for lo, hi in chunks) if chunks else 0,
+        np.int64,
+    )
+    pick_all = _kept_scratch(
+        "pick",
+        max(int(plan.pick_ptr[hi] - plan.pick_ptr[lo]) for lo, hi in chunks) if chunks else 0,
+        np.uint16,
+    )
+    for lo, hi in chunks:
+        ws = ws_all[: int(plan.ws_ptr[hi] - plan.ws_ptr[lo])]
+        pick = pick_all[: int(plan.pick_ptr[hi] - plan.pick_ptr[lo])]
         solve_range(
             np.int64(lo),
             np.int64(hi),
@@ -151,6 +166,20 @@ def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndar
             choice,
         )
     return total, choice
+
+
+def _kept_scratch(name: str, size: int, dtype: type) -> np.ndarray:
+    """``size`` entries of the calling thread's kept scratch ``name`` (grown as needed, kept
+    up to :data:`KEEP_CPU_SCRATCH` bytes): every range of a batch, and the thread's next
+    batches, reuse the same pages instead of faulting fresh ones in (the pushed DP touches
+    its tables sparsely, so fresh pages were a large share of a heavy cart's time)."""
+    held = getattr(_cpu_kept, name, None)
+    if held is not None and held.size >= size:
+        return held
+    fresh: np.ndarray = np.empty(max(1, size), dtype=dtype)
+    if fresh.nbytes <= KEEP_CPU_SCRATCH:
+        setattr(_cpu_kept, name, fresh)
+    return fresh
 
 
 def solve_batch(problems: Sequence[CartProblem], *, device: str = "auto") -> BatchResult:

@@ -45,6 +45,7 @@ def _solve_dp(
     params,
     skip,
     bound,
+    fee_share,
     h,
     cost,
     lists,
@@ -105,8 +106,8 @@ def _solve_dp(
         nxt = h[(layer + 1) % 2]
         if pushed:
             forced_rest = _rest_lines(
-                m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
-                merch_row, dmin, dbp, skip, rest,
+                m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount, line_qty,
+                merch_row, extra, dmin, dbp, skip, fee_share, rest,
             )  # fmt: skip
             _rest_tables(k, rest, tables)
             cur = layer % 2
@@ -151,6 +152,7 @@ def solve_range(
     pick_ptr,
     skip,
     bound,
+    fee_share,
     line_ptr,
     line_qty,
     offer_ptr,
@@ -220,6 +222,7 @@ def solve_range(
                 params,
                 skip,
                 bound[c],
+                fee_share,
                 h,
                 cost,
                 lists,

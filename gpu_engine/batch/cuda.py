@@ -95,6 +95,9 @@ _device = twins(
         prune_ops.improve.py_func,
         prune_ops.prune_round.py_func,
         prune_ops.unpruned_steps.py_func,
+        prune_ops.fee_shares.py_func,
+        prune_ops.line_share.py_func,
+        prune_ops.prune_by_shares.py_func,
         prune_ops.prune_cart,
         ops.rest_lines,
         ops.clear_costs,
@@ -135,6 +138,7 @@ def _solve_kernel_template(
     skip,
     offer_end,
     bound,
+    fee_share,
     line_ptr,
     line_qty,
     offer_ptr,
@@ -246,7 +250,7 @@ def _solve_kernel_template(
                 _clear_costs(t, n_threads, a, cost)
                 forced_rest = _rest_lines(
                     m - 1, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount,
-                    merch_row, dmin, dbp, skip, rest,
+                    line_qty, merch_row, extra, dmin, dbp, skip, fee_share, rest,
                 )  # fmt: skip
                 _rest_tables(k, rest, tables)
                 cuda.syncthreads()
@@ -454,10 +458,9 @@ def get_plan_kernel():
 def solve_kernel_args(d: Mapping[str, Any]) -> tuple:
     """The solve kernel's arguments after ``lo, scratch_lo, order, work, heavy_min``, from the
     device arrays of ``d`` by name."""
-    plan = tuple(
-        d[name]
-        for name in ("method", "complexity", "ws_ptr", "pick_ptr", "skip", "offer_end", "bound")
-    )
+    names = ("method", "complexity", "ws_ptr", "pick_ptr", "skip", "offer_end", "bound")
+    # The plan leaves the merchants' fee shares in its "slack" scratch.
+    plan = (*(d[name] for name in names), d["slack"])
     out = tuple(d[name] for name in ("ws", "pick", "out_total", "out_choice"))
     return (*plan, *CartArrays.of(d), *out)
 

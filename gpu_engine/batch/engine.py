@@ -27,8 +27,10 @@ from gpu_engine.solution import Solution
 if TYPE_CHECKING:
     from gpu_engine.batch.launch import Launch
 
-# Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges.
-CPU_SCRATCH = 256 << 20
+# Scratch (DP tables) the CPU twin may hold at once; larger batches run in several ranges,
+# which reuse it (a smaller range faults fewer fresh pages in: the pushed DP touches its
+# tables sparsely; a larger one balances its threads better).
+CPU_SCRATCH = 128 << 20
 # Scratch a thread keeps between batches (see _kept_scratch).
 KEEP_CPU_SCRATCH = 64 << 20
 _cpu_kept = threading.local()
@@ -151,6 +153,7 @@ def _solve_cpu(batch: PackedBatch, plan: BatchPlan) -> tuple[np.ndarray, np.ndar
             plan.pick_ptr,
             plan.skip,
             plan.bound,
+            plan.fee_share,
             batch.line_ptr,
             batch.line_qty,
             batch.offer_ptr,

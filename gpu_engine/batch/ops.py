@@ -183,13 +183,15 @@ def fill_layer(start, step, size, h):
 
 
 def rest_lines(
-    m, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount, merch_row, dmin, dbp,
-    skip, rest,
+    m, l0, n, m0, offer_ptr, offer_end, offer_merchant, offer_amount, line_qty, merch_row,
+    extra, dmin, dbp, skip, fee_share, rest,
 ):  # fmt: skip
     """What the merchants after ``m`` (those the DP still has to run) must at least charge:
-    ``rest[j]`` the least goods (:func:`gpu_engine.batch.prune.lb_offer`) of free line ``j``
-    at one of them (``INF`` if none sells it); returns the same summed over the forced lines
-    whose one merchant comes after ``m``."""
+    ``rest[j]`` the least charge of free line ``j`` at one of them (``INF`` if none sells
+    it): its least goods (:func:`gpu_engine.batch.prune.lb_offer`), plus the extra units'
+    fee and the merchant's ``fee_share`` where it never ships free
+    (:func:`gpu_engine.batch.prune.fee_shares`); returns the same summed over the forced
+    lines whose one merchant comes after ``m``."""
     forced = 0
     free = 0
     for i in range(n):
@@ -201,7 +203,10 @@ def rest_lines(
             mm = offer_merchant[o]
             if mm > m and skip[m0 + mm] == 0:
                 g = merch_row[m0 + mm]
-                least = min(least, lb_offer(offer_amount[o], dmin[g], dbp[g]))
+                charge = lb_offer(offer_amount[o], dmin[g], dbp[g])
+                if fee_share[m0 + mm] >= 0:
+                    charge += extra[g] * (line_qty[line] - 1) + fee_share[m0 + mm]
+                least = min(least, charge)
         if hi - lo > 1:
             rest[free] = least
             free += 1

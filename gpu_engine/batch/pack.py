@@ -173,7 +173,9 @@ class BatchPlan:
     touches no other merchant, so some optimum never uses it.
 
     The CPU plan also keeps what the pruning (:mod:`gpu_engine.batch.prune`) left for the
-    solve: ``offer_end`` int64[L] (line ``l``'s kept offers end there) and its own copies of
+    solve: ``offer_end`` int64[L] (line ``l``'s kept offers end there), per cart ``bound``
+    (an assignment's exact total, ``INF`` when not pruned), per packed merchant ``fee_share``
+    (:func:`gpu_engine.batch.prune.fee_shares`) and its own copies of
     ``offer_merchant``/``offer_amount`` with the kept offers first in each line. The GPU plan
     leaves them on the device (None here)."""
 
@@ -185,6 +187,7 @@ class BatchPlan:
     skip: np.ndarray
     offer_end: np.ndarray | None = None
     bound: np.ndarray | None = None
+    fee_share: np.ndarray | None = None
     offer_merchant: np.ndarray | None = None
     offer_amount: np.ndarray | None = None
 
@@ -379,6 +382,7 @@ def plan_batch(
         skip=out.skip,
         offer_end=out.offer_end,
         bound=out.bound,
+        fee_share=out.slack,
         offer_merchant=cart.offer_merchant,
         offer_amount=cart.offer_amount,
     )

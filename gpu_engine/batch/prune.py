@@ -337,6 +337,102 @@ def unpruned_steps(l0, n, m0, n_merch, offer_ptr, offer_merchant, served):
     return min(full, dp)
 
 
+@numba.njit(cache=True)
+def fee_shares(
+    l0, n, m0, n_merch, offer_ptr, offer_end, offer_merchant, offer_amount, merch_row,
+    base, free_over, cap, count, share,
+):  # fmt: skip
+    """Per merchant of the cart, over its kept offers: ``share[m]`` its base fee spread over
+    the lines it could take (``base // lines``) when those offers cannot reach its
+    free-shipping threshold, else -1 (it may ship free). Whichever ``L`` of its lines it
+    ships, it pays ``base``, at least ``L * share``, so ``share`` (plus the line's extra
+    units' fee) may be charged to every line it ships in a lower bound. ``cap``/``count``
+    are scratch per packed merchant."""
+    for m in range(m0, m0 + n_merch):
+        cap[m] = 0
+        count[m] = 0
+    for line in range(l0, l0 + n):
+        for o in range(offer_ptr[line], offer_end[line]):
+            m = m0 + offer_merchant[o]
+            cap[m] += offer_amount[o]
+            count[m] += 1
+    for m in range(m0, m0 + n_merch):
+        g = merch_row[m]
+        if count[m] == 0 or (free_over[g] >= 0 and cap[m] >= free_over[g]):
+            share[m] = -1
+        else:
+            share[m] = base[g] // count[m]
+
+
+@numba.njit(cache=True)
+def line_share(lb, qty, share, per_extra_unit):
+    """A line's least charge at a merchant: its least goods ``lb``, plus, where the merchant
+    never ships free here (``share >= 0``), its extra units' fee and its share of the base."""
+    if share < 0:
+        return lb
+    return lb + per_extra_unit * (qty - 1) + share
+
+
+@numba.njit(cache=True)
+def prune_by_shares(
+    bound, l0, n, m0, n_merch, offer_ptr, offer_end, offer_merchant, offer_amount, line_qty,
+    merch_row, base, extra, free_over, dmin, dbp, cap, count, share,
+):  # fmt: skip
+    """The shared-fee bound: every assignment costs at least the sum over lines of their
+    least charge (:func:`line_share`) at their merchant, so one putting line ``l`` at offer
+    ``o`` costs at least the other lines' least charges plus ``o``'s; offers above ``bound``
+    leave (swapped behind the kept ones, whose order stays). ``share`` ends holding
+    :func:`fee_shares` of the offers kept. Returns the number dropped."""
+    fee_shares(
+        l0, n, m0, n_merch, offer_ptr, offer_end, offer_merchant, offer_amount, merch_row,
+        base, free_over, cap, count, share,
+    )  # fmt: skip
+    lb0 = 0
+    for line in range(l0, l0 + n):
+        q = line_qty[line]
+        least = INF
+        for o in range(offer_ptr[line], offer_end[line]):
+            m = m0 + offer_merchant[o]
+            g = merch_row[m]
+            lb = lb_offer(offer_amount[o], dmin[g], dbp[g])
+            least = min(least, line_share(lb, q, share[m], extra[g]))
+        lb0 += least
+    dropped = 0
+    for line in range(l0, l0 + n):
+        lo = offer_ptr[line]
+        hi = offer_end[line]
+        if hi - lo < 2:
+            continue
+        q = line_qty[line]
+        least = INF
+        for o in range(lo, hi):
+            m = m0 + offer_merchant[o]
+            g = merch_row[m]
+            lb = lb_offer(offer_amount[o], dmin[g], dbp[g])
+            least = min(least, line_share(lb, q, share[m], extra[g]))
+        kept = lo
+        for o in range(lo, hi):
+            m = m0 + offer_merchant[o]
+            g = merch_row[m]
+            lb = lb_offer(offer_amount[o], dmin[g], dbp[g])
+            if lb0 - least + line_share(lb, q, share[m], extra[g]) <= bound:
+                if o != kept:
+                    om, oa = offer_merchant[o], offer_amount[o]
+                    offer_merchant[o] = offer_merchant[kept]
+                    offer_amount[o] = offer_amount[kept]
+                    offer_merchant[kept] = om
+                    offer_amount[kept] = oa
+                kept += 1
+        dropped += hi - kept
+        offer_end[line] = kept
+    if dropped > 0:  # the shares of what is left
+        fee_shares(
+            l0, n, m0, n_merch, offer_ptr, offer_end, offer_merchant, offer_amount, merch_row,
+            base, free_over, cap, count, share,
+        )  # fmt: skip
+    return dropped
+
+
 def prune_cart(
     c, line_ptr, line_qty, offer_ptr, offer_merchant, offer_amount, merch_ptr, merch_row,
     base, extra, free_over, dmin, dbp, enabled, sub, units, slack, line_v, offer_end, bound,
@@ -345,11 +441,15 @@ def prune_cart(
     ``offer_end[line]`` (every offer when ``enabled`` is 0; 1 prunes carts whose unpruned
     steps pass ``PRUNE_MIN_STEPS``, :data:`PRUNE_ALWAYS` every cart), and ``bound[c]`` the
     exact total of an assignment (``INF`` when not pruned); ``sub``, ``units``, ``slack``
-    are scratch per packed merchant, ``line_v`` per line. See the module docstring."""
+    are scratch per packed merchant, ``line_v`` per line. ``slack`` ends holding the
+    merchants' fee shares (:func:`fee_shares` of the kept offers; -1 when not pruned) for
+    the DP's bounds. See the module docstring."""
     l0 = line_ptr[c]
     n = line_ptr[c + 1] - l0
     m0 = merch_ptr[c]
     n_merch = merch_ptr[c + 1] - m0
+    for m in range(m0, m0 + n_merch):
+        slack[m] = -1
     bound[c] = INF
     for line in range(l0, l0 + n):
         offer_end[line] = offer_ptr[line + 1]
@@ -385,6 +485,10 @@ def prune_cart(
         dropped = prune_round(
             upper, l0, n, m0, n_merch, offer_ptr, offer_end, offer_merchant, offer_amount,
             line_qty, merch_row, base, extra, free_over, dmin, dbp, sub, units, slack, line_v,
+        )  # fmt: skip
+        dropped += prune_by_shares(
+            upper, l0, n, m0, n_merch, offer_ptr, offer_end, offer_merchant, offer_amount,
+            line_qty, merch_row, base, extra, free_over, dmin, dbp, sub, units, slack,
         )  # fmt: skip
         if dropped == 0:
             break

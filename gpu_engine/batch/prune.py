@@ -24,9 +24,12 @@ dispatchers, which numba-cuda compiles as device functions (as :func:`merchant_c
    used up) gives ``sum(v) + slack(m) + max(0, cost(l, m) - v(l))`` for line ``l`` at ``m``
    (the reduced-cost argument of uncapacitated facility location). An offer whose bound
    exceeds ``U`` is in no assignment costing ``U`` or less, so in no optimal one: it is
-   dropped. Rounds repeat while they drop offers (fewer offers lower the merchants' sums and
-   raise the lines' least bounds). Carts whose unpruned methods are cheap
-   (:data:`PRUNE_MIN_STEPS`) are left as they are.
+   dropped. A third bound spreads fees over lines: a merchant whose offers cannot reach its
+   threshold pays its base fee once whichever lines it ships, so each of them may carry
+   ``base // (lines it could take)`` plus its extra units' fee (:func:`fee_shares`); the DP
+   uses these shares too. Rounds repeat while they drop offers (fewer offers lower the
+   merchants' sums and raise the lines' least bounds). Carts whose unpruned methods are
+   cheap (:data:`PRUNE_MIN_STEPS`) are left as they are.
 3. Dropping is a stable partition of the line's offers in place (the kept ones first, in
    their order; ``offer_end[line]`` the end of the kept ones). The arrays are the plan's own:
    the device copy on the GPU, a copy the CPU twin makes. The U assignment's offers are never

@@ -44,6 +44,7 @@ from numba import cuda, int64
 
 from gpu_engine.batch import ops
 from gpu_engine.batch import prune as prune_ops
+from gpu_engine.batch.ops import REST_TABLES
 from gpu_engine.batch.pack import DP, FULL, MAX_DP_LINES, MAX_FULL_LINES, CartArrays
 from gpu_engine.cuda_ops.reduce import group_min_in
 from gpu_engine.cuda_ops.variants import cached_kernel, source_tag, variant_name
@@ -214,7 +215,8 @@ def _solve_kernel_template(
         units = cuda.local.array(MAX_DP_LINES, _QTY_T)
         rest = cuda.local.array(MAX_DP_LINES, int64)
         # Each thread its own copy of the later merchants' tables (no sync needed).
-        tables = cuda.local.array(ops.REST_TABLES, int64)
+        # A local array's size is a global name: a module's attribute types as a runtime int64.
+        tables = cuda.local.array(REST_TABLES, int64)
         upper = bound[c]
         # The same for every thread: the block takes the pushed or the dense layers.
         pushed = upper < ops.KEY_LIMIT

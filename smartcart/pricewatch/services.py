@@ -12,14 +12,14 @@ arrays, and only the carts that get or lose a notice become rows: one read of th
 their answers built together as JSON text from the chunk's arrays (``notice_text``), and at
 most two writes (``writes.notices_insert``: one COPY on PostgreSQL) store the new notices
 and retire the replaced ones. On PostgreSQL a chunk's reads and writes run on two threads
-with their own connections (``lanes``) while the chunk before or after it is computed. A saving at or above both floors
-(``SMARTCART_PRICE_WATCH_MIN_CENTS`` and ``..._MIN_PERCENT`` of the total) is stored as a
-done ``OptimizationRun`` of source ``price_watch``: the Improve panel shows it and
-``optimization_run_apply`` applies it with its usual 409 rules. A cart whose lines cost more
-than when added (by the same floors) gets a notice too. A notice the shopper dismissed is not
-shown again for that cart version; an unchanged notice is kept, not rewritten; a cart that no
-longer qualifies has its notice withdrawn (``superseded_at``). Re-running is harmless: it
-finds the same notices.
+with their own connections (``lanes``) while the chunk before or after it is computed. A
+saving at or above both floors (``SMARTCART_PRICE_WATCH_MIN_CENTS`` and ``..._MIN_PERCENT``
+of the total) is stored as a done ``OptimizationRun`` of source ``price_watch``: the Improve
+panel shows it and ``optimization_run_apply`` applies it with its usual 409 rules. A cart
+whose lines cost more than when added (by the same floors) gets a notice too. A notice the
+shopper dismissed is not shown again for that cart version; an unchanged notice is kept, not
+rewritten; a cart that no longer qualifies has its notice withdrawn (``superseded_at``).
+Re-running is harmless: it finds the same notices.
 
 Coalescing: changes are rows in ``PriceWatchChange`` (the dirty set). With a broker the first
 change of a burst schedules one task ``SMARTCART_PRICE_WATCH_COUNTDOWN_S`` later (a cache key

@@ -208,7 +208,7 @@ def _reference(chunk: PackedChunk, c: int, choice: np.ndarray, parts: np.ndarray
 _NAME = st.text(alphabet=st.characters(codec="utf-8"), min_size=0, max_size=12)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     product_names=st.lists(_NAME, min_size=len(_PRODUCTS), max_size=len(_PRODUCTS)),

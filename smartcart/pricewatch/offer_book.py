@@ -4,12 +4,13 @@ Neighbouring chunks share most of their products (100k carts over 20k products: 
 of 2,000 carts meets 8k of them), so reading each chunk's offers again read the same rows
 dozens of times; the book reads a product's offers on the first chunk that meets it (one
 statement a chunk, only for products it has not seen) and keeps them as columns sorted by
-product. Names are kept the same way, read for the first notice that shows them.
+product. Names are kept the same way, read for the first notice that shows them, and the
+shipping rule of each (merchant, destination), resolved for the first chunk that meets it.
 
-The book is as fresh as the run: an offer changed after its product was read is the next
-run's (the change is recorded, and a run removes only the changes it read). A cart line whose
-offer the book does not hold (created after its product was read) is left to the single-cart
-path, which reads it as it stands.
+The book is as fresh as the run: an offer (or a shipping rule) changed after it was read is
+the next run's (the change is recorded, and a run removes only the changes it read). A cart
+line whose offer the book does not hold (created after its product was read) is left to the
+single-cart path, which reads it as it stands.
 """
 
 from collections.abc import Sequence
@@ -19,6 +20,8 @@ import numpy as np
 from django.db import connection
 from django.db.models import Exists, OuterRef, Value
 
+from smartcart.pricewatch.selectors import shipping_rules_known
+from storefront.catalog.shipping import ShippingRule
 from storefront.models import Merchant, Offer, Product, Warehouse
 
 # Per offer: its id, product, merchant, unit price, stock (-1: unlimited), the merchant's
@@ -125,6 +128,7 @@ class OfferBook:
     products: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     names: Names = field(default_factory=lambda: Names(products={}, merchants={}))
     _by_id: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    _rules: dict[tuple[int, str], ShippingRule | None] = field(default_factory=dict)
 
     def column(self, name: str) -> np.ndarray:
         return self.offers[BOOK_FIELDS.index(name)]
@@ -157,6 +161,14 @@ class OfferBook:
             return np.full(offer_ids.size, -1, np.int64)
         at = np.minimum(np.searchsorted(ids, offer_ids), ids.size - 1)
         return np.where(ids[at] == offer_ids, self._by_id[at], -1)
+
+    def shipping_rules(self, *, pairs: list[tuple[int, str]]) -> list[ShippingRule | None]:
+        """``selectors.shipping_rules_known`` of each (merchant, destination), each pair
+        resolved once a run (a chunk meets the same few hundred pairs as the one before)."""
+        new = [pair for pair in dict.fromkeys(pairs) if pair not in self._rules]
+        if new:
+            self._rules.update(zip(new, shipping_rules_known(pairs=new), strict=True))
+        return [self._rules[pair] for pair in pairs]
 
     def names_for(self, *, product_ids: Sequence[int], merchant_ids: Sequence[int]) -> Names:
         """The names of these products and merchants (the ones not read yet: one statement)."""

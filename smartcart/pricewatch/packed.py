@@ -3,7 +3,7 @@
 ``carts_problems_build`` builds one ``CartProblem`` per cart (about 0.8 ms each).
 ``carts_packed_read`` reads the chunk as columns (``columns.chunk_columns_read``: two
 statements and the run's offer book, no Python object per line), the shipping rules of its
-(merchant, destination) pairs (``shipping_rules_known``) and builds the
+(merchant, destination) pairs (``OfferBook.shipping_rules``) and builds the
 ``gpu_engine.batch.PackedBatch`` of the whole chunk at once, as ``pack_problems`` would pack
 the same carts' problems: the lines in their order, each line's eligible offers (an active
 offer of an active merchant whose shipping rule is known, with the stock for the line's
@@ -35,7 +35,6 @@ from smartcart.pricewatch.columns import (
     chunk_columns_read,
 )
 from smartcart.pricewatch.offer_book import Names, OfferBook
-from smartcart.pricewatch.selectors import shipping_rules_known
 
 # Carts whose float bound comes near the engine's money limit get its exact (Python int)
 # check on the CartProblem path.
@@ -144,12 +143,12 @@ def carts_packed_read(
     met, plus the zone index's when it is rebuilt."""
     book = OfferBook() if book is None else book
     cols = chunk_columns_read(cart_ids=cart_ids, book=book, rows=rows)
-    chunk = _packed(cols, n_asked=len(set(cart_ids)))
+    chunk = _packed(cols, n_asked=len(set(cart_ids)), book=book)
     chunk.book = book
     return chunk
 
 
-def _packed(cols: ChunkColumns, *, n_asked: int) -> PackedChunk:
+def _packed(cols: ChunkColumns, *, n_asked: int, book: OfferBook) -> PackedChunk:
     carts = cols.cart_ids
     l_cpos = np.searchsorted(carts, cols.line("cart"))
     # A line whose cart went between the statements (deleted meanwhile) is dropped.
@@ -197,7 +196,7 @@ def _packed(cols: ChunkColumns, *, n_asked: int) -> PackedChunk:
     rule_keys, p_rule = np.unique(p_merchant * n_postal + cart_postal[p_cart], return_inverse=True)
     p_rule = p_rule.reshape(-1)
     keys = [(int(k // n_postal), postal_codes[int(k % n_postal)]) for k in rule_keys]
-    rules = shipping_rules_known(pairs=keys)
+    rules = book.shipping_rules(pairs=keys)
     rule_ok = np.array([rule is not None for rule in rules], bool)
     params = _params(rules, rule_keys // n_postal, o_merchant, o_dmin, o_dbp)
 

@@ -25,4 +25,4 @@ def test_every_kernel_variant_types_for_an_h100():
         timeout=900,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert run.stdout.count("ok ") == 13
+    assert run.stdout.count("ok ") == 14

@@ -42,6 +42,12 @@ def add_arguments(parser) -> None:
         default="",
         help="GPU counts to time (prefixes of --batch-devices); default 1, 2, 4 ... and all",
     )
+    parser.add_argument(
+        "--batch-multi-carts",
+        choices=("synthetic", "mix"),
+        default="synthetic",
+        help="the benchmark's synthetic carts, or issue 30's realistic mix (gpu_engine.batch.mix)",
+    )
 
 
 def device_list(text: str) -> list[int]:
@@ -74,10 +80,11 @@ def run(args) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for size in [int(v) for v in args.batch_multi_sizes.split(",") if v.strip()]:
         t0 = time.perf_counter()
-        batch = synthetic_batch(size, seed=args.batch_multi_seed)
+        batch = _carts(args.batch_multi_carts, size, args.batch_multi_seed)
         gen_s = time.perf_counter() - t0
         ref = _reference(batch, ids[0], gpu)
-        base = {"suite": SUITE, "case": f"{size} carts", "share_solver": label}
+        case = f"{size} carts ({args.batch_multi_carts})"
+        base = {"suite": SUITE, "case": case, "share_solver": label}
         one_ms = None
         for count in gpu_counts(len(ids), args.batch_multi_counts):
             row = _count_row(base, batch, ids[:count], solver, args.batch_multi_repeats, ref)
@@ -87,6 +94,14 @@ def run(args) -> list[dict[str, Any]]:
             rows.append(row)
         rows[-1]["generate_s"] = round(gen_s, 2)
     return rows
+
+
+def _carts(kind: str, size: int, seed: int) -> PackedBatch:
+    if kind == "mix":
+        from gpu_engine.batch.mix import mix_batch
+
+        return mix_batch(size, seed=seed)
+    return synthetic_batch(size, seed=seed)
 
 
 def _variants(share_carts: list[int]) -> str:

@@ -53,7 +53,8 @@ class SuggestedLineSerializer(serializers.Serializer):
     new_warehouse_id = serializers.IntegerField(
         allow_null=True,
         required=False,
-        help_text="The warehouse applying ships it from. Null: a merchant without warehouses.",
+        help_text="The warehouse applying ships it from. Null: a merchant without warehouses, "
+        "or a run stored before warehouses (applying picks one, as adding to the cart does).",
     )
     new_warehouse_name = serializers.CharField(allow_blank=True, required=False)
     changed = serializers.BooleanField(help_text="Its offer or its warehouse changes.")

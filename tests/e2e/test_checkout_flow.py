@@ -133,7 +133,9 @@ def test_switch_on_the_checkout_page_then_a_failed_payment_puts_the_cart_back(
     page.screenshot(path=artifacts / "e2e-review-switched-390.png", full_page=True)
     page.set_viewport_size(DESKTOP)
 
-    _fill(page)  # the switch drew the page afresh: the address typed before it is not kept
+    # The switch kept the address typed before it (the buttons belong to the page's form).
+    assert page.get_by_label("Full name").input_value() == "Ada Buyer"
+    assert page.get_by_label("E-mail").input_value() == "buyer@example.com"
     checkout_place(page)
     page.get_by_test_id("pay-declined").click()
     page.wait_for_url(re.compile(r"/orders/[A-Z0-9]+/$"))

@@ -27,6 +27,7 @@ _rest_lines = numba.njit(cache=True)(ops.rest_lines)
 _push_layer = numba.njit(cache=True)(ops.push_layer)
 _clear_costs = numba.njit(cache=True)(ops.clear_costs)
 _rest_tables = numba.njit(cache=True)(ops.rest_tables)
+_dp_tables = numba.njit(cache=True)(ops.dp_tables)
 _finish_layer = numba.njit(cache=True)(ops.finish_layer)
 _best_split = numba.njit(cache=True)(dp_ops.best_split)
 
@@ -202,10 +203,13 @@ def solve_range(
             out_total[c] = total
         elif method[c] == DP:
             w0 = ws_ptr[c] - ws_ptr[lo]
-            size = (ws_ptr[c + 1] - ws_ptr[c]) // ops.DP_TABLES
+            size = (ws_ptr[c + 1] - ws_ptr[c]) // _dp_tables(bound[c])
             h = ws[w0 : w0 + 2 * size].reshape((2, size))
             cost = ws[w0 + 2 * size : w0 + 3 * size]
-            lists = ws[w0 + 3 * size : w0 + 5 * size].reshape((2, size))
+            # The dense layers have no lists (any array of the shape serves, unread).
+            lists = h
+            if _dp_tables(bound[c]) == ops.DP_TABLES:
+                lists = ws[w0 + 3 * size : w0 + 5 * size].reshape((2, size))
             p0 = pick_ptr[c] - pick_ptr[lo]
             n_merch = merch_ptr[c + 1] - merch_ptr[c]
             rows = pick[p0 : p0 + n_merch * size].reshape((n_merch, size))

@@ -70,6 +70,7 @@ _compress = cuda.jit(device=True)(ops.compress)
 _fill_layer = cuda.jit(device=True)(ops.fill_layer)
 _assign_merchant = cuda.jit(device=True)(ops.assign_merchant)
 _best_split = cuda.jit(device=True)(dp_ops.best_split)
+_dp_tables = cuda.jit(device=True)(ops.dp_tables)
 _plan_cart = cuda.jit(device=True)(ops.plan_cart)
 
 
@@ -201,11 +202,12 @@ def _solve_kernel_template(
             _decode_full(index, l0, n, offer_ptr, offer_end, offer_merchant, out_choice)
     elif kind == DP:
         n_merch = merch_ptr[c + 1] - m0
-        size = (ws_ptr[c + 1] - ws_ptr[c]) // ops.DP_TABLES
+        size = (ws_ptr[c + 1] - ws_ptr[c]) // _dp_tables(bound[c])
         w0 = ws_ptr[c] - ws_ptr[scratch_lo]
         h_even = ws[w0 : w0 + size]
         h_odd = ws[w0 + size : w0 + 2 * size]
         cost = ws[w0 + 2 * size : w0 + 3 * size]
+        # The dense layers have no lists (these slices, then past the cart's scratch, are unread).
         list_even = ws[w0 + 3 * size : w0 + 4 * size]
         list_odd = ws[w0 + 4 * size : w0 + 5 * size]
         counts = cuda.shared.array(2, int64)

@@ -48,6 +48,8 @@ REST_CAP = 2**60
 # A DP cart's int64 scratch, in tables of 2^k: two layers, the cost table and the lists of
 # the sets each layer reached (:func:`push_layer`).
 DP_TABLES = 5
+# The dense layers need the two layers and the cost table only.
+DENSE_TABLES = 3
 
 
 def full_search(
@@ -357,6 +359,12 @@ MAX_FULL_LINES = 32
 MAX_DP_LINES = 16
 
 
+def dp_tables(bound):
+    """How many tables of ``2^k`` a DP cart's int64 scratch holds: the pushed layers' lists
+    only where the cart has a bound small enough to push (see :data:`KEY_LIMIT`)."""
+    return DP_TABLES if bound < KEY_LIMIT else DENSE_TABLES
+
+
 def plan_cart(
     c,
     line_ptr,
@@ -468,7 +476,7 @@ def plan_cart(
         ):
             chosen = DP
             best_work = dp_work
-            ws[c] = DP_TABLES * size
+            ws[c] = (DP_TABLES if pushed else DENSE_TABLES) * size
             pick[c] = n_merch * size
     if chosen == FULL:
         complexity[c] = assignments

@@ -469,14 +469,32 @@ def solve_kernel_args(d: Mapping[str, Any]) -> tuple:
     return (*plan, *CartArrays.of(d), *out)
 
 
+class Specialized:
+    """A kernel compiled for one call's types, launched as ``kernel[grid, block](...)``.
+    numba's own ``Dispatcher.specialize`` makes a dispatcher without the disk cache, compiled
+    afresh in every process (5.5 s of a restarted gpu worker's warm-up on an H100 host); this
+    one compiles through the kernel itself, so the variant loads from numba's cache."""
+
+    def __init__(self, kernel, call: tuple) -> None:
+        self.kernel = kernel
+        self.argtypes = tuple(kernel.typeof_pyval(a) for a in call)
+        self.compiled = kernel.compile(self.argtypes)
+
+    def __getitem__(self, config):
+        return self.kernel[config]
+
+    def get_max_threads_per_block(self) -> int:
+        return self.compiled.max_threads_per_block
+
+
 def specialized(kernel, call: tuple, timings: dict, name: str):
     """``kernel`` compiled for ``call``'s types (the simulator's as it is); its registers and
     local memory a thread go to ``timings`` (spills show as local bytes)."""
     if simulator_enabled():
         return kernel
-    spec = kernel.specialize(*call)
-    timings[f"{name}_regs"] = spec.get_regs_per_thread()
-    timings[f"{name}_local_bytes"] = spec.get_local_mem_per_thread()
+    spec = Specialized(kernel, call)
+    timings[f"{name}_regs"] = spec.compiled.regs_per_thread
+    timings[f"{name}_local_bytes"] = spec.compiled.local_mem_per_thread
     return spec
 
 

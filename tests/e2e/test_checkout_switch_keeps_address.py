@@ -44,6 +44,7 @@ def test_switch_keeps_the_typed_address(browser, live_server, demo_catalog, arti
         assert page.get_by_label("Street address").input_value() == "Typedstr. 9"
         assert page.get_by_label("City").input_value() == "Berlin"
         assert page.get_by_test_id("error-summary").count() == 0
-        page.screenshot(path=artifacts / f"sf2-switch-kept-{'js' if scripts else 'nojs'}.png", full_page=True)
+        name = f"switch-kept-{'js' if scripts else 'nojs'}.png"
+        page.screenshot(path=artifacts / name, full_page=True)
     finally:
         context.close()

@@ -6,7 +6,8 @@ first that fails.
 
 Arguments are typed from the kernels' parameter names: the scalars each launch passes as
 ``np.int64``/``np.int32``, the weight tiers 2-D, every other parameter a C-contiguous 1-D
-array of the variant's money type or int64. Only the front end runs (PTX needs NVRTC, which CI lacks)."""
+array of the variant's money type or int64. Only the front end runs (PTX needs NVRTC, which
+CI lacks)."""
 
 from __future__ import annotations
 

@@ -157,6 +157,8 @@ def solve_packed_multi(
     if not ids:
         raise ValueError("device_ids must name at least one device")
     solver = share_solver or solve_share_on_gpu
+    if share_solver is None:
+        _driver_ready()
     t0 = time.perf_counter()
     if len(ids) == 1 or batch.n_carts == 0:  # nothing to balance: one launch
         cuts = np.array([0, batch.n_carts], dtype=np.int64)
@@ -207,6 +209,15 @@ def guided_cuts(work: np.ndarray, n_devices: int) -> np.ndarray:
         cuts.append(end)
         done = float(weight[end - 1])
     return np.asarray(cuts, dtype=np.int64)
+
+
+def _driver_ready() -> None:
+    """The CUDA driver initialised in the calling thread before the device threads start:
+    numba initialises it lazily, and two threads doing so at once in a fresh process met
+    CUDA_ERROR_NOT_INITIALIZED (cuDeviceGetCount) on a 2-GPU H100 host."""
+    from numba import cuda
+
+    len(cuda.gpus)
 
 
 def estimated_work(batch: PackedBatch) -> np.ndarray:

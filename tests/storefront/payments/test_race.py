@@ -13,8 +13,8 @@ from storefront.payments.refunds import refund_process
 from storefront.payments.services import order_payment_for
 from tests.factories import CartFactory, CartLineFactory, MerchantFactory, OfferFactory
 from tests.storefront.orders.conftest import POSTAL_CODE, place
-from tests.storefront.orders.test_race import _race
 from tests.storefront.payments.conftest import merchant_cancel, pay_with_dummy_form
+from tests.storefront.race_support import race as _race
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -149,9 +149,15 @@ class Command(BaseCommand):
             f"{' (it only waited: the job ran on the worker)' if queued else ''}; "
             f"load average {os.getloadavg()[0]:.1f}"
         )
+        rest = run.duration_ms - run.db_ms - run.solve_ms
         self.stdout.write(
             f"per cart: {run.queries / checked:.4f} queries ({run.queries} in all), DB "
-            f"{run.db_ms / checked:.3f} ms, solve {run.solve_ms / checked:.3f} ms, rest "
-            f"{(run.duration_ms - run.db_ms - run.solve_ms) / checked:.3f} ms (Python: reading "
-            "rows, packing, building the notices)"
+            f"{run.db_ms / checked:.3f} ms, solve {run.solve_ms / checked:.3f} ms, "
+            + (
+                f"rest {rest / checked:.3f} ms (Python: reading rows, packing, building the "
+                "notices)"
+                if rest >= 0
+                # The reads and writes of other chunks run on lanes beside the computation.
+                else "the DB time overlaps the computation (reader and writer lanes)"
+            )
         )

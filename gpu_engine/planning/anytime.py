@@ -43,7 +43,12 @@ ROUTE_STATS = ("proof_after_ga", "milp_after_ga")
 
 
 def choice_of(problem: CartProblem, solution: Solution) -> np.ndarray:
-    """A solution's assignment as a merchant index per line (a warm start for HiGHS)."""
+    """A solution's assignment as a column index per line (a warm start for HiGHS): the
+    merchant's index on a simple cart, its node's column on a version 2 one."""
+    if not problem.simple:
+        column = problem.fulfillment.column_of()
+        pairs = [(solution.assignment[item], solution.nodes[item]) for item in problem.item_ids]
+        return np.array([column[pair] for pair in pairs], dtype=np.int64)
     index = {merchant: m for m, merchant in enumerate(problem.merchant_ids)}
     return np.array([index[solution.assignment[item]] for item in problem.item_ids])
 

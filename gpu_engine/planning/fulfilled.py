@@ -16,6 +16,7 @@ from typing import Any
 
 from gpu_engine.planning import rates, tuning
 from gpu_engine.planning.clock import Deadline, now
+from gpu_engine.planning.fulfilled_search import phase
 from gpu_engine.problem import CartProblem
 from gpu_engine.solution import Solution
 
@@ -133,18 +134,6 @@ def _searched(problem: CartProblem, deadline: Deadline, seed: int, device: str) 
     return _planned(best, best.algorithm, why, deadline, ran)
 
 
-def _phase(method: str, solution: Solution | None, **extra: Any) -> dict[str, Any]:
-    if solution is None:
-        return {"method": method, "total": None, "proven": False, **extra}
-    return {
-        "method": method,
-        "total": solution.total,
-        "proven": solution.optimal,
-        "ms": round(solution.elapsed_ms, 3),
-        **extra,
-    }
-
-
 def _planned(
     solution: Solution, method: str, why: str, deadline: Deadline, ran: list[dict[str, Any]]
 ) -> Solution:
@@ -153,6 +142,6 @@ def _planned(
         "why": why,
         "fulfillment": "version 2: nodes or weight tiers",
         "budget_ms": deadline.budget_ms,
-        "ran": ran or [_phase(method, solution)],
+        "ran": ran or [phase(method, solution)],
     }
     return replace(solution, plan=plan, elapsed_ms=deadline.spent_ms())

@@ -17,10 +17,7 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from gpu_engine.planning.clock import Deadline, now
 from gpu_engine.problem import CartProblem
@@ -41,25 +38,20 @@ LP_BESIDE_CPU_CORES = 8
 MIN_LINES_MS = 10.0
 
 
-@dataclass
-class Phases:
-    """What each phase found, for the plan's ``ran`` list."""
+Phases = list[dict[str, Any]]
 
-    ran: list[dict[str, Any]]
 
-    def add(self, method: str, solution: Solution | None, **extra: Any) -> None:
-        if solution is None:
-            self.ran.append({"method": method, "total": None, "proven": False, **extra})
-            return
-        self.ran.append(
-            {
-                "method": method,
-                "total": solution.total,
-                "proven": solution.optimal,
-                "ms": round(solution.elapsed_ms, 3),
-                **extra,
-            }
-        )
+def phase(method: str, solution: Solution | None, **extra: Any) -> dict[str, Any]:
+    """A phase's entry in the plan's ``ran`` list."""
+    if solution is None:
+        return {"method": method, "total": None, "proven": False, **extra}
+    return {
+        "method": method,
+        "total": solution.total,
+        "proven": solution.optimal,
+        "ms": round(solution.elapsed_ms, 3),
+        **extra,
+    }
 
 
 class _LpBeside:
@@ -93,25 +85,25 @@ def ga_lp_highs(
     from gpu_engine.solvers.ga.solve import solve_ga
     from gpu_engine.solvers.milp.model import highs_trusted
 
-    phases = Phases([])
+    phases: Phases = []
     lp_ends = deadline.started + LP_ENDS_SHARE * deadline.budget_ms / 1e3
     trusted = highs_trusted(problem)
     spare_core = device == "gpu" or (os.cpu_count() or 1) >= LP_BESIDE_CPU_CORES
     beside = _LpBeside(problem, lp_ends) if trusted and spare_core else None
     ga = solve_ga(problem, budget_ms=GA_SHARE * deadline.budget_ms, seed=seed, device=device)
-    phases.add(f"{device}-ga", ga)
+    phases.append(phase(f"{device}-ga", ga))
     if ga.optimal:
-        return ga, phases.ran
+        return ga, phases
     if not trusted:
-        return _ga_alone(problem, ga, deadline, seed, device, phases), phases.ran
+        return _ga_alone(problem, ga, deadline, seed, device, phases), phases
     guide = beside.join() if beside is not None else _lp_now(problem, lp_ends)
     best = ga
     if guide is not None:
-        phases.ran.append({"method": "lp", "bound": guide.bound})
+        phases.append({"method": "lp", "bound": guide.bound})
         best = _lines_step(problem, ga, guide, deadline, phases)
         if best.optimal:
-            return best, phases.ran
-    return _highs(problem, best, guide, deadline, phases), phases.ran
+            return best, phases
+    return _highs(problem, best, guide, deadline, phases), phases
 
 
 def _lp_now(problem: CartProblem, ends: float) -> Any:
@@ -130,7 +122,7 @@ def _ga_alone(
     if left < 1.0:
         return ga
     more = solve_ga(problem, budget_ms=left, seed=seed + 1, device=device)
-    phases.add(f"{device}-ga", more)
+    phases.append(phase(f"{device}-ga", more))
     return more if more.total < ga.total else ga
 
 
@@ -138,46 +130,33 @@ def _lines_step(
     problem: CartProblem, ga: Solution, guide: Any, deadline: Deadline, phases: Phases
 ) -> Solution:
     """The lines neighbourhood of the GA's answer; the LP's bound may prove the result."""
-    from gpu_engine.results import make_solution
+    from gpu_engine.planning.anytime import choice_of
+    from gpu_engine.planning.routes import with_lns
     from gpu_engine.solvers.milp.neighbourhood import LnsResult, lines_step
     from gpu_engine.solvers.milp.runner import milp_proves
 
     ms = LINES_SHARE * deadline.left_ms()
-    result = LnsResult(choice=column_choice(problem, ga), total=ga.total, bound=guide.bound)
+    result = LnsResult(choice=choice_of(problem, ga), total=ga.total, bound=guide.bound)
     if ms >= MIN_LINES_MS and not milp_proves(ga.total, guide.bound):
         lines_step(problem, guide, result, left_ms=ms)
-    bound = max(guide.bound, float(ga.stats.get("lower_bound") or 0))
-    proven = milp_proves(result.total, bound)
-    phases.ran.append(
-        {"method": "lines", "total": result.total, "proven": proven, "steps": result.steps}
+    answer, record = with_lns(problem, ga, result, budget_ms=ms, beside=False)
+    phases.append(
+        {"method": "lines", "total": answer.total, "proven": answer.optimal, "steps": record.steps}
     )
-    if result.total == ga.total and not proven:
-        return ga
-    improved = result.total < ga.total
-    gap = None if proven or result.total == 0 else max(0.0, (result.total - bound) / result.total)
-    return make_solution(
-        problem,
-        result.choice,
-        total=result.total,
-        optimal=proven,
-        algorithm="milp" if improved else ga.algorithm,
-        device="cpu" if improved else ga.device,
-        elapsed_ms=deadline.spent_ms(),
-        gap=gap,
-        stats={**ga.stats, "lns": {"ga_total": ga.total}, "lp_bound": guide.bound},
-    )
+    return answer
 
 
 def _highs(
     problem: CartProblem, best: Solution, guide: Any, deadline: Deadline, phases: Phases
 ) -> Solution:
     """HiGHS's whole program (the LP's build where there is one) warm-started with ``best``."""
+    from gpu_engine.planning.anytime import choice_of
     from gpu_engine.solvers.milp.runner import milp_answer, milp_run
 
     left = deadline.left_ms()
     if left < 1.0:
         return best
-    warm = column_choice(problem, best)
+    warm = choice_of(problem, best)
     started = time.perf_counter()
     outcome = milp_run(
         problem,
@@ -186,18 +165,9 @@ def _highs(
         model=None if guide is None else guide.model,
     )
     milp = milp_answer(problem, outcome, warm_start=warm, started=started)
-    phases.add("milp", milp, status=str(outcome.status))
+    phases.append(phase("milp", milp, status=str(outcome.status)))
     if milp is None:
         return best
     if milp.optimal and milp.total <= best.total:
         return milp  # the same total or less, and it carries the proof
     return milp if milp.total < best.total else best
-
-
-def column_choice(problem: CartProblem, solution: Solution) -> np.ndarray:
-    """The column index of each line in ``solution``."""
-    column = problem.fulfillment.column_of()
-    return np.array(
-        [column[(solution.assignment[item], solution.nodes[item])] for item in problem.item_ids],
-        dtype=np.int64,
-    )

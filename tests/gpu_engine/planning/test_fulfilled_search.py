@@ -9,6 +9,7 @@ import pytest
 from gpu_engine import CartProblem
 from gpu_engine.bench.v2_family import v2_uniform_cart
 from gpu_engine.planning import fulfilled_search as search
+from gpu_engine.planning.anytime import choice_of
 from gpu_engine.planning.clock import Deadline, now
 from gpu_engine.pricing import total_of
 from gpu_engine.reference import reference_cost_v2
@@ -78,4 +79,4 @@ def test_the_answer_is_never_above_any_phase(problem, budget_ms):
     best, ran = search.ga_lp_highs(problem, Deadline(now(), budget_ms), 0, "cpu")
     totals = [phase["total"] for phase in ran if phase.get("total") is not None]
     assert totals and best.total == min(totals)
-    assert total_of(problem, search.column_choice(problem, best)) == best.total
+    assert total_of(problem, choice_of(problem, best)) == best.total

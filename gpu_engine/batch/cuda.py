@@ -95,6 +95,7 @@ _device = twins(
         prune_ops.least_goods.py_func,
         prune_ops.price_preferred.py_func,
         prune_ops.improve.py_func,
+        prune_ops.keep_offer.py_func,
         prune_ops.prune_round.py_func,
         prune_ops.unpruned_steps.py_func,
         prune_ops.fee_shares.py_func,

@@ -238,6 +238,18 @@ def least_goods(o, m, offer_amount, cap_units, disc_min_units, disc_bp):
 
 
 @numba.njit(cache=True)
+def keep_offer(o, kept, offer_merchant, offer_amount):
+    """Offer ``o`` moved to slot ``kept`` of its line (the kept offers come first; the offer
+    there goes to ``o``'s slot)."""
+    if o != kept:
+        om, oa = offer_merchant[o], offer_amount[o]
+        offer_merchant[o] = offer_merchant[kept]
+        offer_amount[o] = offer_amount[kept]
+        offer_merchant[kept] = om
+        offer_amount[kept] = oa
+
+
+@numba.njit(cache=True)
 def prune_round(
     bound, l0, n, m0, n_merch, offer_ptr, offer_end, offer_merchant, offer_amount, line_qty,
     merch_row, base, extra, free_over, dmin, dbp, cap, cap_units, slack, line_v,
@@ -301,12 +313,7 @@ def prune_round(
             cost = line_cost(lb, q, cap[m], base[g], extra[g], free_over[g])
             dual = total_v + slack[m] + max(0, cost - v)
             if simple <= bound and dual <= bound:
-                if o != kept:
-                    om, oa = offer_merchant[o], offer_amount[o]
-                    offer_merchant[o] = offer_merchant[kept]
-                    offer_amount[o] = offer_amount[kept]
-                    offer_merchant[kept] = om
-                    offer_amount[kept] = oa
+                keep_offer(o, kept, offer_merchant, offer_amount)
                 kept += 1
         dropped += hi - kept
         offer_end[line] = kept
@@ -419,12 +426,7 @@ def prune_by_shares(
             g = merch_row[m]
             lb = lb_offer(offer_amount[o], dmin[g], dbp[g])
             if lb0 - least + line_share(lb, q, share[m], extra[g]) <= bound:
-                if o != kept:
-                    om, oa = offer_merchant[o], offer_amount[o]
-                    offer_merchant[o] = offer_merchant[kept]
-                    offer_amount[o] = offer_amount[kept]
-                    offer_merchant[kept] = om
-                    offer_amount[kept] = oa
+                keep_offer(o, kept, offer_merchant, offer_amount)
                 kept += 1
         dropped += hi - kept
         offer_end[line] = kept

@@ -14,10 +14,10 @@ source "$(dirname "$0")/device_common.sh"
 export SMARTCART_REAL_GPU=1 PYTHONFAULTHANDLER=1 NCCL_NVLS_ENABLE=0
 unset NUMBA_ENABLE_CUDASIM
 env_report nvidia-smi -L
-probe() { NUMBA_CACHE_DIR=/tmp/nc-probe "$PY" scripts/probe_batch_cache.py 2>&1 | grep STEP | tr '\n' ' '; echo; }
+# `phase` runs a command under `timeout`, which cannot run a shell function.
 rm -rf /tmp/nc-probe
-phase probe_cold 60 probe
-phase probe_warm 40 probe
+phase probe_cold 60 env NUMBA_CACHE_DIR=/tmp/nc-probe "$PY" scripts/probe_batch_cache.py
+phase probe_warm 40 env NUMBA_CACHE_DIR=/tmp/nc-probe "$PY" scripts/probe_batch_cache.py
 phase tests "${TEST_CAP:-190}" "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider -p no:django \
     tests/gpu_engine
 phase batch_multi "${MULTI_CAP:-110}" "$PY" -m gpu_engine bench --suite batch_multi \

@@ -21,7 +21,7 @@ from storefront.fulfillment.selectors import (
     offer_stock_by_warehouse,
 )
 from storefront.models import Warehouse
-from storefront.models.catalog import stock_covers
+from storefront.models.catalog import most_at_one, stock_covers
 
 
 def merchant_has_warehouse() -> Exists:
@@ -84,15 +84,8 @@ class CartNodes:
         the merchant's best-stocked node that ships to the destination. A line ships whole
         from one node, so this is never the sum over nodes."""
         stock = self.stock.get(offer_id, {})
-        best = 0
-        for node in self.nodes.get(merchant_id, ()):
-            if node.warehouse_id not in stock:
-                continue
-            here = stock[node.warehouse_id]
-            if here is None:
-                return None
-            best = max(best, here)
-        return best
+        nodes = self.nodes.get(merchant_id, ())
+        return most_at_one(stock[n.warehouse_id] for n in nodes if n.warehouse_id in stock)
 
 
 def short_of_stock_note(

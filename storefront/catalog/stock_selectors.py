@@ -14,6 +14,7 @@ from storefront.fulfillment.selectors import (
     offer_stock_by_warehouse,
 )
 from storefront.models import Offer, ParcelRate, Warehouse, WarehouseStock
+from storefront.models.catalog import most_at_one
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +81,7 @@ def offers_line_stock(*, offers: Sequence[Offer], postal_code: str | None) -> di
 
 def _most(held: Sequence[OfferWarehouse]) -> int | None:
     """The most one warehouse that ships can send (``None``: one holds unlimited stock)."""
-    best = 0
-    for warehouse in held:
-        if warehouse.ships is False:
-            continue
-        if warehouse.stock is None:
-            return None
-        best = max(best, warehouse.stock)
-    return best
+    return most_at_one(warehouse.stock for warehouse in held if warehouse.ships is not False)
 
 
 def offer_line_covers_q(*, quantity: int, postal_code: str | None = None) -> Q:

@@ -1,3 +1,5 @@
+from collections.abc import Iterable
+
 from django.contrib.postgres.search import SearchVectorField
 from django.core.validators import MaxValueValidator
 from django.db import models
@@ -17,6 +19,18 @@ MAX_WEIGHT_G = 1_000_000
 def stock_covers(stock: int | None, quantity: int) -> bool:
     """The pricing contract's stock rule: ``None`` is unlimited, else at least ``quantity``."""
     return stock is None or stock >= quantity
+
+
+def most_at_one(stocks: Iterable[int | None]) -> int | None:
+    """The most one line can have from stock held in several places that each ship a line
+    whole (a merchant's warehouses): the largest (``None``: one holds unlimited stock; 0 when
+    none holds any)."""
+    best = 0
+    for stock in stocks:
+        if stock is None:
+            return None
+        best = max(best, stock)
+    return best
 
 
 class Category(models.Model):

@@ -26,6 +26,7 @@ import numba
 import numpy as np
 
 from gpu_engine.batch.pack import PackedBatch, pack_carts
+from gpu_engine.batch.synthetic import merchant_pool
 
 BASE_FEES = np.array([0, 199, 299, 399, 499, 599, 699, 799], dtype=np.int64)
 EXTRA_FEES = np.array([0, 50, 100, 150], dtype=np.int64)
@@ -60,15 +61,16 @@ def mix_batch(n_carts: int, *, seed: int = 0, pool: int = 1000) -> PackedBatch:
 
 def mix_merchant_pool(rng: np.random.Generator, pool: int) -> list[np.ndarray]:
     """The pool's pricing rows (base, extra, free_over, dmin, dbp)."""
-    free = np.where(rng.random(pool) < 0.8, rng.choice(FREE_OVER, pool), -1)
-    has_discount = rng.random(pool) < 1 / 3
-    return [
-        rng.choice(BASE_FEES, pool),
-        rng.choice(EXTRA_FEES, pool),
-        free.astype(np.int64),
-        np.where(has_discount, rng.integers(2, 6, pool), 0).astype(np.int64),
-        np.where(has_discount, rng.choice(DISCOUNT_BP, pool), 0).astype(np.int64),
-    ]
+    return merchant_pool(
+        rng,
+        pool,
+        base_fees=BASE_FEES,
+        extra_fees=EXTRA_FEES,
+        free_over=FREE_OVER,
+        discount_bp=DISCOUNT_BP,
+        free_share=0.8,
+        discount_share=1 / 3,
+    )
 
 
 @numba.njit(cache=True)

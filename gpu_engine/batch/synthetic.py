@@ -68,16 +68,42 @@ def _truncated_geometric(rng: np.random.Generator, p: float, top: int, size: int
     return np.minimum(draws, top - 1)
 
 
-def _merchant_pool(rng: np.random.Generator, pool: int) -> list[np.ndarray]:
-    free = np.where(rng.random(pool) < 0.7, rng.choice(FREE_OVER, pool), -1)
-    has_discount = rng.random(pool) < 0.25
+def merchant_pool(
+    rng: np.random.Generator,
+    pool: int,
+    *,
+    base_fees: np.ndarray,
+    extra_fees: np.ndarray,
+    free_over: np.ndarray,
+    discount_bp: np.ndarray,
+    free_share: float,
+    discount_share: float,
+) -> list[np.ndarray]:
+    """A pool of ``pool`` merchants' pricing rows in the packed order (base, extra, free_over,
+    dmin, dbp): fees drawn from the arrays given, a threshold for ``free_share`` of them, a
+    discount from 2-5 units for ``discount_share``."""
+    free = np.where(rng.random(pool) < free_share, rng.choice(free_over, pool), -1)
+    has_discount = rng.random(pool) < discount_share
     return [
-        rng.choice(BASE_FEES, pool),
-        rng.choice(EXTRA_FEES, pool),
+        rng.choice(base_fees, pool),
+        rng.choice(extra_fees, pool),
         free.astype(np.int64),
         np.where(has_discount, rng.integers(2, 6, pool), 0).astype(np.int64),
-        np.where(has_discount, rng.choice(DISCOUNT_BP, pool), 0).astype(np.int64),
+        np.where(has_discount, rng.choice(discount_bp, pool), 0).astype(np.int64),
     ]
+
+
+def _merchant_pool(rng: np.random.Generator, pool: int) -> list[np.ndarray]:
+    return merchant_pool(
+        rng,
+        pool,
+        base_fees=BASE_FEES,
+        extra_fees=EXTRA_FEES,
+        free_over=FREE_OVER,
+        discount_bp=DISCOUNT_BP,
+        free_share=0.7,
+        discount_share=0.25,
+    )
 
 
 @numba.njit(cache=True)
